@@ -1,0 +1,122 @@
+# pollux build. `make` builds the hypervisor image and the default ISO;
+# `make run` boots it, `make test` runs the unit and boot tests.
+# See README.md for the variables (EMU, SMP, CPU, MEM, ARGS, GUESTS, TIMEOUT, ACCEL).
+
+.SECONDEXPANSION:
+SHELL := /bin/bash
+BUILD := build
+HOSTCC ?= cc
+CC := gcc
+LD := ld
+OBJCOPY := objcopy
+PYTHON ?= python3
+
+WARN := -Wall -Wextra -Werror
+KCFLAGS := -std=c11 $(WARN) -O2 -g -ffreestanding -fno-builtin -fno-stack-protector \
+	-fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only -mcmodel=small \
+	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
+	-fcf-protection=none -mno-shstk -m64 -MMD -MP -I.
+KASFLAGS := -g -m64 -MMD -MP -I. -D__ASSEMBLY__
+HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+
+# Hypervisor sources, by folder.
+KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c \
+	sched/*.c drivers/*.c lib/*.c)
+KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
+KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C)) $(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
+
+.PHONY: all
+all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf $(BUILD)/pollux.iso
+
+# Two links: the second adds the symbol table (placed after all code and
+# data, so nothing moves) generated from the first.
+$(BUILD)/ksyms0.o: | $(BUILD)/
+	printf '\t.section .ksyms,"a"\n\t.balign 8\n\t.globl ksyms_count, ksyms_table\nksyms_count: .quad 0\nksyms_table:\n' \
+		| $(CC) $(KASFLAGS) -x assembler -c - -o $@
+
+$(BUILD)/pollux.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o linker.ld
+	$(LD) -T linker.ld -nostdlib -z max-page-size=0x1000 -z noexecstack $(KOBJS) $(BUILD)/ksyms0.o -o $@
+
+$(BUILD)/ksyms.S: $(BUILD)/pollux.pass1.elf tools/gensyms.py
+	nm -n --defined-only $< | $(PYTHON) tools/gensyms.py > $@
+
+$(BUILD)/ksyms.o: $(BUILD)/ksyms.S
+	$(CC) $(KASFLAGS) -c $< -o $@
+
+$(BUILD)/pollux.elf: $(KOBJS) $(BUILD)/ksyms.o linker.ld
+	$(LD) -T linker.ld -nostdlib -z max-page-size=0x1000 -z noexecstack $(KOBJS) $(BUILD)/ksyms.o -o $@
+	@cmp -s <(nm $(BUILD)/pollux.pass1.elf | grep -i ' t ') <(nm $@ | grep -i ' t ') \
+		|| { echo "error: code moved between the two links" >&2; rm -f $@; exit 1; }
+
+# QEMU's -kernel loads multiboot1 only, from a 32-bit ELF.
+$(BUILD)/pollux32.elf: $(BUILD)/pollux.elf
+	$(OBJCOPY) -O elf32-i386 $< $@
+
+$(BUILD)/:
+	mkdir -p $@
+
+$(BUILD)/k/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/k/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KASFLAGS) -c $< -o $@
+
+# The default ISO: `make` builds it with the default configuration; `make run`
+# builds one per run in its own directory.
+$(BUILD)/pollux.iso: $(BUILD)/pollux.elf tools/run.py
+	$(PYTHON) tools/run.py --iso-only $@ --args "$(ARGS)" --guests "$(GUESTS)"
+
+# ---------------------------------------------------------------- run
+EMU ?= qemu
+SMP ?= 2
+CPU ?=
+MEM ?= 512
+ARGS ?=
+GUESTS ?=
+TIMEOUT ?= 0
+ACCEL ?= auto
+BOOT ?= grub
+RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
+	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
+
+.PHONY: deps run debug test test-full unit format clean
+deps:
+	@tools/deps.sh
+
+run: deps all
+	@$(PYTHON) tools/run.py $(RUN_FLAGS)
+
+debug: deps all
+	@$(PYTHON) tools/run.py $(RUN_FLAGS) --emu qemu --debug
+
+# T=<name or glob> runs only the matching tests.
+T ?=
+test: deps all $(UNIT_BINS)
+	@$(PYTHON) tools/test.py $(if $(T),--only '$(T)')
+
+test-full: deps all $(UNIT_BINS)
+	@$(PYTHON) tools/test.py --full $(if $(T),--only '$(T)')
+
+format:
+	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c)
+
+clean:
+	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- unit tests
+include tests/unit/units.mk
+
+UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
+
+$(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -o $@
+
+.PHONY: unit
+unit: $(UNIT_BINS)
+	@for t in $(UNIT_BINS); do $$t || exit 1; done
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,143 @@
+/* Thin wrappers around x86 instructions; no policy here. */
+#ifndef POLLUX_ARCH_X86_CPU_H
+#define POLLUX_ARCH_X86_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MSR_APIC_BASE          0x1b
+#define MSR_FEATURE_CONTROL    0x3a
+#define MSR_VMX_BASIC          0x480
+#define MSR_VMX_PINBASED       0x481
+#define MSR_VMX_PROCBASED      0x482
+#define MSR_VMX_EXIT           0x483
+#define MSR_VMX_ENTRY          0x484
+#define MSR_VMX_MISC           0x485
+#define MSR_VMX_PROCBASED2     0x48b
+#define MSR_VMX_EPT_VPID_CAP   0x48c
+#define MSR_VMX_TRUE_PINBASED  0x48d
+#define MSR_VMX_TRUE_PROCBASED 0x48e
+#define MSR_EFER               0xc0000080
+#define MSR_FS_BASE            0xc0000100
+#define MSR_GS_BASE            0xc0000101
+#define MSR_KERNEL_GS_BASE     0xc0000102
+#define MSR_VM_CR              0xc0010114
+
+#define EFER_LME  (1u << 8)
+#define EFER_NXE  (1u << 11)
+#define EFER_SVME (1u << 12)
+
+#define RFLAGS_IF (1u << 9)
+
+struct cpuid_regs {
+    uint32_t eax, ebx, ecx, edx;
+};
+
+static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
+{
+    struct cpuid_regs r;
+    __asm__ volatile("cpuid"
+                     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+                     : "a"(leaf), "c"(subleaf));
+    return r;
+}
+
+static inline uint64_t rdmsr(uint32_t msr)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+    __asm__ volatile("wrmsr" ::"c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
+}
+
+static inline uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+    __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port));
+}
+
+static inline void outw(uint16_t port, uint16_t v)
+{
+    __asm__ volatile("outw %0, %1" ::"a"(v), "Nd"(port));
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+    __asm__ volatile("outl %0, %1" ::"a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+    uint8_t v;
+    __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+    return v;
+}
+
+#define DEFINE_CR_ACCESSORS(n)                                                                     \
+    static inline uint64_t read_cr##n(void)                                                        \
+    {                                                                                              \
+        uint64_t v;                                                                                \
+        __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v));                                          \
+        return v;                                                                                  \
+    }                                                                                              \
+    static inline void write_cr##n(uint64_t v)                                                     \
+    {                                                                                              \
+        __asm__ volatile("mov %0, %%cr" #n ::"r"(v) : "memory");                                   \
+    }
+DEFINE_CR_ACCESSORS(0)
+DEFINE_CR_ACCESSORS(2)
+DEFINE_CR_ACCESSORS(3)
+DEFINE_CR_ACCESSORS(4)
+#undef DEFINE_CR_ACCESSORS
+
+static inline void cpu_relax(void)
+{
+    __asm__ volatile("pause" ::: "memory");
+}
+
+static inline void irq_enable(void)
+{
+    __asm__ volatile("sti" ::: "memory");
+}
+
+static inline void irq_disable(void)
+{
+    __asm__ volatile("cli" ::: "memory");
+}
+
+static inline uint64_t irq_save(void)
+{
+    uint64_t flags;
+    __asm__ volatile("pushfq; popq %0; cli" : "=r"(flags)::"memory");
+    return flags;
+}
+
+static inline void irq_restore(uint64_t flags)
+{
+    if (flags & RFLAGS_IF)
+        irq_enable();
+}
+
+/* Wait for an interrupt with interrupts enabled, atomically (STI's shadow). */
+static inline void cpu_idle_wait(void)
+{
+    __asm__ volatile("sti; hlt" ::: "memory");
+}
+
+static inline __attribute__((noreturn)) void cpu_halt_forever(void)
+{
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+#endif

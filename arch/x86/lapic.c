@@ -1,0 +1,126 @@
+#include "arch/x86/lapic.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/trap.h"
+
+#define APIC_BASE_ENABLE (1u << 11)
+
+#define LAPIC_ID        0x020
+#define LAPIC_TPR       0x080
+#define LAPIC_EOI       0x0b0
+#define LAPIC_SVR       0x0f0
+#define LAPIC_ESR       0x280
+#define LAPIC_ICR_LO    0x300
+#define LAPIC_ICR_HI    0x310
+#define LAPIC_LVT_TIMER 0x320
+#define LAPIC_LVT_LINT0 0x350
+#define LAPIC_LVT_LINT1 0x360
+#define LAPIC_LVT_ERROR 0x370
+#define LAPIC_TMICT     0x380
+#define LAPIC_TMCCT     0x390
+#define LAPIC_TDCR      0x3e0
+
+#define SVR_ENABLE       (1u << 8)
+#define LVT_MASKED       (1u << 16)
+#define ICR_PENDING      (1u << 12)
+#define ICR_ASSERT       (1u << 14)
+#define ICR_LEVEL        (1u << 15)
+#define ICR_INIT         (5u << 8)
+#define ICR_STARTUP      (6u << 8)
+#define ICR_NMI          (4u << 8)
+#define ICR_ALL_BUT_SELF (3u << 18)
+#define TDCR_DIV16       0x3
+
+uint64_t lapic_timer_khz;
+static volatile uint32_t *lapic_mmio;
+
+static inline uint32_t rd(uint32_t reg)
+{
+    return lapic_mmio[reg / 4];
+}
+
+static inline void wr(uint32_t reg, uint32_t v)
+{
+    lapic_mmio[reg / 4] = v;
+}
+
+void lapic_init(uint64_t base)
+{
+    lapic_mmio = (volatile uint32_t *)base;
+    wrmsr(MSR_APIC_BASE, (rdmsr(MSR_APIC_BASE) & ~0xfffull) | APIC_BASE_ENABLE |
+                             (rdmsr(MSR_APIC_BASE) & 0x100)); /* keep the BSP flag */
+    wr(LAPIC_TPR, 0);
+    wr(LAPIC_LVT_TIMER, LVT_MASKED);
+    wr(LAPIC_LVT_LINT0, LVT_MASKED);
+    wr(LAPIC_LVT_LINT1, LVT_MASKED);
+    wr(LAPIC_LVT_ERROR, LVT_MASKED);
+    wr(LAPIC_SVR, SVR_ENABLE | VECTOR_SPURIOUS);
+    wr(LAPIC_ESR, 0);
+    wr(LAPIC_EOI, 0);
+    wr(LAPIC_TDCR, TDCR_DIV16);
+}
+
+bool lapic_ready(void)
+{
+    return lapic_mmio != 0;
+}
+
+uint32_t lapic_id(void)
+{
+    return rd(LAPIC_ID) >> 24;
+}
+
+void lapic_eoi(void)
+{
+    wr(LAPIC_EOI, 0);
+}
+
+static void icr_send(uint32_t dest, uint32_t lo)
+{
+    while (rd(LAPIC_ICR_LO) & ICR_PENDING)
+        cpu_relax();
+    wr(LAPIC_ICR_HI, dest << 24);
+    wr(LAPIC_ICR_LO, lo);
+}
+
+void lapic_send_init(uint32_t apic_id)
+{
+    icr_send(apic_id, ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+}
+
+void lapic_send_sipi(uint32_t apic_id, uint8_t vector_page)
+{
+    icr_send(apic_id, ICR_STARTUP | ICR_ASSERT | vector_page);
+}
+
+void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
+{
+    icr_send(apic_id, ICR_ASSERT | vector);
+}
+
+void lapic_send_nmi_all_but_self(void)
+{
+    icr_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+}
+
+void lapic_timer_oneshot(uint32_t ticks)
+{
+    wr(LAPIC_LVT_TIMER, VECTOR_TIMER);
+    wr(LAPIC_TMICT, ticks ? ticks : 1);
+}
+
+void lapic_timer_stop(void)
+{
+    wr(LAPIC_TMICT, 0);
+}
+
+uint32_t lapic_timer_current(void)
+{
+    return rd(LAPIC_TMCCT);
+}
+
+void lapic_timer_start_count(void)
+{
+    wr(LAPIC_LVT_TIMER, LVT_MASKED);
+    wr(LAPIC_TMICT, 0xffffffffu);
+}

@@ -1,0 +1,31 @@
+/*
+ * Host local APIC through xAPIC MMIO (QEMU TCG has no x2APIC), with its
+ * one-shot timer. The timer rate is measured against the PIT at boot.
+ */
+#ifndef POLLUX_ARCH_X86_LAPIC_H
+#define POLLUX_ARCH_X86_LAPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Map nothing, just remember the MMIO base and enable this CPU's APIC. */
+void lapic_init(uint64_t base);
+bool lapic_ready(void);
+uint32_t lapic_id(void);
+void lapic_eoi(void);
+
+/* IPIs. Each waits for the previous ICR send to be accepted. */
+void lapic_send_init(uint32_t apic_id);
+void lapic_send_sipi(uint32_t apic_id, uint8_t vector_page);
+void lapic_send_ipi(uint32_t apic_id, uint8_t vector);
+void lapic_send_nmi_all_but_self(void);
+
+/* Timer: ticks at lapic_timer_khz (divide-by-16). */
+extern uint64_t lapic_timer_khz;
+void lapic_timer_oneshot(uint32_t ticks);
+void lapic_timer_stop(void);
+uint32_t lapic_timer_current(void);
+/* Start a free-running count from 0xffffffff, for calibration. */
+void lapic_timer_start_count(void);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * Host memory: the physical page allocator instance and the host page tables.
+ * pollux runs identity mapped (virtual == physical) so a physical address is
+ * also a pointer, within the mapped range.
+ */
+#ifndef POLLUX_ARCH_X86_MM_H
+#define POLLUX_ARCH_X86_MM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/pmm.h"
+#include "boot/bootinfo.h"
+
+extern struct pmm host_pmm;
+extern uint64_t kernel_cr3; /* final host page tables, loaded on every CPU */
+
+/* Set up the allocator from the boot information; panics on failure. */
+void mm_init(const struct boot_info *bi);
+
+/*
+ * Build the final identity map with W^X (text RX, rodata R, data and bss RW
+ * NX, everything else NX; page 0 unmapped to catch NULL) and switch to it.
+ */
+void mm_init_paging(const struct boot_info *bi);
+
+/* Zeroed pages below 4 GiB (so they also suit 32-bit fields), NULL if none left. */
+void *page_alloc_zeroed(uint64_t npages);
+
+/* phys_map_fn for the boot-info and ACPI parsers: NULL outside mapped memory. */
+const void *phys_map(uint64_t phys, size_t len, void *ctx);
+
+#endif

@@ -1,0 +1,138 @@
+#include "arch/x86/panic.h"
+
+#include <stdarg.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/ksyms.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/percpu.h"
+#include "drivers/console.h"
+#include "drivers/power.h"
+#include "lib/json.h"
+
+#define BACKTRACE_MAX 32
+
+static int panic_cpu = -1;
+
+bool panic_in_progress(void)
+{
+    return __atomic_load_n(&panic_cpu, __ATOMIC_ACQUIRE) >= 0;
+}
+
+/* GS base is 0 until the boot CPU installs its per-CPU block. */
+static unsigned current_cpu(void)
+{
+    return rdmsr(MSR_GS_BASE) ? this_cpu()->cpu : 0;
+}
+
+extern char boot_stack[], boot_stack_top[];
+
+static bool on_some_stack(uint64_t addr, uint64_t len)
+{
+    if (addr >= (uint64_t)boot_stack && addr + len <= (uint64_t)boot_stack_top)
+        return true;
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        if (cpus[i] && percpu_on_stack(cpus[i], addr, len))
+            return true;
+    return false;
+}
+
+static void print_addr(const char *prefix, uint64_t addr)
+{
+    uint64_t off;
+    const char *name = ksyms_lookup(addr, &off);
+    if (name)
+        kprintf("%s0x%016lx <%s+0x%lx>\n", prefix, addr, name, off);
+    else
+        kprintf("%s0x%016lx\n", prefix, addr);
+}
+
+/*
+ * Print where it happened, then walk saved-RBP links; stop at anything that
+ * is not on a known stack.
+ */
+static void backtrace(uint64_t rip, uint64_t rbp)
+{
+    kprintf("backtrace:\n");
+    print_addr("  ", rip);
+    for (unsigned depth = 0; depth < BACKTRACE_MAX; depth++) {
+        if (!rbp || (rbp & 7) || !on_some_stack(rbp, 16))
+            return;
+        const uint64_t *frame = (const uint64_t *)rbp;
+        if (!frame[1])
+            return;
+        /* The return address points after the call; name the call itself. */
+        print_addr("  ", frame[1] - 1);
+        if (frame[0] <= rbp)
+            return;
+        rbp = frame[0];
+    }
+}
+
+/*
+ * The first CPU to get here owns the panic; any other CPU halts. The other
+ * CPUs are stopped with an NMI before printing, so the console is ours.
+ */
+static void panic_begin(unsigned cpu)
+{
+    int expected = -1;
+    if (!__atomic_compare_exchange_n(&panic_cpu, &expected, (int)cpu, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        if (expected == (int)cpu)
+            system_poweroff(SHUTDOWN_PANIC); /* faulted while panicking: just stop */
+        cpu_halt_forever();
+    }
+    irq_disable();
+    if (lapic_ready())
+        lapic_send_nmi_all_but_self();
+    console_panic_takeover();
+}
+
+static __attribute__((noreturn)) void panic_end(unsigned cpu, long vector, uint64_t rip)
+{
+    char buf[128];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_u64(&j, "cpu", cpu);
+    json_i64(&j, "vector", vector);
+    json_hex(&j, "rip", rip);
+    console_event("panic", &j);
+    system_shutdown(SHUTDOWN_PANIC);
+}
+
+void panic_trap(struct trap_frame *f)
+{
+    unsigned cpu = current_cpu();
+    panic_begin(cpu);
+    kprintf("\n*** pollux panic on cpu %u: %s (vector %lu, error code 0x%lx)\n", cpu,
+            exception_name(f->vector), f->vector, f->error);
+    print_addr("rip ", f->rip);
+    kprintf("cs  0x%04lx  ss 0x%04lx  rflags 0x%016lx  rsp 0x%016lx\n", f->cs, f->ss, f->rflags,
+            f->rsp);
+    kprintf("rax 0x%016lx  rbx 0x%016lx  rcx 0x%016lx  rdx 0x%016lx\n", f->rax, f->rbx, f->rcx,
+            f->rdx);
+    kprintf("rsi 0x%016lx  rdi 0x%016lx  rbp 0x%016lx  r8  0x%016lx\n", f->rsi, f->rdi, f->rbp,
+            f->r8);
+    kprintf("r9  0x%016lx  r10 0x%016lx  r11 0x%016lx  r12 0x%016lx\n", f->r9, f->r10, f->r11,
+            f->r12);
+    kprintf("r13 0x%016lx  r14 0x%016lx  r15 0x%016lx\n", f->r13, f->r14, f->r15);
+    kprintf("cr0 0x%016lx  cr2 0x%016lx  cr3 0x%016lx  cr4 0x%016lx\n", read_cr0(), read_cr2(),
+            read_cr3(), read_cr4());
+    backtrace(f->rip, f->rbp);
+    panic_end(cpu, (long)f->vector, f->rip);
+}
+
+void panic(const char *fmt, ...)
+{
+    unsigned cpu = current_cpu();
+    panic_begin(cpu);
+    va_list ap;
+    va_start(ap, fmt);
+    kprintf("\n*** pollux panic on cpu %u: ", cpu);
+    kvprintf(fmt, ap);
+    kprintf("\n");
+    va_end(ap);
+    uint64_t rip = (uint64_t)__builtin_return_address(0);
+    backtrace(rip - 1, *(uint64_t *)__builtin_frame_address(0));
+    panic_end(cpu, -1, rip);
+}

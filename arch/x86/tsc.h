@@ -1,0 +1,36 @@
+/*
+ * TSC and local APIC timer rates. Both are always measured against the PIT;
+ * a CPUID-reported TSC rate (leaf 0x15/0x16, or the hypervisor leaf
+ * 0x40000010) is preferred only when it agrees with the measurement within
+ * 1%, because emulators report rates their TSC does not run at.
+ */
+#ifndef POLLUX_ARCH_X86_TSC_H
+#define POLLUX_ARCH_X86_TSC_H
+
+#include <stdint.h>
+
+struct tsc_calibration {
+    uint64_t tsc_khz;       /* the rate in use */
+    uint64_t measured_khz;  /* from the PIT */
+    uint64_t cpuid_khz;     /* what CPUID claims, 0 if nothing */
+    const char *cpuid_leaf; /* which leaf claimed it, or "" */
+    uint64_t lapic_khz;     /* local APIC timer at divide-by-16 */
+};
+
+extern uint64_t tsc_khz;
+
+/* Measure on the boot CPU (needs the local APIC initialised). */
+void tsc_calibrate(struct tsc_calibration *out);
+
+/* Pick the rate to use: cpuid_khz if within 1% of measured_khz, else measured_khz. */
+uint64_t tsc_choose_khz(uint64_t measured_khz, uint64_t cpuid_khz);
+
+static inline uint64_t tsc_to_ns(uint64_t cycles)
+{
+    return cycles * 1000000 / tsc_khz;
+}
+
+/* Busy-wait; needs a calibrated TSC. */
+void tsc_delay_us(uint64_t us);
+
+#endif

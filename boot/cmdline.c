@@ -1,0 +1,217 @@
+#include "boot/cmdline.h"
+
+#include "lib/format.h"
+#include "lib/string.h"
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n';
+}
+
+bool cmdline_next(const char **cursor, struct token *key, struct token *val)
+{
+    const char *p = *cursor;
+
+    if (!p)
+        return false;
+    while (is_space(*p))
+        p++;
+    if (*p == '\0') {
+        *cursor = p;
+        return false;
+    }
+
+    key->s = p;
+    while (*p != '\0' && *p != '=' && !is_space(*p))
+        p++;
+    key->len = (size_t)(p - key->s);
+
+    val->s = NULL;
+    val->len = 0;
+    if (*p == '=') {
+        val->s = ++p;
+        while (*p != '\0' && !is_space(*p))
+            p++;
+        val->len = (size_t)(p - val->s);
+    }
+    *cursor = p;
+    return true;
+}
+
+bool token_eq(struct token t, const char *s)
+{
+    return strlen(s) == t.len && (t.len == 0 || memcmp(t.s, s, t.len) == 0);
+}
+
+static int digit_value(char c, unsigned base)
+{
+    int d;
+
+    if (c >= '0' && c <= '9')
+        d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+    else
+        return -1;
+    return d < (int)base ? d : -1;
+}
+
+bool parse_u64(struct token t, uint64_t *out)
+{
+    unsigned base = 10;
+    uint64_t n = 0;
+    size_t i = 0;
+
+    if (t.len >= 2 && t.s[0] == '0' && (t.s[1] == 'x' || t.s[1] == 'X')) {
+        base = 16;
+        i = 2;
+    }
+    if (i == t.len)
+        return false;
+    for (; i < t.len; i++) {
+        int d = digit_value(t.s[i], base);
+
+        if (d < 0 || n > (UINT64_MAX - (uint64_t)d) / base)
+            return false;
+        n = n * base + (uint64_t)d;
+    }
+    *out = n;
+    return true;
+}
+
+bool parse_size(struct token t, uint64_t *out)
+{
+    unsigned shift = 0;
+    uint64_t n;
+
+    if (t.len > 0) {
+        switch (t.s[t.len - 1]) {
+        case 'K':
+        case 'k':
+            shift = 10;
+            break;
+        case 'M':
+        case 'm':
+            shift = 20;
+            break;
+        case 'G':
+        case 'g':
+            shift = 30;
+            break;
+        }
+    }
+    if (shift)
+        t.len--;
+    if (!parse_u64(t, &n) || n > (UINT64_MAX >> shift))
+        return false;
+    *out = n << shift;
+    return true;
+}
+
+static const char *const bool_true[] = {"1", "yes", "on", "true"};
+static const char *const bool_false[] = {"0", "no", "off", "false"};
+
+static bool parse_bool(struct token t, bool *out)
+{
+    for (size_t i = 0; i < sizeof(bool_true) / sizeof(bool_true[0]); i++) {
+        if (token_eq(t, bool_true[i])) {
+            *out = true;
+            return true;
+        }
+        if (token_eq(t, bool_false[i])) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Reasons that quote the option's limits are formatted here. The callback
+ * runs before the next option is looked at, so one buffer is enough.
+ */
+static char reason_buf[160];
+
+static const char *range_reason(const struct option *o)
+{
+    snprintf(reason_buf, sizeof(reason_buf), "out of range [%llu, %llu]",
+             (unsigned long long)o->min, (unsigned long long)o->max);
+    return reason_buf;
+}
+
+static const char *enum_reason(const struct option *o)
+{
+    size_t used = (size_t)snprintf(reason_buf, sizeof(reason_buf), "expected one of");
+
+    /* snprintf returns the untruncated length, so a full buffer ends the loop. */
+    for (size_t i = 0; o->choices[i] && used < sizeof(reason_buf); i++)
+        used += (size_t)snprintf(reason_buf + used, sizeof(reason_buf) - used, "%s%s",
+                                 i ? ", " : " ", o->choices[i]);
+    return reason_buf;
+}
+
+/* Returns NULL when the value was stored, else why it was rejected. */
+static const char *apply(const struct option *o, struct token val)
+{
+    uint64_t n;
+    bool b;
+
+    switch (o->type) {
+    case OPT_UINT:
+        if (!parse_size(val, &n))
+            return "not a number";
+        if (n < o->min || n > o->max)
+            return range_reason(o);
+        *(uint64_t *)o->value = n;
+        return NULL;
+    case OPT_BOOL:
+        if (!parse_bool(val, &b))
+            return "expected one of 0, 1, yes, no, on, off, true, false";
+        *(bool *)o->value = b;
+        return NULL;
+    case OPT_ENUM:
+        for (unsigned i = 0; o->choices[i]; i++) {
+            if (token_eq(val, o->choices[i])) {
+                *(unsigned *)o->value = i;
+                return NULL;
+            }
+        }
+        return enum_reason(o);
+    }
+    return "unsupported option type";
+}
+
+unsigned options_parse(const char *cmdline, const struct option *opts, size_t nopts,
+                       option_report_fn report, void *ctx)
+{
+    const char *cursor = cmdline;
+    struct token key, val;
+    unsigned bad = 0;
+
+    while (cmdline_next(&cursor, &key, &val)) {
+        struct token word = {key.s, (size_t)(cursor - key.s)};
+        const struct option *o = NULL;
+        const char *reason;
+
+        for (size_t i = 0; i < nopts && !o; i++) {
+            if (token_eq(key, opts[i].name))
+                o = &opts[i];
+        }
+        /* An unknown key is reported as such even without a value: the key is the real mistake. */
+        if (!o)
+            reason = "unknown option";
+        else if (!val.s || val.len == 0)
+            reason = "missing value";
+        else
+            reason = apply(o, val);
+
+        if (reason) {
+            bad++;
+            if (report)
+                report(word, reason, ctx);
+        }
+    }
+    return bad;
+}

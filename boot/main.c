@@ -1,0 +1,222 @@
+/*
+ * The boot CPU's path from the loader to a running system: console, boot
+ * information, memory, CPU tables, ACPI, timers, virtualization detection,
+ * the other CPUs, then the work.
+ */
+#include "arch/x86/cpu.h"
+#include "arch/x86/features.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/mm.h"
+#include "arch/x86/panic.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/trap.h"
+#include "arch/x86/tsc.h"
+#include "boot/bootinfo.h"
+#include "boot/options.h"
+#include "drivers/acpi.h"
+#include "drivers/console.h"
+#include "drivers/pic.h"
+#include "drivers/power.h"
+#include "lib/string.h"
+
+#define MB2_INFO_MAX (1u << 20)
+
+extern char __kernel_start[], __kernel_end[], boot_stack[];
+
+/* Called from boot/entry.S. */
+void kernel_main(uint32_t magic, uint32_t info);
+
+static struct boot_info boot_info;
+static struct acpi_info acpi;
+static struct virt_features virt;
+static struct tsc_calibration tsc_cal;
+static unsigned failures; /* anything that must make the final status non-zero */
+
+static __attribute__((noreturn)) void boot_error(const char *what)
+{
+    kprintf("pollux: cannot boot: %s\n", what);
+    system_shutdown(SHUTDOWN_BOOT_ERROR);
+}
+
+static void parse_boot_info(uint32_t magic, uint32_t info)
+{
+    char err[192];
+    int rc;
+    if (magic == MB2_BOOT_MAGIC)
+        rc = mb2_parse(info, MB2_INFO_MAX, phys_map, 0, &boot_info, err, sizeof(err));
+    else if (magic == MB1_BOOT_MAGIC)
+        rc = mb1_parse(info, phys_map, 0, &boot_info, err, sizeof(err));
+    else
+        boot_error("not started by a multiboot loader (bad magic in EAX)");
+    if (rc == 0)
+        rc = bootinfo_check(&boot_info, (uint64_t)__kernel_start, (uint64_t)__kernel_end, err,
+                            sizeof(err));
+    if (rc)
+        boot_error(err);
+    /* Multiboot1 loaders put the kernel's own path first; drop it. */
+    if (boot_info.protocol == 1) {
+        const char *s = boot_info.cmdline;
+        const char *word = s;
+        while (*s && *s != ' ' && *s != '=')
+            s++;
+        if (*s != '=' && s != word) {
+            while (*s == ' ')
+                s++;
+            boot_info.cmdline = s;
+        }
+    }
+}
+
+static volatile unsigned timer_fired;
+
+static void timer_selftest_irq(struct trap_frame *f)
+{
+    (void)f;
+    timer_fired++;
+    lapic_eoi();
+}
+
+/* One-shot timer round trip: proves the interrupt path and the calibration. */
+static void lapic_timer_selftest(void)
+{
+    const uint64_t us = 1000;
+    irq_register(VECTOR_TIMER, timer_selftest_irq);
+    uint64_t start = rdtsc();
+    lapic_timer_oneshot((uint32_t)(lapic_timer_khz * us / 1000));
+    while (!timer_fired && rdtsc() - start < 100 * us * tsc_khz / 1000)
+        cpu_idle_wait();
+    irq_disable();
+    uint64_t elapsed_us = (rdtsc() - start) * 1000 / tsc_khz;
+    if (!timer_fired)
+        panic("local APIC timer: no interrupt within %lu us", 100 * us);
+    kprintf("pollux: local APIC timer %lu kHz, one-shot %lu us fired after %lu us\n",
+            lapic_timer_khz, us, elapsed_us);
+}
+
+static void report_boot(void)
+{
+    char buf[768];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_u64(&j, "cpus", cpu_count);
+    json_str(&j, "virt", virt_backend_name(virt.backend));
+    if (virt.backend == VIRT_NONE)
+        json_str(&j, "virt_reason", virt.reason);
+    struct cpu_raw raw;
+    features_read(&raw);
+    json_str(&j, "vendor", raw.vendor);
+    json_u64(&j, "tsc_khz", tsc_cal.tsc_khz);
+    json_u64(&j, "tsc_measured_khz", tsc_cal.measured_khz);
+    json_u64(&j, "lapic_timer_khz", tsc_cal.lapic_khz);
+    json_u64(&j, "mem_free_mb", host_pmm.nfree * PAGE_SIZE >> 20);
+    json_u64(&j, "modules", boot_info.mod_count);
+    json_u64(&j, "protocol", (uint64_t)boot_info.protocol);
+    json_object(&j, "features");
+    json_bool(&j, "x2apic", virt.x2apic);
+    json_bool(&j, "tsc_deadline", virt.tsc_deadline);
+    if (raw.ext1_ecx & (1u << 2)) {
+        json_bool(&j, "npt", virt.npt);
+        json_bool(&j, "nrips", virt.nrips);
+        json_bool(&j, "pause_filter", virt.pause_filter);
+        json_bool(&j, "pause_filter_thresh", virt.pause_filter_thresh);
+        json_bool(&j, "idle_hlt", virt.idle_hlt);
+        json_bool(&j, "vgif", virt.vgif);
+        json_bool(&j, "vmcb_clean", virt.vmcb_clean);
+        json_bool(&j, "flush_by_asid", virt.flush_by_asid);
+        json_bool(&j, "decode_assists", virt.decode_assists);
+        json_u64(&j, "asids", virt.svm_asids);
+    } else if (raw.leaf1_ecx & (1u << 5)) {
+        json_bool(&j, "ept", virt.ept);
+        json_bool(&j, "vpid", virt.vpid);
+        json_bool(&j, "unrestricted_guest", virt.unrestricted_guest);
+        json_bool(&j, "ple", virt.ple);
+        json_bool(&j, "preemption_timer", virt.preemption_timer);
+        json_u64(&j, "preemption_timer_shift", virt.preemption_timer_shift);
+        json_bool(&j, "ept_2m", virt.ept_2m);
+        json_bool(&j, "ept_1g", virt.ept_1g);
+        json_bool(&j, "ept_ad", virt.ept_ad);
+        json_bool(&j, "true_controls", virt.true_controls);
+    }
+    json_close(&j);
+    console_event("boot", &j);
+}
+
+static void fault_test(uint64_t kind)
+{
+    kprintf("pollux: fault_test=%lu: faulting on purpose\n", kind);
+    switch (kind) {
+    case 1:
+        *(volatile uint8_t *)&kernel_main = 0xcc; /* text is read-only (W^X) */
+        break;
+    case 2:
+        __asm__ volatile("ud2");
+        break;
+    case 3:
+        panic("fault_test=3 requested a software panic");
+    }
+}
+
+void kernel_main(uint32_t magic, uint32_t info)
+{
+    console_init();
+    kprintf("\npollux: hypervisor starting\n");
+    parse_boot_info(magic, info);
+    kprintf("pollux: multiboot%d from '%s', command line '%s', %u modules\n", boot_info.protocol,
+            boot_info.loader, boot_info.cmdline, boot_info.mod_count);
+    if (options_init(boot_info.cmdline))
+        failures++;
+
+    mm_init(&boot_info);
+    /* The BIOS-area scan reads page 0, which the final page tables leave unmapped. */
+    uint64_t rsdp = boot_info.rsdp ? boot_info.rsdp : acpi_scan_rsdp(phys_map, 0);
+    mm_init_paging(&boot_info);
+
+    idt_init();
+    pic_disable();
+    struct percpu *bsp = percpu_create(0, 0, boot_stack);
+    if (!bsp)
+        panic("out of memory for per-CPU data");
+    cpus[0] = bsp;
+    cpu_count = 1;
+    percpu_install(bsp);
+
+    lapic_init(rdmsr(MSR_APIC_BASE) & ~0xfffull);
+    bsp->apic_id = lapic_id();
+    bsp->online = true;
+
+    char err[192];
+    if (!rsdp || acpi_init(rsdp, phys_map, 0, &acpi, err, sizeof(err))) {
+        kprintf("pollux: no usable ACPI tables (%s): running on the boot CPU only\n",
+                rsdp ? err : "no RSDP");
+        acpi.cpu_count = 0;
+    }
+    power_set_acpi(&acpi);
+
+    tsc_calibrate(&tsc_cal);
+    kprintf("pollux: TSC %lu kHz (PIT %lu kHz, CPUID %s %lu kHz)\n", tsc_cal.tsc_khz,
+            tsc_cal.measured_khz, tsc_cal.cpuid_leaf[0] ? tsc_cal.cpuid_leaf : "-",
+            tsc_cal.cpuid_khz);
+    lapic_timer_selftest();
+
+    struct cpu_raw raw;
+    features_read(&raw);
+    features_decode(&raw, &virt);
+    kprintf("pollux: %s, virtualization backend: %s%s%s\n", raw.vendor,
+            virt_backend_name(virt.backend), virt.backend == VIRT_NONE ? " - " : "", virt.reason);
+
+    smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
+    report_boot();
+
+    if (hv_options.fault_test)
+        fault_test(hv_options.fault_test);
+
+    if (boot_info.mod_count == 0)
+        kprintf("pollux: no guest modules given, nothing to run\n");
+    else {
+        kprintf("pollux: %u guest modules given, but this build cannot run guests yet\n",
+                boot_info.mod_count);
+        failures++;
+    }
+    system_shutdown(failures ? SHUTDOWN_FAILED : SHUTDOWN_OK);
+}

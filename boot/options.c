@@ -1,0 +1,42 @@
+#include "boot/options.h"
+
+#include "arch/x86/percpu.h"
+#include "boot/cmdline.h"
+#include "drivers/console.h"
+
+struct hv_options hv_options = {
+    .maxcpus = MAX_CPUS,
+    .fault_test = 0,
+};
+
+static const struct option option_table[] = {
+    {"maxcpus", OPT_UINT, &hv_options.maxcpus, 1, MAX_CPUS, 0,
+     "bring at most N CPUs online (default: all, up to 64)"},
+    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 3, 0,
+     "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic (default 0)"},
+};
+
+static void report(struct token word, const char *reason, void *ctx)
+{
+    (void)ctx;
+    char buf[256];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "kind", "bad_option");
+    json_strn(&j, "option", word.s, word.len);
+    json_str(&j, "reason", reason);
+    console_event("warning", &j);
+    kprintf("pollux: ignoring option '%.*s': %s\n", (int)word.len, word.s, reason);
+}
+
+unsigned options_init(const char *cmdline)
+{
+    unsigned bad = options_parse(cmdline, option_table,
+                                 sizeof(option_table) / sizeof(option_table[0]), report, 0);
+    if (bad) {
+        kprintf("pollux: valid options are:\n");
+        for (unsigned i = 0; i < sizeof(option_table) / sizeof(option_table[0]); i++)
+            kprintf("  %-12s %s\n", option_table[i].name, option_table[i].help);
+    }
+    return bad;
+}

@@ -1,0 +1,35 @@
+/*
+ * A tiny builder for one flat-or-nested JSON object in a caller's buffer,
+ * used for the console's machine-readable @event lines. Strings are escaped
+ * (quotes, backslash, control and non-ASCII bytes as \u00XX), so a value can
+ * never break the line or the object. On overflow the result is the valid
+ * object {"truncated":true} instead of broken JSON.
+ */
+#ifndef POLLUX_LIB_JSON_H
+#define POLLUX_LIB_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json {
+    char *buf;
+    size_t cap, len;
+    unsigned depth;
+    bool need_comma;
+    bool overflow;
+};
+
+void json_begin(struct json *j, char *buf, size_t cap);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_i64(struct json *j, const char *key, int64_t v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_str(struct json *j, const char *key, const char *s);
+void json_strn(struct json *j, const char *key, const char *s, size_t n);
+void json_hex(struct json *j, const char *key, uint64_t v); /* "0x..." string */
+void json_object(struct json *j, const char *key);          /* open a nested object */
+void json_close(struct json *j);                            /* close the nested object */
+/* Close all open objects; returns the NUL-terminated text. */
+const char *json_end(struct json *j);
+
+#endif

@@ -1,0 +1,86 @@
+/* The @event JSON builder: escaping, nesting, overflow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#include "lib/json.h"
+
+static void test_flat_object(void **state)
+{
+    (void)state;
+    char buf[256];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_u64(&j, "cpus", 4);
+    json_str(&j, "virt", "svm");
+    json_i64(&j, "vector", -1);
+    json_bool(&j, "ok", true);
+    json_hex(&j, "rip", 0x100e1b);
+    assert_string_equal(
+        json_end(&j),
+        "{\"cpus\":4,\"virt\":\"svm\",\"vector\":-1,\"ok\":true,\"rip\":\"0x100e1b\"}");
+}
+
+static void test_nested_objects_close(void **state)
+{
+    (void)state;
+    char buf[256];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_object(&j, "a");
+    json_bool(&j, "x", false);
+    json_close(&j);
+    json_object(&j, "b");
+    json_object(&j, "c");
+    json_u64(&j, "n", 18446744073709551615ull);
+    assert_string_equal(json_end(&j),
+                        "{\"a\":{\"x\":false},\"b\":{\"c\":{\"n\":18446744073709551615}}}");
+}
+
+static void test_escaping(void **state)
+{
+    (void)state;
+    char buf[256];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "s", "q\"b\\n\nt\t\x01\x7f\xc3");
+    assert_string_equal(json_end(&j),
+                        "{\"s\":\"q\\\"b\\\\n\\u000at\\u0009\\u0001\\u007f\\u00c3\"}");
+}
+
+static void test_strn_stops_at_length_or_nul(void **state)
+{
+    (void)state;
+    char buf[64];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_strn(&j, "w", "bogus=1 rest", 7);
+    json_strn(&j, "z", "ab\0cd", 5);
+    assert_string_equal(json_end(&j), "{\"w\":\"bogus=1\",\"z\":\"ab\"}");
+}
+
+static void test_overflow_gives_valid_marker(void **state)
+{
+    (void)state;
+    char buf[24];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "long", "this does not fit in the buffer");
+    assert_string_equal(json_end(&j), "{\"truncated\":true}");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flat_object),
+        cmocka_unit_test(test_nested_objects_close),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_strn_stops_at_length_or_nul),
+        cmocka_unit_test(test_overflow_gives_valid_marker),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,20 @@
+# Host unit tests (cmocka). One line per test binary: unit_<name>_SRCS lists
+# the project sources linked with tests/unit/test_<name>.c. The host C library
+# provides the string functions, so lib/string.c is never listed.
+UNIT_TESTS :=
+UNIT_TESTS += cmdline
+unit_cmdline_SRCS := boot/cmdline.c
+UNIT_TESTS += bootinfo
+unit_bootinfo_SRCS := boot/mb.c
+UNIT_TESTS += pmm
+unit_pmm_SRCS := arch/x86/pmm.c
+UNIT_TESTS += acpi
+unit_acpi_SRCS := drivers/acpi.c
+UNIT_TESTS += format
+unit_format_SRCS := lib/format.c
+UNIT_TESTS += features
+unit_features_SRCS := arch/x86/features.c
+UNIT_TESTS += pagetable
+unit_pagetable_SRCS := arch/x86/pagetable.c
+UNIT_TESTS += json
+unit_json_SRCS := lib/json.c

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Boot pollux in QEMU or Bochs and stream its serial console to stdout.
+
+Every run works in a directory of its own (grub.cfg, ISO, bochsrc, COM1 file),
+so runs can go in parallel. The first line printed is the emulator command.
+The exit status is 0 iff the console printed `@shutdown {"status":0}`; the
+emulators' own exit codes mean other things and are ignored. TIMEOUT kills
+the whole emulator process group and exits 124.
+
+Used by `make run` (see the README for the variables) and by tools/test.py.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+GUEST_DIR = os.path.join(BUILD, "guests")
+EVENT_RE = re.compile(r"^(?:\[[^\]]*\] )?@(\w+) (\{.*\})\s*$")
+# Seconds the emulator may take to exit after @shutdown before it is killed.
+EXIT_GRACE = 5
+
+
+def parse_guests(spec):
+    """GUESTS words `image[:key=value]...` -> [(file, module command line)].
+
+    `args=` must come last and takes the rest of the word, `+` standing for a
+    space. Every module gets `name=` (the image name unless given; duplicates
+    get a numeric suffix) and `path=/boot/<file>`, because GRUB passes only
+    the arguments after the file name.
+    """
+    modules, names = [], {}
+    for word in spec.split():
+        image, _, rest = word.partition(":")
+        opts, args = [], None
+        while rest:
+            if rest.startswith("args="):
+                args = rest[len("args="):].replace("+", " ")
+                break
+            item, _, rest = rest.partition(":")
+            if "=" not in item:
+                sys.exit(f"run: guest option '{item}' in '{word}' is not key=value")
+            opts.append(item)
+        path = image if os.sep in image or os.path.exists(image) else os.path.join(GUEST_DIR, image + ".elf")
+        if not os.path.exists(path):
+            sys.exit(f"run: guest image '{image}' not found (looked for {path})")
+        keys = dict(o.split("=", 1) for o in opts)
+        base = keys.pop("name", os.path.splitext(os.path.basename(image))[0])
+        count = names.get(base, 0)
+        names[base] = count + 1
+        name = base if count == 0 else f"{base}-{count + 1}"
+        fname = f"{len(modules)}-{os.path.basename(path)}"
+        line = [f"name={name}", f"path=/boot/{fname}"] + [f"{k}={v}" for k, v in keys.items()]
+        if args is not None:
+            line.append(f"args={args}")
+        modules.append((path, fname, " ".join(line)))
+    return modules
+
+
+def make_iso(rundir, kernel, hv_args, modules, out):
+    iso_root = os.path.join(rundir, "iso")
+    boot = os.path.join(iso_root, "boot")
+    os.makedirs(os.path.join(boot, "grub"), exist_ok=True)
+    shutil.copy(kernel, os.path.join(boot, "pollux.elf"))
+    cfg = ["set timeout=0", "set default=0", "", 'menuentry "pollux" {',
+           f"    multiboot2 /boot/pollux.elf {hv_args}".rstrip()]
+    for path, fname, line in modules:
+        shutil.copy(path, os.path.join(boot, fname))
+        cfg.append(f"    module2 /boot/{fname} {line}")
+    cfg += ["    boot", "}", ""]
+    with open(os.path.join(boot, "grub", "grub.cfg"), "w") as f:
+        f.write("\n".join(cfg))
+    res = subprocess.run(["grub-mkrescue", "-o", out, iso_root], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    if res.returncode != 0:
+        sys.exit("run: grub-mkrescue failed:\n" + res.stdout)
+
+
+def kvm_usable():
+    """/dev/kvm opens and the host CPU offers nested vmx or svm."""
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR)
+        os.close(fd)
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    for flag, mod in (("vmx", "kvm_intel"), ("svm", "kvm_amd")):
+        if re.search(rf"\b{flag}\b", flags):
+            try:
+                return open(f"/sys/module/{mod}/parameters/nested").read().strip() in ("1", "Y")
+            except OSError:
+                return False
+    return False
+
+
+def qemu_command(a, rundir, iso, modules):
+    accel = a.accel
+    if accel == "auto":
+        accel = "kvm" if kvm_usable() else "tcg"
+    cmd = ["qemu-system-x86_64", "-m", str(a.mem), "-smp", str(a.smp), "-display", "none",
+           "-serial", "stdio", "-monitor", "none", "-no-reboot",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if accel == "kvm":
+        cmd += ["-enable-kvm", "-cpu", a.cpu or "host"]
+    else:
+        cmd += ["-cpu", a.cpu or "max"]
+        if a.icount is not None:
+            cmd += ["-accel", "tcg", "-icount", f"shift={a.icount},sleep=off"]
+        else:
+            cmd += ["-accel", "tcg,thread=multi" if a.smp > 1 else "tcg"]
+    if a.boot == "mb1":
+        cmd += ["-kernel", os.path.join(BUILD, "pollux32.elf")]
+        if a.args:
+            cmd += ["-append", a.args]
+        if modules:
+            cmd += ["-initrd", ",".join(f"{p} {line}".replace(",", ",,") for p, _, line in modules)]
+    else:
+        cmd += ["-cdrom", iso, "-boot", "d"]
+    if a.debug:
+        cmd += ["-s", "-S"]
+    return cmd
+
+
+def bochs_command(a, rundir, iso):
+    com1 = os.path.join(rundir, "com1.txt")
+    rc = os.path.join(rundir, "bochsrc")
+    dbg = os.path.join(rundir, "cont.dbg")
+    with open(rc, "w") as f:
+        f.write(f"""megs: {a.mem}
+cpu: model={a.cpu or 'corei7_skylake_x'}, count={a.smp}, ips=100000000, reset_on_triple_fault=0
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+ata0-master: type=cdrom, path={iso}, status=inserted
+boot: cdrom
+com1: enabled=1, mode=file, dev={com1}
+display_library: rfb, options="timeout=0"
+log: {os.path.join(rundir, 'bochs.log')}
+clock: sync=none
+""")
+    with open(dbg, "w") as f:
+        f.write("c\nquit\n")
+    open(com1, "w").close()
+    return ["bochs-bin", "-q", "-f", rc, "-rc", dbg], com1
+
+
+class Console:
+    """Echo console lines and remember the events tools care about."""
+
+    def __init__(self, out):
+        self.out = out
+        self.status = None
+        self.panicked = False
+        self.done = threading.Event()
+
+    def line(self, text):
+        text = text.rstrip("\r\n").replace("\r", "")
+        self.out.write(text + "\n")
+        self.out.flush()
+        m = EVENT_RE.match(text)
+        if not m or text.startswith("["):
+            return
+        try:
+            body = json.loads(m.group(2))
+        except ValueError:
+            return
+        if m.group(1) == "shutdown":
+            self.status = body.get("status")
+            self.done.set()
+        elif m.group(1) == "panic":
+            self.panicked = True
+
+
+def stream_pipe(pipe, console):
+    for raw in iter(pipe.readline, b""):
+        console.line(raw.decode("utf-8", "replace"))
+
+
+def stream_file(path, console, proc):
+    with open(path, "rb") as f:
+        buf = b""
+        while True:
+            chunk = f.read()
+            if chunk:
+                buf += chunk
+                while b"\n" in buf:
+                    ln, buf = buf.split(b"\n", 1)
+                    console.line(ln.decode("utf-8", "replace"))
+            elif proc.poll() is not None:
+                if buf:
+                    console.line(buf.decode("utf-8", "replace"))
+                return
+            else:
+                time.sleep(0.05)
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--emu", default="qemu", choices=["qemu", "bochs"])
+    p.add_argument("--smp", type=int, default=2)
+    p.add_argument("--cpu", default="")
+    p.add_argument("--mem", type=int, default=512)
+    p.add_argument("--args", default="")
+    p.add_argument("--guests", default="")
+    p.add_argument("--timeout", type=float, default=0)
+    p.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"])
+    p.add_argument("--boot", default="grub", choices=["grub", "mb1"])
+    p.add_argument("--icount", type=int, default=None, help="QEMU -icount shift (deterministic)")
+    p.add_argument("--debug", action="store_true", help="start halted with QEMU's gdb stub")
+    p.add_argument("--rundir", default="")
+    p.add_argument("--iso-only", metavar="OUT", help="only build the ISO at OUT")
+    p.add_argument("--kernel", default=os.path.join(BUILD, "pollux.elf"))
+    a = p.parse_args()
+
+    modules = parse_guests(a.guests)
+    if a.iso_only:
+        rundir = os.path.join(BUILD, "iso-build")
+        shutil.rmtree(rundir, ignore_errors=True)
+        make_iso(rundir, a.kernel, a.args, modules, a.iso_only)
+        return 0
+    if a.emu == "bochs" and a.boot == "mb1":
+        sys.exit("run: BOOT=mb1 needs QEMU (Bochs has no multiboot loader)")
+
+    rundir = a.rundir or os.path.join(BUILD, "run", time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+    shutil.rmtree(rundir, ignore_errors=True)
+    os.makedirs(rundir)
+    iso = os.path.join(rundir, "pollux.iso")
+    if a.boot == "grub":
+        make_iso(rundir, a.kernel, a.args, modules, iso)
+
+    com1 = None
+    if a.emu == "qemu":
+        cmd = qemu_command(a, rundir, iso, modules)
+    else:
+        cmd, com1 = bochs_command(a, rundir, iso)
+    console = Console(sys.stdout)
+    print(shlex.join(cmd), flush=True)
+    if a.debug:
+        print(f"run: QEMU waits for gdb; in another shell:\n"
+              f"  gdb {shlex.quote(a.kernel)} -ex 'target remote :1234'", flush=True)
+
+    emu_out = open(os.path.join(rundir, "emulator.out"), "wb")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE if com1 is None else emu_out,
+                            stderr=emu_out, start_new_session=True, cwd=rundir)
+    if com1 is None:
+        reader = threading.Thread(target=stream_pipe, args=(proc.stdout, console), daemon=True)
+    else:
+        reader = threading.Thread(target=stream_file, args=(com1, console, proc), daemon=True)
+    reader.start()
+
+    deadline = time.monotonic() + a.timeout if a.timeout > 0 else None
+    timed_out = False
+    shutdown_at = None
+    while proc.poll() is None:
+        now = time.monotonic()
+        if deadline and now > deadline:
+            timed_out = True
+            break
+        if console.done.is_set():
+            shutdown_at = shutdown_at or now
+            if now - shutdown_at > EXIT_GRACE:
+                break
+        time.sleep(0.05)
+    kill_group(proc)
+    proc.wait()
+    reader.join(timeout=2)
+
+    if timed_out:
+        print(f"run: timeout after {a.timeout:g} s, emulator killed", flush=True)
+        return 124
+    if console.status is None:
+        print(f"run: the emulator ended without @shutdown (see {rundir})", flush=True)
+        return 1
+    return 0 if console.status == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

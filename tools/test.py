@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""pollux test runner: host unit tests, then boot tests under QEMU and Bochs.
+
+Prints one line per test and a final `N passed, N failed` line; exits non-zero
+on any failure. --only takes a name or a glob; --full adds the long matrix
+(`make test-full`). Boot tests are defined in tests/boot/suite.py and assert
+on the console's @event lines, never on prose.
+"""
+import argparse
+import concurrent.futures
+import fnmatch
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "boot"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import suite  # noqa: E402
+from consolelog import ConsoleLog  # noqa: E402
+
+BUILD = os.path.join(ROOT, "build")
+
+
+def run_unit(path):
+    res = subprocess.run([path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if res.returncode != 0:
+        return False, res.stdout.strip().splitlines()[-12:], None
+    return True, [], None
+
+
+def run_boot(test):
+    rundir = os.path.join(BUILD, "test", test.name)
+    shutil.rmtree(rundir, ignore_errors=True)
+    os.makedirs(rundir)
+    cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--rundir", rundir,
+           "--accel", "tcg", "--timeout", str(test.timeout)] + test.run_flags()
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    logpath = os.path.join(rundir, "console.log")
+    with open(logpath, "w") as f:
+        f.write(res.stdout)
+    log = ConsoleLog(res.stdout, res.returncode)
+    problems = []
+    if res.returncode == 124:
+        problems.append(f"timed out after {test.timeout} s")
+    else:
+        for check in test.checks:
+            try:
+                check(log)
+            except AssertionError as e:
+                problems.append(str(e) or check.__name__)
+    if problems:
+        return False, problems, logpath
+    shutil.rmtree(os.path.join(rundir, "iso"), ignore_errors=True)
+    for iso in glob.glob(os.path.join(rundir, "*.iso")):
+        os.remove(iso)
+    return True, [], logpath
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--only", default="")
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
+    a = p.parse_args()
+
+    jobs = []
+    for path in sorted(glob.glob(os.path.join(BUILD, "unit", "test_*"))):
+        name = "unit/" + os.path.basename(path)[len("test_"):]
+        jobs.append((name, lambda path=path: run_unit(path)))
+    for t in suite.tests(full=a.full):
+        jobs.append((t.name, lambda t=t: run_boot(t)))
+    if a.only:
+        jobs = [j for j in jobs if fnmatch.fnmatch(j[0], a.only) or j[0] == a.only
+                or j[0].split("/")[-1] == a.only]
+        if not jobs:
+            print(f"test: nothing matches '{a.only}'")
+            return 1
+
+    passed = failed = 0
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = {}
+        for name, fn in jobs:
+            futures[pool.submit(lambda fn=fn: (time.monotonic(), fn()))] = name
+        for fut in concurrent.futures.as_completed(futures):
+            name = futures[fut]
+            t0, (ok, problems, logpath) = fut.result()
+            secs = time.monotonic() - t0
+            if ok:
+                passed += 1
+                print(f"PASS {name} ({secs:.1f}s)", flush=True)
+            else:
+                failed += 1
+                where = f" (console: {os.path.relpath(logpath, ROOT)})" if logpath else ""
+                print(f"FAIL {name} ({secs:.1f}s){where}", flush=True)
+                for line in problems:
+                    print(f"     {line}", flush=True)
+    print(f"{passed} passed, {failed} failed ({time.monotonic() - start:.0f}s)", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
