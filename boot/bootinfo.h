@@ -56,7 +56,11 @@ struct boot_info {
     uint64_t info_end;   /* to be reserved by the page allocator */
 };
 
-/* Translate [phys, phys+len) to a pointer, or NULL if it is not accessible. */
+/*
+ * Translate [phys, phys+len) to a pointer, or NULL if it is not accessible.
+ * Pointers returned stay valid after later calls (callers keep them), as
+ * with the hypervisor's identity map.
+ */
 typedef const void *(*phys_map_fn)(uint64_t phys, size_t len, void *ctx);
 
 /*

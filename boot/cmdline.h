@@ -51,7 +51,11 @@ struct option {
     const char *help; /* one line: what it does and its default */
 };
 
-/* Called once per bad option with the whole offending word and a reason. */
+/*
+ * Called once per bad option with the whole offending word and a reason; the
+ * reason is valid only during the call. OPT_UINT values accept the K/M/G
+ * suffixes of parse_size; OPT_ENUM needs choices.
+ */
 typedef void (*option_report_fn)(struct token word, const char *reason, void *ctx);
 
 unsigned options_parse(const char *cmdline, const struct option *opts, size_t nopts,

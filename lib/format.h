@@ -1,6 +1,6 @@
 /*
  * printf-style formatting without floating point: %d %i %u %x %X %o %c %s %p
- * %%, flags '-' '0' '+' ' ', width and precision (also '*'), length
+ * %%, flags '-' '0' '+' ' ' '#', width and precision (also '*'), length
  * modifiers hh h l ll z t j. Output goes to a character sink, so callers choose
  * between a buffer and a device. snprintf and vsnprintf follow C11 semantics
  * (return the length that would have been written, always NUL-terminate when

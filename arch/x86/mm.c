@@ -16,13 +16,16 @@ uint64_t kernel_cr3;
 extern char __kernel_start[], __text_end[], __rodata_end[], __kernel_end[];
 extern uint32_t boot_efer_nxe;
 
-/* The early map covers 4 GiB; the final one covers all of RAM (and 4 GiB). */
-static uint64_t mapped_end = FOUR_GIB;
+/*
+ * The early map covers 4 GiB from 0; the final one covers all of RAM (and
+ * 4 GiB) except page 0.
+ */
+static uint64_t mapped_start = 0, mapped_end = FOUR_GIB;
 
 const void *phys_map(uint64_t phys, size_t len, void *ctx)
 {
     (void)ctx;
-    if (phys < PAGE_SIZE || phys + len < phys || phys + len > mapped_end)
+    if (phys < mapped_start || phys + len < phys || phys + len > mapped_end)
         return NULL;
     return (const void *)phys;
 }
@@ -128,5 +131,6 @@ void mm_init_paging(const struct boot_info *bi)
     }
     kernel_cr3 = pt.root;
     write_cr3(kernel_cr3);
+    mapped_start = PAGE_SIZE;
     mapped_end = top;
 }

@@ -1,0 +1,47 @@
+/*
+ * Instruction lengths for exits that do not report one (SVM without NRIPS):
+ * the exit says which instruction it was; the bytes at the guest's RIP must
+ * decode to that instruction, and the decoder returns its length including
+ * prefixes (legacy prefixes 66 67 F0 F2 F3 2E 36 3E 26 64 65, and REX
+ * 40-4F in 64-bit mode only, which must come last). Instructions are at
+ * most 15 bytes.
+ *
+ * Contract: returns the length, or -1 when the bytes are not the expected
+ * instruction (a guest that rewrote its code under the exit, or a decoder
+ * gap) or do not fit in avail bytes. The caller stops the VM then rather
+ * than guess.
+ */
+#ifndef POLLUX_VMM_INSN_H
+#define POLLUX_VMM_INSN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum insn_kind {
+    INSN_CPUID,   /* 0F A2 */
+    INSN_RDMSR,   /* 0F 32 */
+    INSN_WRMSR,   /* 0F 30 */
+    INSN_HLT,     /* F4 */
+    INSN_PAUSE,   /* F3 90 (F3 is part of the opcode) */
+    INSN_VMMCALL, /* 0F 01 D9 */
+    INSN_VMCALL,  /* 0F 01 C1 */
+    INSN_INVD,    /* 0F 08 */
+    INSN_WBINVD,  /* 0F 09 */
+    INSN_XSETBV,  /* 0F 01 D1 */
+    INSN_MONITOR, /* 0F 01 C8 */
+    INSN_MWAIT,   /* 0F 01 C9 */
+    INSN_VMRUN,   /* 0F 01 D8 */
+    INSN_VMLOAD,  /* 0F 01 DA */
+    INSN_VMSAVE,  /* 0F 01 DB */
+    INSN_STGI,    /* 0F 01 DC */
+    INSN_CLGI,    /* 0F 01 DD */
+    INSN_SKINIT,  /* 0F 01 DE */
+    INSN_INVLPGA, /* 0F 01 DF */
+    INSN_RDPRU,   /* 0F 01 FD */
+    INSN_IRET,    /* CF (48 CF in 64-bit mode is IRETQ) */
+};
+
+/* mode: 16, 32 or 64 (the guest's code-segment size). */
+int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mode);
+
+#endif
