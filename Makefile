@@ -27,7 +27,7 @@ KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
 KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C)) $(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
 
 .PHONY: all
-all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf $(BUILD)/pollux.iso
+all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso
 
 # Two links: the second adds the symbol table (placed after all code and
 # data, so nothing moves) generated from the first.
@@ -58,11 +58,13 @@ $(BUILD)/:
 
 $(BUILD)/k/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(KCFLAGS) -c $< -o $@
 
 $(BUILD)/k/%.o: %.S
 	@mkdir -p $(dir $@)
-	$(CC) $(KASFLAGS) -c $< -o $@
+	@echo "  AS      $<"
+	@$(CC) $(KASFLAGS) -c $< -o $@
 
 # The default ISO: `make` builds it with the default configuration; `make run`
 # builds one per run in its own directory.
@@ -106,6 +108,8 @@ format:
 clean:
 	rm -rf $(BUILD)
 
+include guest-tests/guests.mk
+
 # ---------------------------------------------------------------- unit tests
 include tests/unit/units.mk
 
@@ -113,7 +117,8 @@ UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
 
 $(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -o $@
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -o $@
 
 .PHONY: unit
 unit: $(UNIT_BINS)

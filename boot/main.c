@@ -5,6 +5,7 @@
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/features.h"
+#include "arch/x86/fpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/panic.h"
@@ -12,6 +13,7 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/virt.h"
 #include "boot/bootinfo.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
@@ -19,6 +21,8 @@
 #include "drivers/pic.h"
 #include "drivers/power.h"
 #include "lib/string.h"
+#include "sched/sched.h"
+#include "vmm/vmm.h"
 
 #define MB2_INFO_MAX (1u << 20)
 
@@ -29,7 +33,6 @@ void kernel_main(uint32_t magic, uint32_t info);
 
 static struct boot_info boot_info;
 static struct acpi_info acpi;
-static struct virt_features virt;
 static struct tsc_calibration tsc_cal;
 static unsigned failures; /* anything that must make the final status non-zero */
 
@@ -100,9 +103,9 @@ static void report_boot(void)
     struct json j;
     json_begin(&j, buf, sizeof(buf));
     json_u64(&j, "cpus", cpu_count);
-    json_str(&j, "virt", virt_backend_name(virt.backend));
-    if (virt.backend == VIRT_NONE)
-        json_str(&j, "virt_reason", virt.reason);
+    json_str(&j, "virt", virt_backend_name(virt_features.backend));
+    if (virt_features.backend == VIRT_NONE)
+        json_str(&j, "virt_reason", virt_features.reason);
     struct cpu_raw raw;
     features_read(&raw);
     json_str(&j, "vendor", raw.vendor);
@@ -113,30 +116,30 @@ static void report_boot(void)
     json_u64(&j, "modules", boot_info.mod_count);
     json_u64(&j, "protocol", (uint64_t)boot_info.protocol);
     json_object(&j, "features");
-    json_bool(&j, "x2apic", virt.x2apic);
-    json_bool(&j, "tsc_deadline", virt.tsc_deadline);
+    json_bool(&j, "x2apic", virt_features.x2apic);
+    json_bool(&j, "tsc_deadline", virt_features.tsc_deadline);
     if (raw.ext1_ecx & (1u << 2)) {
-        json_bool(&j, "npt", virt.npt);
-        json_bool(&j, "nrips", virt.nrips);
-        json_bool(&j, "pause_filter", virt.pause_filter);
-        json_bool(&j, "pause_filter_thresh", virt.pause_filter_thresh);
-        json_bool(&j, "idle_hlt", virt.idle_hlt);
-        json_bool(&j, "vgif", virt.vgif);
-        json_bool(&j, "vmcb_clean", virt.vmcb_clean);
-        json_bool(&j, "flush_by_asid", virt.flush_by_asid);
-        json_bool(&j, "decode_assists", virt.decode_assists);
-        json_u64(&j, "asids", virt.svm_asids);
+        json_bool(&j, "npt", virt_features.npt);
+        json_bool(&j, "nrips", virt_features.nrips);
+        json_bool(&j, "pause_filter", virt_features.pause_filter);
+        json_bool(&j, "pause_filter_thresh", virt_features.pause_filter_thresh);
+        json_bool(&j, "idle_hlt", virt_features.idle_hlt);
+        json_bool(&j, "vgif", virt_features.vgif);
+        json_bool(&j, "vmcb_clean", virt_features.vmcb_clean);
+        json_bool(&j, "flush_by_asid", virt_features.flush_by_asid);
+        json_bool(&j, "decode_assists", virt_features.decode_assists);
+        json_u64(&j, "asids", virt_features.svm_asids);
     } else if (raw.leaf1_ecx & (1u << 5)) {
-        json_bool(&j, "ept", virt.ept);
-        json_bool(&j, "vpid", virt.vpid);
-        json_bool(&j, "unrestricted_guest", virt.unrestricted_guest);
-        json_bool(&j, "ple", virt.ple);
-        json_bool(&j, "preemption_timer", virt.preemption_timer);
-        json_u64(&j, "preemption_timer_shift", virt.preemption_timer_shift);
-        json_bool(&j, "ept_2m", virt.ept_2m);
-        json_bool(&j, "ept_1g", virt.ept_1g);
-        json_bool(&j, "ept_ad", virt.ept_ad);
-        json_bool(&j, "true_controls", virt.true_controls);
+        json_bool(&j, "ept", virt_features.ept);
+        json_bool(&j, "vpid", virt_features.vpid);
+        json_bool(&j, "unrestricted_guest", virt_features.unrestricted_guest);
+        json_bool(&j, "ple", virt_features.ple);
+        json_bool(&j, "preemption_timer", virt_features.preemption_timer);
+        json_u64(&j, "preemption_timer_shift", virt_features.preemption_timer_shift);
+        json_bool(&j, "ept_2m", virt_features.ept_2m);
+        json_bool(&j, "ept_1g", virt_features.ept_1g);
+        json_bool(&j, "ept_ad", virt_features.ept_ad);
+        json_bool(&j, "true_controls", virt_features.true_controls);
     }
     json_close(&j);
     console_event("boot", &j);
@@ -200,11 +203,16 @@ void kernel_main(uint32_t magic, uint32_t info)
     lapic_timer_selftest();
 
     struct cpu_raw raw;
+    struct virt_features features;
     features_read(&raw);
-    features_decode(&raw, &virt);
+    features_decode(&raw, &features);
+    virt_select(&features);
     kprintf("pollux: %s, virtualization backend: %s%s%s\n", raw.vendor,
-            virt_backend_name(virt.backend), virt.backend == VIRT_NONE ? " - " : "", virt.reason);
+            virt_backend_name(virt_features.backend),
+            virt_features.backend == VIRT_NONE ? " - " : "", virt_features.reason);
 
+    fpu_cpu_init();
+    sched_cpu_init();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
     report_boot();
 
@@ -213,10 +221,9 @@ void kernel_main(uint32_t magic, uint32_t info)
 
     if (boot_info.mod_count == 0)
         kprintf("pollux: no guest modules given, nothing to run\n");
-    else {
-        kprintf("pollux: %u guest modules given, but this build cannot run guests yet\n",
-                boot_info.mod_count);
+    failures += vmm_start(&boot_info);
+    sched_run(vmm_all_stopped);
+    if (!vmm_all_succeeded())
         failures++;
-    }
     system_shutdown(failures ? SHUTDOWN_FAILED : SHUTDOWN_OK);
 }

@@ -21,17 +21,17 @@
 #define IMAGE_MAX_SEGMENTS 16
 
 struct image_segment {
-    uint64_t gpa;        /* guest-physical load address */
-    uint64_t file_off;   /* offset of the bytes in the image */
-    uint64_t file_size;  /* bytes copied from the image */
-    uint64_t mem_size;   /* bytes occupied in memory (the rest zeroed), >= file_size */
+    uint64_t gpa;       /* guest-physical load address */
+    uint64_t file_off;  /* offset of the bytes in the image */
+    uint64_t file_size; /* bytes copied from the image */
+    uint64_t mem_size;  /* bytes occupied in memory (the rest zeroed), >= file_size */
 };
 
 struct guest_image {
     uint32_t entry; /* guest-physical entry point, entered in 32-bit protected mode */
     struct image_segment segs[IMAGE_MAX_SEGMENTS];
     unsigned nsegs;
-    uint64_t end; /* highest gpa occupied + 1 */
+    uint64_t end;       /* highest gpa occupied + 1 */
     const char *format; /* "elf32", "elf64" or "flat" */
 };
 

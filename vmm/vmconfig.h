@@ -16,11 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VM_NAME_MAX   31
-#define VM_PATH_MAX   127
-#define VM_ARGS_MAX   1023
-#define VM_MAX_VCPUS  64
-#define VM_MEM_LIMIT  0xfee00000ull /* guest memory stays below the local APIC page */
+#define VM_NAME_MAX    31
+#define VM_PATH_MAX    127
+#define VM_ARGS_MAX    1023
+#define VM_MAX_VCPUS   64
+#define VM_MEM_LIMIT   0xfee00000ull /* guest memory stays below the local APIC page */
 #define VM_MEM_DEFAULT (32ull << 20)
 
 struct vmconfig {

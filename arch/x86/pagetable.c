@@ -143,3 +143,20 @@ bool pt_lookup(const struct pagetable *pt, uint64_t va, uint64_t *pa, unsigned *
     }
     return false;
 }
+
+static void destroy_level(struct pagetable *pt, uint64_t table_pa, int level,
+                          void (*free_table)(uint64_t pa, void *ctx))
+{
+    const uint64_t *table = table_at(pt, table_pa);
+    for (unsigned i = 0; level > 0 && i < 512; i++)
+        if (pt->fmt->present(table[i]) && !pt->fmt->large(table[i]))
+            destroy_level(pt, table[i] & ADDR_MASK, level - 1, free_table);
+    free_table(table_pa, pt->ctx);
+}
+
+void pt_destroy(struct pagetable *pt, void (*free_table)(uint64_t pa, void *ctx))
+{
+    if (pt->root)
+        destroy_level(pt, pt->root, 3, free_table);
+    pt->root = 0;
+}

@@ -51,6 +51,9 @@ struct pagetable {
 int pt_init(struct pagetable *pt);
 int pt_map(struct pagetable *pt, uint64_t va, uint64_t pa, uint64_t len, unsigned perms,
            enum pt_level max_level);
+/* Free every table (not the mapped memory), root included. */
+void pt_destroy(struct pagetable *pt, void (*free_table)(uint64_t pa, void *ctx));
+
 /* Translate va; false if unmapped. */
 bool pt_lookup(const struct pagetable *pt, uint64_t va, uint64_t *pa, unsigned *perms,
                enum pt_level *level);

@@ -39,6 +39,7 @@ struct percpu {
     uint64_t stack_base, stack_top;
     uint64_t ist_base[IST_COUNT]; /* lowest address of each IST stack */
     volatile bool online;
+    void *virt; /* the virtualization backend's per-CPU state */
     uint64_t gdt[GDT_ENTRIES] __attribute__((aligned(16)));
     struct tss tss __attribute__((aligned(16)));
 };

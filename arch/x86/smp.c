@@ -1,6 +1,7 @@
 #include "arch/x86/smp.h"
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/fpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/percpu.h"
@@ -8,6 +9,7 @@
 #include "boot/trampoline.h"
 #include "drivers/console.h"
 #include "lib/string.h"
+#include "sched/sched.h"
 
 #define TRAMPOLINE_LOW    0x1000ull
 #define TRAMPOLINE_HIGH   0x9f000ull /* below the usual EBDA */
@@ -55,9 +57,11 @@ void ap_main(struct percpu *p)
     write_cr3(kernel_cr3);
     percpu_install(p);
     lapic_init(rdmsr(MSR_APIC_BASE) & ~0xfffull);
+    fpu_cpu_init();
+    sched_cpu_init();
     __atomic_store_n(&p->online, true, __ATOMIC_RELEASE);
-    for (;;)
-        cpu_idle_wait();
+    sched_run(0);
+    cpu_halt_forever();
 }
 
 static void ap_trampoline_entry(void *arg)

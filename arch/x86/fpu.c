@@ -1,0 +1,114 @@
+#include "arch/x86/fpu.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/mm.h"
+#include "lib/string.h"
+
+#define CR0_MP         (1u << 1)
+#define CR0_EM         (1u << 2)
+#define CR0_TS         (1u << 3)
+#define CR0_NE         (1u << 5)
+#define CR4_OSFXSR     (1u << 9)
+#define CR4_OSXMMEXCPT (1u << 10)
+#define CR4_OSXSAVE    (1u << 18)
+
+#define XCR0_X87 (1u << 0)
+#define XCR0_SSE (1u << 1)
+#define XCR0_AVX (1u << 2)
+/* Components pollux saves for guests; others (AVX-512, MPX, ...) are not offered. */
+#define XCR0_SUPPORTED (XCR0_X87 | XCR0_SSE | XCR0_AVX)
+
+#define FXSAVE_MXCSR_OFFSET 24
+#define MXCSR_DEFAULT       0x1f80
+
+static bool have_xsave;
+static uint64_t host_xcr0;
+static unsigned area_size = 512;
+
+static inline void xsetbv(uint64_t v)
+{
+    __asm__ volatile("xsetbv" ::"c"(0), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
+
+void fpu_cpu_init(void)
+{
+    have_xsave = cpuid(1, 0).ecx & (1u << 26);
+    write_cr0((read_cr0() & ~(uint64_t)(CR0_EM | CR0_TS)) | CR0_MP | CR0_NE);
+    uint64_t cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;
+    if (have_xsave)
+        cr4 |= CR4_OSXSAVE;
+    write_cr4(cr4);
+    if (have_xsave) {
+        struct cpuid_regs d = cpuid(0xd, 0);
+        host_xcr0 = (((uint64_t)d.edx << 32) | d.eax) & XCR0_SUPPORTED;
+        xsetbv(host_xcr0);
+        area_size = cpuid(0xd, 0).ebx; /* size for the components now enabled */
+    }
+}
+
+bool fpu_has_xsave(void)
+{
+    return have_xsave;
+}
+
+uint64_t fpu_host_xcr0(void)
+{
+    return host_xcr0;
+}
+
+int fpu_state_init(struct fpu_state *f)
+{
+    f->area = page_alloc_zeroed((area_size + PAGE_SIZE - 1) / PAGE_SIZE);
+    if (!f->area)
+        return -1;
+    /* XSTATE_BV = 0 gives the initial x87/SSE/AVX state; MXCSR is loaded regardless. */
+    uint32_t mxcsr = MXCSR_DEFAULT;
+    memcpy(f->area + FXSAVE_MXCSR_OFFSET, &mxcsr, sizeof(mxcsr));
+    uint16_t fcw = 0x37f;
+    memcpy(f->area, &fcw, sizeof(fcw));
+    f->xcr0 = XCR0_X87;
+    return 0;
+}
+
+void fpu_state_free(struct fpu_state *f)
+{
+    if (f->area)
+        pmm_free(&host_pmm, (uint64_t)f->area, (area_size + PAGE_SIZE - 1) / PAGE_SIZE);
+    f->area = 0;
+}
+
+void fpu_guest_enter(struct fpu_state *f)
+{
+    if (have_xsave) {
+        __asm__ volatile("xrstor64 %0" ::"m"(*f->area), "a"(~0u), "d"(~0u) : "memory");
+        if (f->xcr0 != host_xcr0)
+            xsetbv(f->xcr0);
+    } else {
+        __asm__ volatile("fxrstor64 %0" ::"m"(*f->area) : "memory");
+    }
+}
+
+void fpu_guest_leave(struct fpu_state *f)
+{
+    if (have_xsave) {
+        /* Saved under the guest's XCR0: components it disabled it cannot have changed. */
+        __asm__ volatile("xsave64 %0" : "=m"(*f->area) : "a"(~0u), "d"(~0u) : "memory");
+        if (f->xcr0 != host_xcr0)
+            xsetbv(host_xcr0);
+    } else {
+        __asm__ volatile("fxsave64 %0" : "=m"(*f->area)::"memory");
+    }
+}
+
+bool fpu_xcr0_valid(uint64_t xcr0)
+{
+    if (!have_xsave || !(xcr0 & XCR0_X87) || (xcr0 & ~host_xcr0))
+        return false;
+    return !((xcr0 & XCR0_AVX) && !(xcr0 & XCR0_SSE));
+}
+
+void fpu_set_guest_xcr0(struct fpu_state *f, uint64_t xcr0)
+{
+    f->xcr0 = xcr0;
+    xsetbv(xcr0);
+}

@@ -1,0 +1,440 @@
+/* AMD SVM backend behind the vendor seam (arch/x86/virt.h). */
+#include <stddef.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/mm.h"
+#include "arch/x86/pagetable.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/svm/svm_exit.h"
+#include "arch/x86/svm/vmcb.h"
+#include "arch/x86/virt.h"
+#include "lib/format.h"
+#include "lib/string.h"
+#include "vmm/vm.h"
+
+#define MSR_PAT          0x277
+#define MSR_SYSENTER_CS  0x174
+#define MSR_SYSENTER_ESP 0x175
+#define MSR_SYSENTER_EIP 0x176
+#define MSR_STAR         0xc0000081
+#define MSR_LSTAR        0xc0000082
+#define MSR_CSTAR        0xc0000083
+#define MSR_SFMASK       0xc0000084
+#define EFER_SCE         (1u << 0)
+#define EFER_LMA         (1u << 10)
+#define CR0_PG           (1u << 31)
+#define PAT_DEFAULT      0x0007040600070406ull
+#define IOPM_PAGES       3
+#define MSRPM_PAGES      2
+#define TLB_FLUSH_ALL    1
+
+_Static_assert(offsetof(struct guest_regs, rbx) == 8 && offsetof(struct guest_regs, r15) == 112,
+               "svm_vmrun's register offsets");
+
+void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
+
+/* Per host CPU. ASIDs are per CPU: a vCPU gets a fresh one when it comes to a
+ * CPU it did not last run on, or when that CPU ran out and started a new
+ * generation (flushing all ASIDs), as KVM does. */
+struct svm_cpu {
+    uint64_t hsave_pa;
+    uint64_t host_vmcb_pa;
+    uint32_t next_asid;
+    uint64_t asid_generation;
+};
+
+struct svm_vcpu {
+    struct vmcb *vmcb;
+    uint32_t asid;
+    uint64_t asid_generation;
+    int asid_cpu;
+    uint64_t reinject; /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+};
+
+static uint64_t iopm_pa, msrpm_pa;
+static uint32_t max_asid;
+static bool has_nrips;
+
+static inline struct svm_vcpu *svm(struct vcpu *v)
+{
+    return v->arch;
+}
+
+static int svm_cpu_enable(char *err, size_t errlen)
+{
+    struct percpu *p = this_cpu();
+    struct svm_cpu *c = page_alloc_zeroed(1);
+    void *hsave = page_alloc_zeroed(1);
+    void *host_vmcb = page_alloc_zeroed(1);
+    if (!c || !hsave || !host_vmcb) {
+        snprintf(err, errlen, "out of memory for SVM host state");
+        return -1;
+    }
+    if (!iopm_pa) {
+        /* One all-ones bitmap pair for every VM: every port and MSR exits. */
+        uint8_t *iopm = page_alloc_zeroed(IOPM_PAGES);
+        uint8_t *msrpm = page_alloc_zeroed(MSRPM_PAGES);
+        if (!iopm || !msrpm) {
+            snprintf(err, errlen, "out of memory for the SVM permission maps");
+            return -1;
+        }
+        memset(iopm, 0xff, IOPM_PAGES * PAGE_SIZE);
+        memset(msrpm, 0xff, MSRPM_PAGES * PAGE_SIZE);
+        msrpm_pa = (uint64_t)msrpm;
+        max_asid = virt_features.svm_asids;
+        has_nrips = virt_features.nrips;
+        __atomic_store_n(&iopm_pa, (uint64_t)iopm, __ATOMIC_RELEASE);
+    }
+    wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
+    if (!(rdmsr(MSR_EFER) & EFER_SVME)) {
+        snprintf(err, errlen, "EFER.SVME does not stick");
+        return -1;
+    }
+    c->hsave_pa = (uint64_t)hsave;
+    c->host_vmcb_pa = (uint64_t)host_vmcb;
+    c->next_asid = 1;
+    c->asid_generation = 1;
+    wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
+    p->virt = c;
+    return 0;
+}
+
+static uint64_t npt_alloc_table(void *ctx)
+{
+    (void)ctx;
+    return (uint64_t)page_alloc_zeroed(1);
+}
+
+static void npt_free_table(uint64_t pa, void *ctx)
+{
+    (void)ctx;
+    pmm_free(&host_pmm, pa, 1);
+}
+
+static void *npt_to_virt(uint64_t pa, void *ctx)
+{
+    (void)ctx;
+    return (void *)pa;
+}
+
+extern uint32_t boot_efer_nxe;
+
+static int svm_vm_init(struct vm *vm)
+{
+    struct pagetable *pt = page_alloc_zeroed(1);
+    if (!pt)
+        return -1;
+    *pt = (struct pagetable){
+        .fmt = boot_efer_nxe ? &pt_format_x86_nx : &pt_format_x86,
+        .alloc_table = npt_alloc_table,
+        .to_virt = npt_to_virt,
+    };
+    if (pt_init(pt)) {
+        pmm_free(&host_pmm, (uint64_t)pt, 1);
+        return -1;
+    }
+    vm->arch = pt;
+    return 0;
+}
+
+static int svm_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms)
+{
+    /* Nested page-table accesses count as user accesses: U must be set. */
+    return pt_map(vm->arch, gpa, hpa, len, perms | PT_USER, PT_2M);
+}
+
+static void svm_vm_destroy(struct vm *vm)
+{
+    struct pagetable *pt = vm->arch;
+    if (!pt)
+        return;
+    pt_destroy(pt, npt_free_table);
+    pmm_free(&host_pmm, (uint64_t)pt, 1);
+    vm->arch = 0;
+}
+
+static int svm_vcpu_create(struct vcpu *v)
+{
+    struct svm_vcpu *s = page_alloc_zeroed(1);
+    struct vmcb *vmcb = page_alloc_zeroed(1);
+    if (!s || !vmcb) {
+        if (s)
+            pmm_free(&host_pmm, (uint64_t)s, 1);
+        if (vmcb)
+            pmm_free(&host_pmm, (uint64_t)vmcb, 1);
+        return -1;
+    }
+    s->vmcb = vmcb;
+    s->asid_cpu = -1;
+    v->arch = s;
+    return 0;
+}
+
+static void svm_vcpu_destroy(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    if (!s)
+        return;
+    pmm_free(&host_pmm, (uint64_t)s->vmcb, 1);
+    pmm_free(&host_pmm, (uint64_t)s, 1);
+    v->arch = 0;
+}
+
+static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t limit)
+{
+    *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
+}
+
+static void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
+{
+    struct vmcb *vmcb = svm(v)->vmcb;
+    struct pagetable *npt = v->vm->arch;
+    memset(vmcb, 0, sizeof(*vmcb));
+
+    vmcb->intercept_exceptions = 0;
+    vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_CPUID |
+                            SVM_INTERCEPT_INVD | SVM_INTERCEPT_HLT | SVM_INTERCEPT_INVLPGA |
+                            SVM_INTERCEPT_IOIO | SVM_INTERCEPT_MSR | SVM_INTERCEPT_SHUTDOWN;
+    vmcb->intercept_misc2 = SVM_INTERCEPT_VMRUN | SVM_INTERCEPT_VMMCALL | SVM_INTERCEPT_VMLOAD |
+                            SVM_INTERCEPT_VMSAVE | SVM_INTERCEPT_STGI | SVM_INTERCEPT_CLGI |
+                            SVM_INTERCEPT_SKINIT | SVM_INTERCEPT_WBINVD | SVM_INTERCEPT_MONITOR |
+                            SVM_INTERCEPT_MWAIT | SVM_INTERCEPT_XSETBV | SVM_INTERCEPT_RDPRU;
+    vmcb->iopm_base_pa = iopm_pa;
+    vmcb->msrpm_base_pa = msrpm_pa;
+    vmcb->tsc_offset = v->vm->tsc_offset;
+    /* With V_INTR_MASKING the host's IF, not the guest's, gates physical interrupts. */
+    vmcb->vintr = SVM_VINTR_MASKING;
+    vmcb->np_enable = 1;
+    vmcb->n_cr3 = npt->root;
+
+    /* Multiboot entry state: flat 32-bit segments, protected mode, paging off. */
+    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
+    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
+    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
+    set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
+    set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
+    set_seg(&vmcb->gdtr, 0, 0, 0xffff);
+    set_seg(&vmcb->idtr, 0, 0, 0xffff);
+    vmcb->cpl = 0;
+    vmcb->efer = EFER_SVME;
+    vmcb->cr0 = 0x11; /* PE | ET */
+    vmcb->cr4 = 0;
+    vmcb->dr6 = 0xffff0ff0;
+    vmcb->dr7 = 0x400;
+    vmcb->g_pat = PAT_DEFAULT;
+    v->regs.rip = entry;
+    v->regs.rflags = 0x2;
+    v->regs.rsp = 0;
+    svm(v)->asid_cpu = -1;
+    svm(v)->reinject = 0;
+}
+
+static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
+{
+    if (s->asid_cpu == (int)cpu && s->asid_generation == c->asid_generation)
+        return;
+    if (c->next_asid >= max_asid) {
+        c->asid_generation++;
+        c->next_asid = 1;
+    }
+    s->asid = c->next_asid++;
+    s->asid_generation = c->asid_generation;
+    s->asid_cpu = (int)cpu;
+    /* The ASID may have served another vCPU on this CPU before. */
+    s->vmcb->tlb_control = TLB_FLUSH_ALL;
+    s->vmcb->asid = s->asid;
+}
+
+static inline void clgi(void)
+{
+    __asm__ volatile("clgi" ::: "memory");
+}
+
+static inline void stgi(void)
+{
+    __asm__ volatile("stgi" ::: "memory");
+}
+
+static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
+{
+    struct percpu *p = this_cpu();
+    struct svm_cpu *c = p->virt;
+    struct svm_vcpu *s = svm(v);
+    struct vmcb *vmcb = s->vmcb;
+
+    assign_asid(s, c, p->cpu);
+    vmcb->rax = v->regs.rax;
+    vmcb->rsp = v->regs.rsp;
+    vmcb->rip = v->regs.rip;
+    vmcb->rflags = v->regs.rflags;
+    if (!(vmcb->event_inj & SVM_EVTINJ_VALID) && (s->reinject & SVM_EVTINJ_VALID))
+        vmcb->event_inj = s->reinject;
+    s->reinject = 0;
+
+    clgi();
+    irq_enable();
+    svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+    stgi(); /* host interrupts that forced the exit are taken here */
+    irq_disable();
+
+    vmcb->tlb_control = 0;
+    v->regs.rax = vmcb->rax;
+    v->regs.rsp = vmcb->rsp;
+    v->regs.rip = vmcb->rip;
+    v->regs.rflags = vmcb->rflags;
+    if (vmcb->exit_int_info & SVM_EVTINJ_VALID)
+        s->reinject = vmcb->exit_int_info;
+    vmcb->event_inj = 0;
+    svm_decode_exit(vmcb, has_nrips, e);
+}
+
+static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
+{
+    uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
+    if (has_error)
+        ev |= SVM_EVTINJ_VALID_ERR | ((uint64_t)error << 32);
+    svm(v)->vmcb->event_inj = ev;
+}
+
+static void svm_get_mode(struct vcpu *v, struct guest_mode *m)
+{
+    const struct vmcb *vmcb = svm(v)->vmcb;
+    m->cr0 = vmcb->cr0;
+    m->cr3 = vmcb->cr3;
+    m->cr4 = vmcb->cr4;
+    m->efer = vmcb->efer & ~(uint64_t)EFER_SVME;
+    m->cpl = vmcb->cpl;
+    m->cs_base = vmcb->cs.base;
+    if (!(vmcb->cr0 & 1))
+        m->code_bits = 16;
+    else if ((vmcb->efer & EFER_LMA) && (vmcb->cs.attrib & (1u << 9)))
+        m->code_bits = 64;
+    else
+        m->code_bits = (vmcb->cs.attrib & (1u << 10)) ? 32 : 16;
+}
+
+static void svm_clear_interrupt_shadow(struct vcpu *v)
+{
+    svm(v)->vmcb->interrupt_shadow &= ~1ull;
+}
+
+static bool canonical(uint64_t a)
+{
+    return (uint64_t)((int64_t)(a << 16) >> 16) == a;
+}
+
+static bool pat_valid(uint64_t pat)
+{
+    for (int i = 0; i < 8; i++) {
+        uint8_t t = (pat >> (8 * i)) & 0xff;
+        if (t == 2 || t == 3 || t > 7)
+            return false;
+    }
+    return true;
+}
+
+/* The MSRs whose guest copies VMRUN/VMLOAD switch from the VMCB. */
+static uint64_t *vmcb_msr(struct vmcb *vmcb, uint32_t index)
+{
+    switch (index) {
+    case MSR_STAR:
+        return &vmcb->star;
+    case MSR_LSTAR:
+        return &vmcb->lstar;
+    case MSR_CSTAR:
+        return &vmcb->cstar;
+    case MSR_SFMASK:
+        return &vmcb->sfmask;
+    case MSR_KERNEL_GS_BASE:
+        return &vmcb->kernel_gs_base;
+    case MSR_FS_BASE:
+        return &vmcb->fs.base;
+    case MSR_GS_BASE:
+        return &vmcb->gs.base;
+    case MSR_SYSENTER_CS:
+        return &vmcb->sysenter_cs;
+    case MSR_SYSENTER_ESP:
+        return &vmcb->sysenter_esp;
+    case MSR_SYSENTER_EIP:
+        return &vmcb->sysenter_eip;
+    case MSR_PAT:
+        return &vmcb->g_pat;
+    default:
+        return 0;
+    }
+}
+
+static enum msr_result svm_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+{
+    struct vmcb *vmcb = svm(v)->vmcb;
+    if (index == MSR_EFER) {
+        *value = vmcb->efer & ~(uint64_t)EFER_SVME;
+        return MSR_DONE;
+    }
+    uint64_t *field = vmcb_msr(vmcb, index);
+    if (!field)
+        return MSR_NOT_MINE;
+    *value = *field;
+    return MSR_DONE;
+}
+
+static enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
+{
+    struct vmcb *vmcb = svm(v)->vmcb;
+    if (index == MSR_EFER) {
+        uint64_t allowed = EFER_SCE | EFER_LME | EFER_LMA | (boot_efer_nxe ? EFER_NXE : 0);
+        if (value & ~allowed)
+            return MSR_FAULT;
+        /* LME may not change while paging is on; LMA is the CPU's to set. */
+        if ((vmcb->cr0 & CR0_PG) && ((value ^ vmcb->efer) & EFER_LME))
+            return MSR_FAULT;
+        vmcb->efer = (value & ~(uint64_t)EFER_LMA) | (vmcb->efer & EFER_LMA) | EFER_SVME;
+        return MSR_DONE;
+    }
+    uint64_t *field = vmcb_msr(vmcb, index);
+    if (!field)
+        return MSR_NOT_MINE;
+    if (index == MSR_PAT && !pat_valid(value))
+        return MSR_FAULT;
+    if ((index == MSR_LSTAR || index == MSR_CSTAR || index == MSR_KERNEL_GS_BASE ||
+         index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_SYSENTER_EIP ||
+         index == MSR_SYSENTER_ESP) &&
+        !canonical(value))
+        return MSR_FAULT;
+    *field = (index == MSR_SFMASK || index == MSR_SYSENTER_CS) ? (uint32_t)value : value;
+    return MSR_DONE;
+}
+
+static void svm_set_intercept(struct vcpu *v, enum intercept what, bool on)
+{
+    uint32_t bit = what == INTERCEPT_HLT ? SVM_INTERCEPT_HLT : SVM_INTERCEPT_PAUSE;
+    struct vmcb *vmcb = svm(v)->vmcb;
+    if (on)
+        vmcb->intercept_misc1 |= bit;
+    else
+        vmcb->intercept_misc1 &= ~bit;
+}
+
+static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
+{
+    svm(v)->vmcb->tsc_offset = offset;
+}
+
+const struct virt_ops svm_ops = {
+    .name = "svm",
+    .cpu_enable = svm_cpu_enable,
+    .vm_init = svm_vm_init,
+    .vm_map = svm_vm_map,
+    .vm_destroy = svm_vm_destroy,
+    .vcpu_create = svm_vcpu_create,
+    .vcpu_destroy = svm_vcpu_destroy,
+    .vcpu_reset_protected = svm_vcpu_reset_protected,
+    .vcpu_run = svm_vcpu_run,
+    .inject_exception = svm_inject_exception,
+    .get_mode = svm_get_mode,
+    .clear_interrupt_shadow = svm_clear_interrupt_shadow,
+    .msr_read = svm_msr_read,
+    .msr_write = svm_msr_write,
+    .set_intercept = svm_set_intercept,
+    .set_tsc_offset = svm_set_tsc_offset,
+};

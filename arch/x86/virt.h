@@ -1,0 +1,125 @@
+/*
+ * The vendor seam: everything above arch/x86 drives SVM or VMX through this
+ * ops table and receives exits as a vendor-neutral record. One backend is
+ * chosen at boot (virt_select); vmm/ and sched/ include only this header.
+ */
+#ifndef POLLUX_ARCH_X86_VIRT_H
+#define POLLUX_ARCH_X86_VIRT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/features.h"
+
+struct vm;
+struct vcpu;
+
+/* Common exit reasons; vmm/ dispatches on these through a table. */
+enum exit_reason {
+    EXIT_NONE, /* nothing to handle (e.g. a host interrupt was taken) */
+    EXIT_CPUID,
+    EXIT_HLT,
+    EXIT_IDLE_HLT,
+    EXIT_PAUSE,
+    EXIT_IO,
+    EXIT_MSR_READ,
+    EXIT_MSR_WRITE,
+    EXIT_NESTED_PAGE_FAULT,
+    EXIT_HYPERCALL,
+    EXIT_EXTERNAL_INTERRUPT,
+    EXIT_NMI,
+    EXIT_INTERRUPT_WINDOW,
+    EXIT_PREEMPTION_TIMER,
+    EXIT_SHUTDOWN, /* triple fault */
+    EXIT_INIT,
+    EXIT_SIPI,
+    EXIT_INVD,
+    EXIT_WBINVD,
+    EXIT_XSETBV,
+    EXIT_UNDEFINED,    /* an instruction pollux refuses: the guest gets #UD */
+    EXIT_ENTRY_FAILED, /* the CPU refused the guest state */
+    EXIT_UNKNOWN,      /* a vendor exit pollux does not expect */
+    EXIT_REASON_COUNT
+};
+
+const char *exit_reason_name(enum exit_reason r);
+
+/* Instructions whose exits may arrive without a length (vmm/insn.h kinds). */
+struct exit_record {
+    enum exit_reason reason;
+    uint64_t vendor_code; /* the raw exit code, for messages */
+    unsigned insn_len;    /* 0 when the CPU did not say (SVM without NRIPS) */
+    int insn_kind;        /* enum insn_kind of the exiting instruction, -1 if none */
+    union {
+        struct {
+            uint16_t port;
+            uint8_t size; /* 1, 2 or 4 */
+            bool in, string, rep;
+        } io;
+        struct {
+            uint32_t index;
+        } msr;
+        struct {
+            uint64_t gpa;
+            bool write, fetch, present;
+        } npf;
+        struct {
+            const char *what; /* the failed check, in words */
+            uint64_t detail;
+        } fail;
+    };
+};
+
+/* Guest general-purpose registers, plus the ones vendors keep elsewhere. */
+struct guest_regs {
+    uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rsp, rip, rflags;
+};
+
+/* What the page-table walker and the instruction decoder need to know. */
+struct guest_mode {
+    uint64_t cr0, cr3, cr4, efer;
+    unsigned cpl;
+    uint64_t cs_base;
+    int code_bits; /* 16, 32 or 64 */
+};
+
+enum msr_result { MSR_NOT_MINE, MSR_DONE, MSR_FAULT };
+
+enum intercept { INTERCEPT_HLT, INTERCEPT_PAUSE };
+
+struct virt_ops {
+    const char *name;
+    /* Per host CPU, before it runs any vCPU. */
+    int (*cpu_enable)(char *err, size_t errlen);
+    /* Nested page tables: create, map guest-physical to host-physical, free. */
+    int (*vm_init)(struct vm *vm);
+    int (*vm_map)(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
+    void (*vm_destroy)(struct vm *vm);
+    int (*vcpu_create)(struct vcpu *v);
+    void (*vcpu_destroy)(struct vcpu *v);
+    /* Multiboot entry state: 32-bit protected mode, flat segments, paging off. */
+    void (*vcpu_reset_protected)(struct vcpu *v, uint32_t entry);
+    /* Enter the guest with interrupts deliverable to the host; fill e on exit. */
+    void (*vcpu_run)(struct vcpu *v, struct exit_record *e);
+    void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
+    void (*get_mode)(struct vcpu *v, struct guest_mode *m);
+    /* After an emulated instruction: the STI/MOV-SS shadow ends with it. */
+    void (*clear_interrupt_shadow)(struct vcpu *v);
+    /* MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...). */
+    enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
+    enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
+    void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);
+    void (*set_tsc_offset)(struct vcpu *v, uint64_t offset);
+};
+
+extern const struct virt_ops *virt;
+extern struct virt_features virt_features;
+
+/* Pick the backend for the detected features; NULL ops when none. */
+void virt_select(const struct virt_features *f);
+
+extern const struct virt_ops svm_ops;
+
+#endif

@@ -1,0 +1,33 @@
+# Bundled guest images: 32-bit multiboot1 kernels that pollux runs as VMs.
+# One line per guest: guest-tests/<name>.c becomes $(BUILD)/guests/<name>.elf,
+# linked with the runtime in guest-tests/runtime/. `make guests` builds them.
+GUEST_NAMES :=
+GUEST_NAMES += hello
+GUEST_NAMES += exitbench
+
+GUEST_OUT := $(BUILD)/guests
+GUEST_OBJ := $(GUEST_OUT)/obj
+GUEST_CFLAGS := -m32 -std=c11 -Wall -Wextra -Werror -O2 -ffreestanding -fno-builtin \
+	-fno-stack-protector -fno-pic -fno-pie -mno-sse -mgeneral-regs-only \
+	-fno-asynchronous-unwind-tables -fcf-protection=none -MMD -MP -I.
+GUEST_ASFLAGS := -m32 -MMD -MP -I.
+GUEST_LDFLAGS := -m elf_i386 -T guest-tests/guest.ld -nostdlib -z max-page-size=0x1000 \
+	-z noexecstack --build-id=none
+GUEST_RUNTIME := $(GUEST_OBJ)/runtime/entry.o $(GUEST_OBJ)/runtime/runtime.o
+GUEST_ELFS := $(patsubst %,$(GUEST_OUT)/%.elf,$(GUEST_NAMES))
+
+.PHONY: guests
+guests: $(GUEST_ELFS)
+
+$(GUEST_ELFS): $(GUEST_OUT)/%.elf: $(GUEST_OBJ)/%.o $(GUEST_RUNTIME) guest-tests/guest.ld
+	$(LD) $(GUEST_LDFLAGS) $(GUEST_RUNTIME) $< -o $@
+
+$(GUEST_OBJ)/%.o: guest-tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -c $< -o $@
+
+$(GUEST_OBJ)/%.o: guest-tests/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_ASFLAGS) -c $< -o $@
+
+-include $(wildcard $(GUEST_OBJ)/*.d $(GUEST_OBJ)/*/*.d)

@@ -1,0 +1,193 @@
+/*
+ * The common exit dispatcher: one handler per exit reason, vendor-neutral.
+ * Handlers that emulate an instruction advance RIP past it; anything a
+ * guest does that pollux cannot honour stops that guest's VM only.
+ */
+#include "vmm/exits.h"
+
+#include "arch/x86/fpu.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/tsc.h"
+#include "vmm/cpuid.h"
+#include "vmm/guest_access.h"
+#include "vmm/hypercall.h"
+#include "vmm/io.h"
+#include "vmm/msr.h"
+
+#define VECTOR_UD   6
+#define VECTOR_GP   13
+#define CR4_OSXSAVE (1u << 18)
+
+typedef void (*exit_handler)(struct vcpu *v, const struct exit_record *e);
+
+static void handle_nothing(struct vcpu *v, const struct exit_record *e)
+{
+    (void)v;
+    (void)e;
+}
+
+static void handle_skip(struct vcpu *v, const struct exit_record *e)
+{
+    vcpu_skip_instruction(v, e);
+}
+
+static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
+{
+    uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
+    struct guest_mode m;
+    virt->get_mode(v, &m);
+    struct cpuid_view view = {
+        .vcpu_id = v->id,
+        .nvcpus = v->vm->nvcpus,
+        .guest_cr4 = m.cr4,
+        .tsc_khz = tsc_khz,
+        .apic_timer_khz = 0,
+        .xcr0_supported = fpu_host_xcr0(),
+    };
+    struct cpuid_regs r = cpuid(leaf, subleaf);
+    cpuid_filter(leaf, subleaf, &view, &r);
+    v->regs.rax = r.eax;
+    v->regs.rbx = r.ebx;
+    v->regs.rcx = r.ecx;
+    v->regs.rdx = r.edx;
+    vcpu_skip_instruction(v, e);
+}
+
+/*
+ * No interrupt source exists for a guest yet, so a halted vCPU waits for
+ * its VM to be stopped (timeout or another vCPU) with the host CPU idle.
+ */
+static void handle_hlt(struct vcpu *v, const struct exit_record *e)
+{
+    if (vcpu_skip_instruction(v, e))
+        return;
+    v->state = VCPU_BLOCKED;
+    while (!v->vm->stopping && !(v->vm->deadline && rdtsc() >= v->vm->deadline)) {
+        cpu_idle_wait();
+        irq_disable();
+    }
+    v->state = VCPU_RUNNING;
+}
+
+static void handle_msr_read(struct vcpu *v, const struct exit_record *e)
+{
+    uint64_t value;
+    if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
+        virt->inject_exception(v, VECTOR_GP, true, 0);
+        return;
+    }
+    v->regs.rax = (uint32_t)value;
+    v->regs.rdx = value >> 32;
+    vcpu_skip_instruction(v, e);
+}
+
+static void handle_msr_write(struct vcpu *v, const struct exit_record *e)
+{
+    uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
+    if (msr_write(v, (uint32_t)v->regs.rcx, value)) {
+        virt->inject_exception(v, VECTOR_GP, true, 0);
+        return;
+    }
+    vcpu_skip_instruction(v, e);
+}
+
+static void handle_io(struct vcpu *v, const struct exit_record *e)
+{
+    if (e->io.string) {
+        vm_fail(v, "bad-state", "string I/O (INS/OUTS) on port 0x%x is not supported", e->io.port);
+        return;
+    }
+    uint32_t mask = e->io.size == 4 ? 0xffffffffu : (1u << (8 * e->io.size)) - 1;
+    if (e->io.in) {
+        uint32_t value = io_read(v->vm, e->io.port, e->io.size) & mask;
+        if (e->io.size == 4)
+            v->regs.rax = value; /* a 32-bit write zero-extends */
+        else
+            v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | value;
+    } else {
+        io_write(v->vm, e->io.port, e->io.size, (uint32_t)v->regs.rax & mask);
+    }
+    vcpu_skip_instruction(v, e);
+}
+
+static void handle_hypercall(struct vcpu *v, const struct exit_record *e)
+{
+    if (vcpu_skip_instruction(v, e))
+        return;
+    v->regs.rax = vmm_hypercall(v);
+}
+
+static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
+{
+    struct guest_mode m;
+    virt->get_mode(v, &m);
+    if (!(m.cr4 & CR4_OSXSAVE)) {
+        virt->inject_exception(v, VECTOR_UD, false, 0);
+        return;
+    }
+    uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
+    if (m.cpl != 0 || (uint32_t)v->regs.rcx != 0 || !fpu_xcr0_valid(value)) {
+        virt->inject_exception(v, VECTOR_GP, true, 0);
+        return;
+    }
+    fpu_set_guest_xcr0(&v->fpu, value);
+    vcpu_skip_instruction(v, e);
+}
+
+static void handle_undefined(struct vcpu *v, const struct exit_record *e)
+{
+    (void)e;
+    virt->inject_exception(v, VECTOR_UD, false, 0);
+}
+
+static void handle_npf(struct vcpu *v, const struct exit_record *e)
+{
+    vm_fail(v, "bad-access", "%s guest-physical 0x%lx, outside the VM's memory",
+            e->npf.fetch   ? "instruction fetch from"
+            : e->npf.write ? "write to"
+                           : "read from",
+            e->npf.gpa);
+}
+
+static void handle_shutdown(struct vcpu *v, const struct exit_record *e)
+{
+    (void)e;
+    vm_fail(v, "triple-fault", "triple fault (shutdown)");
+}
+
+static void handle_entry_failed(struct vcpu *v, const struct exit_record *e)
+{
+    vm_fail(v, "bad-state", "%s (0x%lx)", e->fail.what, e->fail.detail);
+}
+
+static void handle_unknown(struct vcpu *v, const struct exit_record *e)
+{
+    vm_fail(v, "bad-state", "unexpected exit %s (vendor code 0x%lx)", exit_reason_name(e->reason),
+            e->vendor_code);
+}
+
+static const exit_handler handlers[EXIT_REASON_COUNT] = {
+    [EXIT_NONE] = handle_nothing,
+    [EXIT_CPUID] = handle_cpuid,
+    [EXIT_HLT] = handle_hlt,
+    [EXIT_PAUSE] = handle_skip,
+    [EXIT_IO] = handle_io,
+    [EXIT_MSR_READ] = handle_msr_read,
+    [EXIT_MSR_WRITE] = handle_msr_write,
+    [EXIT_NESTED_PAGE_FAULT] = handle_npf,
+    [EXIT_HYPERCALL] = handle_hypercall,
+    [EXIT_EXTERNAL_INTERRUPT] = handle_nothing, /* taken by the host on the way out */
+    [EXIT_NMI] = handle_nothing,
+    [EXIT_SHUTDOWN] = handle_shutdown,
+    [EXIT_INVD] = handle_skip, /* guest memory is write-back: nothing to write back */
+    [EXIT_WBINVD] = handle_skip,
+    [EXIT_XSETBV] = handle_xsetbv,
+    [EXIT_UNDEFINED] = handle_undefined,
+    [EXIT_ENTRY_FAILED] = handle_entry_failed,
+};
+
+void handle_exit(struct vcpu *v, const struct exit_record *e)
+{
+    exit_handler h = (unsigned)e->reason < EXIT_REASON_COUNT ? handlers[e->reason] : 0;
+    (h ? h : handle_unknown)(v, e);
+}

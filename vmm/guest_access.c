@@ -1,0 +1,70 @@
+#include "vmm/guest_access.h"
+
+#include "lib/string.h"
+#include "vmm/gpt.h"
+#include "vmm/insn.h"
+
+#define PAGE     4096ull
+#define MAX_INSN 15
+
+static bool read_gpa(uint64_t gpa, void *buf, size_t len, void *ctx)
+{
+    void *p = vm_gpa_ptr(ctx, gpa, len);
+    if (!p)
+        return false;
+    memcpy(buf, p, len);
+    return true;
+}
+
+int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
+{
+    struct guest_mode gm;
+    virt->get_mode(v, &gm);
+    struct gpt_mode m = {
+        .cr0 = gm.cr0, .cr3 = gm.cr3, .cr4 = gm.cr4, .efer = gm.efer, .cpl = gm.cpl};
+    uint8_t *out = buf;
+    while (len) {
+        size_t chunk = PAGE - (la & (PAGE - 1));
+        if (chunk > len)
+            chunk = len;
+        uint64_t gpa;
+        int rc = gpt_translate(&m, la, 0, read_gpa, v->vm, &gpa);
+        if (rc)
+            return rc;
+        if (!read_gpa(gpa, out, chunk, v->vm))
+            return GPT_BAD_TABLE;
+        out += chunk;
+        la += chunk;
+        len -= chunk;
+    }
+    return 0;
+}
+
+int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
+{
+    unsigned len = e->insn_len;
+    if (!len) {
+        struct guest_mode gm;
+        virt->get_mode(v, &gm);
+        uint64_t la = gm.cs_base + v->regs.rip;
+        if (gm.code_bits != 64)
+            la &= 0xffffffffu;
+        uint8_t bytes[MAX_INSN];
+        size_t avail = MAX_INSN;
+        /* Fewer bytes may be readable near the end of guest memory. */
+        while (avail && guest_read_linear(v, la, bytes, avail))
+            avail--;
+        int n = e->insn_kind >= 0 && avail
+                    ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, gm.code_bits)
+                    : -1;
+        if (n < 0) {
+            vm_fail(v, "bad-state", "cannot decode the %s instruction at 0x%lx",
+                    exit_reason_name(e->reason), la);
+            return -1;
+        }
+        len = (unsigned)n;
+    }
+    v->regs.rip += len;
+    virt->clear_interrupt_shadow(v);
+    return 0;
+}

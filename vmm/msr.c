@@ -1,0 +1,68 @@
+#include "vmm/msr.h"
+
+#include "arch/x86/cpu.h"
+
+#define MSR_TSC                  0x10
+#define MSR_FEATURE_CTL          0x3a
+#define MSR_BIOS_SIGN_ID         0x8b
+#define MSR_MISC_ENABLE          0x1a0
+#define FEATURE_CTL_LOCKED       1
+#define MISC_ENABLE_FAST_STRINGS 1
+
+static bool is_perf_counter(uint32_t i)
+{
+    return (i >= 0xc1 && i <= 0xc8) ||             /* Intel PMC0-7 */
+           (i >= 0x186 && i <= 0x18d) ||           /* Intel PERFEVTSEL0-7 */
+           (i >= 0x309 && i <= 0x30b) ||           /* Intel fixed counters */
+           (i >= 0x38d && i <= 0x390) ||           /* Intel fixed/global control */
+           (i >= 0xc0010000 && i <= 0xc0010007) || /* AMD legacy PERF_CTL/CTR */
+           (i >= 0xc0010200 && i <= 0xc001020b);   /* AMD core PERF_CTL/CTR */
+}
+
+int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+{
+    switch (virt->msr_read(v, index, value)) {
+    case MSR_DONE:
+        return 0;
+    case MSR_FAULT:
+        return -1;
+    case MSR_NOT_MINE:
+        break;
+    }
+    if (index == MSR_TSC)
+        *value = rdtsc() + v->vm->tsc_offset;
+    else if (index == MSR_FEATURE_CTL)
+        *value = FEATURE_CTL_LOCKED;
+    else if (index == MSR_MISC_ENABLE)
+        *value = MISC_ENABLE_FAST_STRINGS;
+    else if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
+        *value = 0;
+    else
+        return -1;
+    return 0;
+}
+
+int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
+{
+    switch (virt->msr_write(v, index, value)) {
+    case MSR_DONE:
+        return 0;
+    case MSR_FAULT:
+        return -1;
+    case MSR_NOT_MINE:
+        break;
+    }
+    if (index == MSR_TSC) {
+        /* One offset per VM: every vCPU sees the same TSC. */
+        struct vm *vm = v->vm;
+        vm->tsc_offset = value - rdtsc();
+        for (unsigned i = 0; i < vm->nvcpus; i++)
+            virt->set_tsc_offset(vm->vcpus[i], vm->tsc_offset);
+        return 0;
+    }
+    if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
+        return 0;
+    if (index == MSR_MISC_ENABLE)
+        return value == MISC_ENABLE_FAST_STRINGS ? 0 : -1;
+    return -1;
+}

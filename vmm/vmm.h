@@ -1,0 +1,26 @@
+/*
+ * VM lifecycle: every multiboot module becomes a VM (or an @vm_reject with
+ * the reason), VMs run on the CPUs sched/ gives them, and when the last one
+ * has stopped the boot CPU shuts the machine down.
+ */
+#ifndef POLLUX_VMM_VMM_H
+#define POLLUX_VMM_VMM_H
+
+#include <stdbool.h>
+
+#include "boot/bootinfo.h"
+#include "vmm/vm.h"
+
+/* Create and queue a VM per module. Returns how many modules were rejected. */
+unsigned vmm_start(const struct boot_info *bi);
+
+/* Run v on this CPU until its VM stops, then retire the VM. */
+void vmm_run_vcpu(struct vcpu *v);
+
+/* True once every started VM has stopped. */
+bool vmm_all_stopped(void);
+
+/* True if every VM that ran exited with code 0. */
+bool vmm_all_succeeded(void);
+
+#endif
