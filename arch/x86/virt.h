@@ -112,6 +112,13 @@ struct virt_ops {
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
     void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);
     void (*set_tsc_offset)(struct vcpu *v, uint64_t offset);
+    /*
+     * A timer that counts only while the guest runs and forces
+     * EXIT_PREEMPTION_TIMER once the host TSC reaches tsc_deadline (0
+     * disarms). Returns false when the backend has none (SVM): the host's
+     * local APIC timer serves instead.
+     */
+    bool (*set_preemption_timer)(struct vcpu *v, uint64_t tsc_deadline);
 };
 
 extern const struct virt_ops *virt;

@@ -420,6 +420,13 @@ static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
     svm(v)->vmcb->tsc_offset = offset;
 }
 
+static bool svm_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
+{
+    (void)v;
+    (void)tsc_deadline;
+    return false;
+}
+
 const struct virt_ops svm_ops = {
     .name = "svm",
     .cpu_enable = svm_cpu_enable,
@@ -437,4 +444,5 @@ const struct virt_ops svm_ops = {
     .msr_write = svm_msr_write,
     .set_intercept = svm_set_intercept,
     .set_tsc_offset = svm_set_tsc_offset,
+    .set_preemption_timer = svm_set_preemption_timer,
 };
