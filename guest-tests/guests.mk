@@ -4,6 +4,7 @@
 GUEST_NAMES :=
 GUEST_NAMES += hello
 GUEST_NAMES += exitbench
+GUEST_NAMES += misbehave
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj

@@ -113,7 +113,9 @@ void sched_timer_arm(uint64_t tsc_deadline)
     if (rq->timer_deadline == tsc_deadline)
         return;
     uint64_t now = rdtsc();
-    uint64_t ticks = tsc_deadline > now ? (tsc_deadline - now) * lapic_timer_khz / tsc_khz : 1;
+    /* Rounded up: the interrupt must never come before the deadline. */
+    uint64_t ticks =
+        tsc_deadline > now ? ((tsc_deadline - now) * lapic_timer_khz + tsc_khz - 1) / tsc_khz : 1;
     /* A far deadline is reached in steps: the timer re-arms after each exit. */
     if (ticks > 0xffffffffu)
         ticks = 0xffffffffu;

@@ -33,12 +33,16 @@ def run_unit(path):
     return True, [], None
 
 
+FIXTURES = os.path.join(BUILD, "test", "fixtures")
+
+
 def run_boot(test):
     rundir = os.path.join(BUILD, "test", test.name)
     shutil.rmtree(rundir, ignore_errors=True)
     os.makedirs(rundir)
+    flags = [f.replace("{fixtures}", FIXTURES) for f in test.run_flags()]
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--rundir", rundir,
-           "--accel", "tcg", "--timeout", str(test.timeout)] + test.run_flags()
+           "--accel", "tcg", "--timeout", str(test.timeout)] + flags
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     logpath = os.path.join(rundir, "console.log")
     with open(logpath, "w") as f:
@@ -68,6 +72,7 @@ def main():
     p.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     a = p.parse_args()
 
+    suite.make_fixtures(FIXTURES, BUILD)
     jobs = []
     for path in sorted(glob.glob(os.path.join(BUILD, "unit", "test_*"))):
         name = "unit/" + os.path.basename(path)[len("test_"):]

@@ -13,6 +13,7 @@
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
 #include "vmm/msr.h"
+#include "sched/sched.h"
 
 #define VECTOR_UD   6
 #define VECTOR_GP   13
@@ -62,7 +63,10 @@ static void handle_hlt(struct vcpu *v, const struct exit_record *e)
     if (vcpu_skip_instruction(v, e))
         return;
     v->state = VCPU_BLOCKED;
-    while (!v->vm->stopping && !(v->vm->deadline && rdtsc() >= v->vm->deadline)) {
+    struct vm *vm = v->vm;
+    while (!vm->stopping && !(vm->deadline && rdtsc() >= vm->deadline)) {
+        if (vm->deadline)
+            sched_timer_arm(vm->deadline);
         cpu_idle_wait();
         irq_disable();
     }

@@ -8,9 +8,10 @@
 #define POLLUX_VMM_HYPERCALL_H
 
 #define HC_EXIT 0 /* EBX = exit code: the VM stops with that code (reason "hypercall") */
-#define HC_PUTS 1 /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX): console output   \
-                   */
-#define HC_NOP 2  /* does nothing; returns 0 (for measuring the exit path) */
+#define HC_PUTS                                                                                    \
+    1            /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX): console output    \
+                  */
+#define HC_NOP 2 /* does nothing; returns 0 (for measuring the exit path) */
 
 #define HC_PUTS_MAX 4096
 

@@ -194,9 +194,6 @@ unsigned vmm_start(const struct boot_info *bi)
         json_u64(&j, "cpu", cpu);
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
-        vm->start_tsc = rdtsc();
-        if (vm->cfg.timeout_ms)
-            vm->deadline = vm->start_tsc + vm->cfg.timeout_ms * tsc_khz;
         sched_enqueue(cpu, vm->vcpus[0]);
     }
     return rejected;
@@ -227,6 +224,10 @@ static void report_stop(struct vm *vm)
 void vmm_run_vcpu(struct vcpu *v)
 {
     struct vm *vm = v->vm;
+    /* Time and the timeout count from when the VM first runs, not from when it queued. */
+    vm->start_tsc = rdtsc();
+    if (vm->cfg.timeout_ms)
+        vm->deadline = vm->start_tsc + vm->cfg.timeout_ms * tsc_khz;
     fpu_guest_enter(&v->fpu);
     v->state = VCPU_RUNNING;
     uint64_t start = rdtsc();

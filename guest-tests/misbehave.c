@@ -1,0 +1,173 @@
+/*
+ * A guest that does one thing a hypervisor must survive, chosen by the first
+ * word of its arguments, so the boot tests can check that pollux stops (or
+ * corrects) only this VM, with the right reason:
+ *   exit N      isa-debug-exit with code N
+ *   hcexit N    the HC_EXIT hypercall with code N
+ *   shutdown    "Shutdown" on port 0x8900 (code 0)
+ *   puts        HC_PUTS, then exit 0
+ *   spin        loop forever with interrupts off (needs timeout_ms)
+ *   spinsti     loop forever with interrupts on (needs timeout_ms)
+ *   halt        cli; hlt (needs timeout_ms)
+ *   triple      a fault with no usable IDT: triple fault
+ *   badmem      read guest-physical memory the VM does not have
+ *   badmsr      RDMSR of an MSR pollux does not offer: expects #GP, exits 0
+ *   vmrun       VMRUN (AMD) or VMXON (Intel): expects #UD, exits 0
+ *   ioports     unknown ports read as all ones, exits 0 if so
+ */
+#include "guest-tests/runtime/runtime.h"
+#include "vmm/hypercall.h"
+
+#define VECTOR_UD 6
+#define VECTOR_GP 13
+
+struct interrupt_frame;
+
+static uint64_t gdt[3] = {0, 0x00cf9a000000ffffull, 0x00cf92000000ffffull};
+static uint64_t idt[32];
+
+static void set_gate(unsigned vector, void *handler)
+{
+    uint32_t a = (uint32_t)handler;
+    idt[vector] = (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) |
+                  ((uint64_t)(a >> 16) << 48);
+}
+
+__attribute__((interrupt)) static void ud_handler(struct interrupt_frame *f)
+{
+    (void)f;
+    printf("caught #UD\n");
+    guest_exit(0);
+}
+
+__attribute__((interrupt)) static void gp_handler(struct interrupt_frame *f, unsigned long error)
+{
+    (void)f;
+    printf("caught #GP (error %lu)\n", error);
+    guest_exit(0);
+}
+
+/* The loader's segments have no GDT behind them: an exception needs one. */
+static void install_idt(void)
+{
+    struct {
+        uint16_t limit;
+        uint32_t base;
+    } __attribute__((packed)) gdtr = {sizeof(gdt) - 1, (uint32_t)gdt},
+                              idtr = {sizeof(idt) - 1, (uint32_t)idt};
+    __asm__ volatile("lgdt %0\n\t"
+                     "ljmp $0x08, $1f\n"
+                     "1:\n\t"
+                     "mov $0x10, %%ax\n\t"
+                     "mov %%ax, %%ds\n\t"
+                     "mov %%ax, %%es\n\t"
+                     "mov %%ax, %%ss\n\t"
+                     "lidt %1"
+                     :
+                     : "m"(gdtr), "m"(idtr)
+                     : "eax", "memory");
+    set_gate(VECTOR_UD, ud_handler);
+    set_gate(VECTOR_GP, gp_handler);
+}
+
+static bool word_is(const char *s, const char *w)
+{
+    while (*w && *s == *w)
+        s++, w++;
+    return !*w && (*s == ' ' || *s == '\0');
+}
+
+static uint32_t number_after(const char *s)
+{
+    while (*s && *s != ' ')
+        s++;
+    while (*s == ' ')
+        s++;
+    uint32_t n = 0;
+    parse_uint(s, &n);
+    return n;
+}
+
+static bool is_amd(void)
+{
+    return cpuid(0, 0).ebx == 0x68747541; /* "Auth" */
+}
+
+int guest_main(uint32_t magic, const struct mb_info *info)
+{
+    (void)magic;
+    const char *mode = cmdline_args(info);
+    printf("misbehave: %s\n", mode);
+
+    if (word_is(mode, "exit"))
+        guest_exit(number_after(mode));
+    if (word_is(mode, "hcexit")) {
+        hypercall(HC_EXIT, number_after(mode), 0, 0);
+        printf("still running after HC_EXIT\n");
+        return 99;
+    }
+    if (word_is(mode, "shutdown")) {
+        for (const char *s = "Shutdown"; *s; s++)
+            outb(0x8900, (uint8_t)*s);
+        printf("still running after the shutdown port\n");
+        return 99;
+    }
+    if (word_is(mode, "puts")) {
+        static const char msg[] = "written by HC_PUTS\n";
+        uint32_t rc = hypercall(HC_PUTS, (uint32_t)msg, sizeof(msg) - 1, 0);
+        uint32_t bad = hypercall(HC_PUTS, 0xfff00000u, 16, 0);
+        printf("puts returned %u, bad address returned 0x%x\n", rc, bad);
+        return rc == HC_OK && bad == (uint32_t)HC_EFAULT ? 0 : 1;
+    }
+    if (word_is(mode, "spinsti")) {
+        __asm__ volatile("sti");
+        for (;;)
+            __asm__ volatile("" ::: "memory");
+    }
+    if (word_is(mode, "spin")) {
+        __asm__ volatile("cli");
+        for (;;)
+            __asm__ volatile("" ::: "memory");
+    }
+    if (word_is(mode, "halt")) {
+        __asm__ volatile("cli; hlt");
+        return 99;
+    }
+    if (word_is(mode, "triple")) {
+        static const struct {
+            uint16_t limit;
+            uint32_t base;
+        } __attribute__((packed)) empty = {0, 0};
+        __asm__ volatile("lidt %0; int3" ::"m"(empty));
+        return 99;
+    }
+    if (word_is(mode, "badmem")) {
+        uint32_t v = *(volatile uint32_t *)0xf0000000u;
+        printf("read 0x%x from outside guest memory\n", v);
+        return 99;
+    }
+    if (word_is(mode, "badmsr")) {
+        install_idt();
+        rdmsr(0xc0ffee);
+        printf("RDMSR of a bogus MSR did not fault\n");
+        return 99;
+    }
+    if (word_is(mode, "vmrun")) {
+        install_idt();
+        if (is_amd())
+            __asm__ volatile("vmrun" ::"a"(0) : "memory");
+        else
+            __asm__ volatile("vmxon %0" ::"m"(idt[0]) : "memory");
+        printf("virtualization instruction did not fault\n");
+        return 99;
+    }
+    if (word_is(mode, "ioports")) {
+        uint8_t b = inb(0x80);
+        uint32_t l;
+        __asm__ volatile("inl %1, %0" : "=a"(l) : "Nd"((uint16_t)0x1234));
+        printf("port 0x80 reads 0x%x, port 0x1234 reads 0x%x\n", b, l);
+        return b == 0xff && l == 0xffffffffu ? 0 : 1;
+    }
+    printf("unknown mode\n");
+    return 98;
+}
