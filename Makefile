@@ -84,7 +84,7 @@ BOOT ?= grub
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
-.PHONY: deps run debug test test-full unit format clean
+.PHONY: deps run debug test test-full bench unit format clean
 deps:
 	@tools/deps.sh
 
@@ -101,6 +101,9 @@ test: deps all $(UNIT_BINS)
 
 test-full: deps all $(UNIT_BINS)
 	@$(PYTHON) tools/test.py --full $(if $(T),--only '$(T)')
+
+bench: deps all
+	@$(PYTHON) tools/bench.py
 
 format:
 	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c)

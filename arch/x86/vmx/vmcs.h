@@ -328,25 +328,26 @@
 #define CR_QUAL_LMSW_SHIFT 16
 
 /* Control registers and EFER bits the backend reasons about */
-#define CR0_PE       (1ull << 0)
-#define CR0_MP       (1ull << 1)
-#define CR0_EM       (1ull << 2)
-#define CR0_TS       (1ull << 3)
-#define CR0_ET       (1ull << 4)
-#define CR0_NE       (1ull << 5)
-#define CR0_WP       (1ull << 16)
-#define CR0_NW       (1ull << 29)
-#define CR0_CD       (1ull << 30)
-#define CR0_PG       (1ull << 31)
-#define CR4_PAE      (1ull << 5)
-#define CR4_VMXE     (1ull << 13)
-#define CR4_PCIDE    (1ull << 17)
-#define EFER_SCE     (1ull << 0)
-#define EFER_LMA     (1ull << 10)
-#define RFLAGS_FIXED (1ull << 1)
-#define RFLAGS_TF    (1ull << 8)
-#define RFLAGS_VM    (1ull << 17)
-#define PAT_DEFAULT  0x0007040600070406ull
+#define CR0_PE         (1ull << 0)
+#define CR0_MP         (1ull << 1)
+#define CR0_EM         (1ull << 2)
+#define CR0_TS         (1ull << 3)
+#define CR0_ET         (1ull << 4)
+#define CR0_NE         (1ull << 5)
+#define CR0_WP         (1ull << 16)
+#define CR0_NW         (1ull << 29)
+#define CR0_CD         (1ull << 30)
+#define CR0_PG         (1ull << 31)
+#define CR4_PAE        (1ull << 5)
+#define CR4_VMXE       (1ull << 13)
+#define CR4_PCIDE      (1ull << 17)
+#define EFER_SCE       (1ull << 0)
+#define EFER_LMA       (1ull << 10)
+#define RFLAGS_FIXED   (1ull << 1)
+#define RFLAGS_TF      (1ull << 8)
+#define RFLAGS_VM      (1ull << 17)
+#define PAT_DEFAULT    0x0007040600070406ull
+#define PDPTE_RESERVED 0x1e6ull /* bits 2:1 and 8:5 of a present PAE PDPTE */
 
 /* VM-instruction error numbers (SDM 30.4) that entry failures report. */
 #define VMXERR_LAUNCH_NOT_CLEAR    4

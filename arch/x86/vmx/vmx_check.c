@@ -28,7 +28,7 @@
 
 static const char *const seg_names[SEG_COUNT] = {"ES", "CS", "SS", "DS", "FS", "GS", "LDTR", "TR"};
 
-static bool canonical(uint64_t a)
+bool vmx_canonical(uint64_t a)
 {
     return (uint64_t)((int64_t)(a << 16) >> 16) == a;
 }
@@ -38,7 +38,7 @@ static bool beyond_phys(const struct vmx_caps *c, uint64_t pa)
     return c->phys_bits < 64 && (pa >> c->phys_bits) != 0;
 }
 
-static bool pat_valid(uint64_t pat)
+bool vmx_pat_valid(uint64_t pat)
 {
     for (int i = 0; i < 8; i++) {
         uint8_t t = (pat >> (8 * i)) & 0xff;
@@ -207,9 +207,9 @@ int vmx_check_host(const struct vmx_caps *c, const struct vmcs_state *s, char *w
           (unsigned long)h->cr4);
     CHECK(!beyond_phys(c, h->cr3), "host CR3 0x%lx is beyond the physical-address width",
           (unsigned long)h->cr3);
-    CHECK(canonical(h->sysenter_esp) && canonical(h->sysenter_eip),
+    CHECK(vmx_canonical(h->sysenter_esp) && vmx_canonical(h->sysenter_eip),
           "host IA32_SYSENTER_ESP/EIP is not canonical");
-    CHECK(!(k->exit & EXIT_LOAD_PAT) || pat_valid(h->pat),
+    CHECK(!(k->exit & EXIT_LOAD_PAT) || vmx_pat_valid(h->pat),
           "host IA32_PAT 0x%lx holds an invalid memory type", (unsigned long)h->pat);
     CHECK(k->exit & EXIT_HOST_64,
           "'host address-space size' is 0 but the host runs in 64-bit mode");
@@ -226,11 +226,11 @@ int vmx_check_host(const struct vmx_caps *c, const struct vmcs_state *s, char *w
         CHECK(!(sels[i] & 7), "host %s selector 0x%x: RPL and TI must be 0", names[i], sels[i]);
     CHECK(h->cs != 0, "host CS selector is 0");
     CHECK(h->tr != 0, "host TR selector is 0");
-    CHECK(canonical(h->fs_base) && canonical(h->gs_base) && canonical(h->tr_base) &&
-              canonical(h->gdtr_base) && canonical(h->idtr_base),
+    CHECK(vmx_canonical(h->fs_base) && vmx_canonical(h->gs_base) && vmx_canonical(h->tr_base) &&
+              vmx_canonical(h->gdtr_base) && vmx_canonical(h->idtr_base),
           "host FS/GS/TR/GDTR/IDTR base is not canonical");
     CHECK(h->cr4 & CR4_PAE, "host CR4.PAE must be 1 for a 64-bit host");
-    CHECK(canonical(h->rip), "host RIP 0x%lx is not canonical", (unsigned long)h->rip);
+    CHECK(vmx_canonical(h->rip), "host RIP 0x%lx is not canonical", (unsigned long)h->rip);
     return 0;
 }
 
@@ -263,9 +263,9 @@ static int check_control_registers(const struct vmx_caps *c, const struct vmcs_s
           (unsigned long)g->cr3);
     CHECK(!(k->entry & ENTRY_LOAD_DEBUG) || !(g->dr7 >> 32), "guest DR7 0x%lx: bits 63:32 set",
           (unsigned long)g->dr7);
-    CHECK(canonical(g->sysenter_esp) && canonical(g->sysenter_eip),
+    CHECK(vmx_canonical(g->sysenter_esp) && vmx_canonical(g->sysenter_eip),
           "guest IA32_SYSENTER_ESP/EIP is not canonical");
-    CHECK(!(k->entry & ENTRY_LOAD_PAT) || pat_valid(g->pat),
+    CHECK(!(k->entry & ENTRY_LOAD_PAT) || vmx_pat_valid(g->pat),
           "guest IA32_PAT 0x%lx holds an invalid memory type", (unsigned long)g->pat);
     if (k->entry & ENTRY_LOAD_EFER) {
         CHECK(!(g->efer & ~EFER_KNOWN), "guest IA32_EFER 0x%lx sets reserved bits",
@@ -366,9 +366,10 @@ static int check_segments(const struct vmcs_state *s, char *why, size_t len)
         CHECK(unrestricted || (ss->sel & 3) == (cs->sel & 3),
               "guest SS.RPL %u differs from CS.RPL %u", ss->sel & 3u, cs->sel & 3u);
     }
-    CHECK(canonical(tr->base) && canonical(g->seg[SEG_FS].base) && canonical(g->seg[SEG_GS].base),
+    CHECK(vmx_canonical(tr->base) && vmx_canonical(g->seg[SEG_FS].base) &&
+              vmx_canonical(g->seg[SEG_GS].base),
           "guest TR/FS/GS base is not canonical");
-    CHECK(!usable(ldtr) || canonical(ldtr->base), "guest LDTR base is not canonical");
+    CHECK(!usable(ldtr) || vmx_canonical(ldtr->base), "guest LDTR base is not canonical");
     CHECK(!(cs->base >> 32), "guest CS base 0x%lx: bits 63:32 set", (unsigned long)cs->base);
     for (unsigned i = SEG_ES; i <= SEG_DS; i++)
         if (i != SEG_CS)
@@ -381,7 +382,7 @@ static int check_segments(const struct vmcs_state *s, char *why, size_t len)
                 return -1;
     if (check_segment(s, SEG_TR, why, len) || check_segment(s, SEG_LDTR, why, len))
         return -1;
-    CHECK(canonical(g->gdtr_base) && canonical(g->idtr_base),
+    CHECK(vmx_canonical(g->gdtr_base) && vmx_canonical(g->idtr_base),
           "guest GDTR/IDTR base is not canonical");
     CHECK(g->gdtr_limit <= 0xffff && g->idtr_limit <= 0xffff,
           "guest GDTR/IDTR limit exceeds 0xffff");
@@ -393,7 +394,7 @@ static int check_rip_rflags(const struct vmcs_state *s, char *why, size_t len)
     const struct vmx_guest_state *g = &s->guest;
     bool ia32e = s->ctl.entry & ENTRY_IA32E;
     if (ia32e && (g->seg[SEG_CS].ar & AR_L))
-        CHECK(canonical(g->rip), "guest RIP 0x%lx is not canonical", (unsigned long)g->rip);
+        CHECK(vmx_canonical(g->rip), "guest RIP 0x%lx is not canonical", (unsigned long)g->rip);
     else
         CHECK(!(g->rip >> 32), "guest RIP 0x%lx: bits 63:32 set outside 64-bit mode",
               (unsigned long)g->rip);

@@ -8,7 +8,9 @@
 #ifndef POLLUX_ARCH_X86_VMX_VMX_CHECK_H
 #define POLLUX_ARCH_X86_VMX_VMX_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "arch/x86/vmx/vmx_controls.h"
 
@@ -20,5 +22,10 @@ int vmx_check_host(const struct vmx_caps *c, const struct vmcs_state *s, char *w
 int vmx_check_guest(const struct vmx_caps *c, const struct vmcs_state *s, char *why, size_t len);
 /* All three, in the order VM entry performs them. */
 int vmx_check_entry(const struct vmx_caps *c, const struct vmcs_state *s, char *why, size_t len);
+
+/* Sign-extended from bit 47 (4-level paging). */
+bool vmx_canonical(uint64_t addr);
+/* Every byte one of the memory types WRMSR accepts for IA32_PAT. */
+bool vmx_pat_valid(uint64_t pat);
 
 #endif

@@ -199,6 +199,12 @@ int vmx_derive_controls(const struct vmx_caps *c, struct vmx_controls *o, char *
         snprintf(err, errlen, "EPT lacks 4-level page walks or the write-back memory type");
         return -1;
     }
+    /* Without INVEPT, translations cached for a reused EPT root could never be flushed. */
+    if (!(c->ept_vpid & EPT_CAP_INVEPT) ||
+        !(c->ept_vpid & (EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL))) {
+        snprintf(err, errlen, "the CPU lacks INVEPT (single-context or all-context)");
+        return -1;
+    }
     note(o, VMX_OPT_VPID, o->proc2 & PROC2_VPID);
     note(o, VMX_OPT_PLE, o->proc2 & PROC2_PLE);
     note(o, VMX_OPT_RDTSCP, o->proc2 & PROC2_RDTSCP);
