@@ -68,7 +68,7 @@ $(BUILD)/k/%.o: %.S
 
 # The default ISO: `make` builds it with the default configuration; `make run`
 # builds one per run in its own directory.
-$(BUILD)/pollux.iso: $(BUILD)/pollux.elf tools/run.py
+$(BUILD)/pollux.iso: $(BUILD)/pollux.elf $(GUEST_ELFS) tools/run.py
 	$(PYTHON) tools/run.py --iso-only $@ --args "$(ARGS)" --guests "$(GUESTS)"
 
 # ---------------------------------------------------------------- run
@@ -77,7 +77,8 @@ SMP ?= 2
 CPU ?=
 MEM ?= 512
 ARGS ?=
-GUESTS ?=
+# The default demo; GUESTS= boots none.
+GUESTS ?= hello exitbench:args=1000 hello:name=h2
 TIMEOUT ?= 0
 ACCEL ?= auto
 BOOT ?= grub
