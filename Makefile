@@ -71,6 +71,9 @@ $(BUILD)/k/%.o: %.S
 $(BUILD)/pollux.iso: $(BUILD)/pollux.elf $(GUEST_ELFS) tools/run.py
 	$(PYTHON) tools/run.py --iso-only $@ --args "$(ARGS)" --guests "$(GUESTS)"
 
+include tests/unit/units.mk
+UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
+
 # ---------------------------------------------------------------- run
 EMU ?= qemu
 SMP ?= 2
@@ -98,10 +101,10 @@ debug: deps all
 # T=<name or glob> runs only the matching tests.
 T ?=
 test: deps all $(UNIT_BINS)
-	@$(PYTHON) tools/test.py $(if $(T),--only '$(T)')
+	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" $(if $(T),--only '$(T)')
 
 test-full: deps all $(UNIT_BINS)
-	@$(PYTHON) tools/test.py --full $(if $(T),--only '$(T)')
+	@$(PYTHON) tools/test.py --full --units "$(UNIT_BINS)" $(if $(T),--only '$(T)')
 
 bench: deps all
 	@$(PYTHON) tools/bench.py
@@ -115,9 +118,6 @@ clean:
 include guest-tests/guests.mk
 
 # ---------------------------------------------------------------- unit tests
-include tests/unit/units.mk
-
-UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
 
 $(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
