@@ -122,7 +122,7 @@ include guest-tests/guests.mk
 $(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -o $@
+	@$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -lpthread -o $@
 
 .PHONY: unit
 unit: $(UNIT_BINS)

@@ -223,6 +223,7 @@ void kernel_main(uint32_t magic, uint32_t info)
         kprintf("pollux: no guest modules given, nothing to run\n");
     failures += vmm_start(&boot_info);
     sched_run(vmm_all_stopped);
+    sched_report();
     if (!vmm_all_succeeded())
         failures++;
     system_shutdown(failures ? SHUTDOWN_FAILED : SHUTDOWN_OK);

@@ -3,6 +3,7 @@
 #include "arch/x86/percpu.h"
 #include "boot/cmdline.h"
 #include "drivers/console.h"
+#include "sched/sched.h"
 
 struct hv_options hv_options = {
     .maxcpus = MAX_CPUS,
@@ -12,6 +13,10 @@ struct hv_options hv_options = {
 static const struct option option_table[] = {
     {"maxcpus", OPT_UINT, &hv_options.maxcpus, 1, MAX_CPUS, 0,
      "bring at most N CPUs online (default: all, up to 64)"},
+    {"sched_slice_us", OPT_UINT, &sched_params.slice_us, 100, 1000000, 0,
+     "a vCPU's time slice in microseconds (default 4000)"},
+    {"sched_wakeup_granularity_us", OPT_UINT, &sched_params.wakeup_granularity_us, 0, 1000000, 0,
+     "how long a running vCPU keeps the CPU before a woken one preempts it (default 1000)"},
     {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 3, 0,
      "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic (default 0)"},
 };

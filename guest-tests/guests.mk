@@ -5,6 +5,10 @@ GUEST_NAMES :=
 GUEST_NAMES += hello
 GUEST_NAMES += exitbench
 GUEST_NAMES += misbehave
+GUEST_NAMES += smp
+GUEST_NAMES += timer
+GUEST_NAMES += pingpong
+GUEST_NAMES += cpuhog
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj
@@ -15,13 +19,21 @@ GUEST_ASFLAGS := -m32 -MMD -MP -I.
 GUEST_LDFLAGS := -m elf_i386 -T guest-tests/guest.ld -nostdlib -z max-page-size=0x1000 \
 	-z noexecstack --build-id=none
 GUEST_RUNTIME := $(GUEST_OBJ)/runtime/entry.o $(GUEST_OBJ)/runtime/runtime.o
+# The multiprocessor runtime (CPUs, local APIC, AP trampoline, timing) is an
+# archive, so a guest links only the parts it uses and the others none.
+GUEST_SMP_LIB := $(GUEST_OBJ)/runtime/libsmp.a
+GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline)
 GUEST_ELFS := $(patsubst %,$(GUEST_OUT)/%.elf,$(GUEST_NAMES))
 
 .PHONY: guests
 guests: $(GUEST_ELFS)
 
-$(GUEST_ELFS): $(GUEST_OUT)/%.elf: $(GUEST_OBJ)/%.o $(GUEST_RUNTIME) guest-tests/guest.ld
-	$(LD) $(GUEST_LDFLAGS) $(GUEST_RUNTIME) $< -o $@
+$(GUEST_ELFS): $(GUEST_OUT)/%.elf: $(GUEST_OBJ)/%.o $(GUEST_RUNTIME) $(GUEST_SMP_LIB) guest-tests/guest.ld
+	$(LD) $(GUEST_LDFLAGS) $(GUEST_RUNTIME) $< $(GUEST_SMP_LIB) -o $@
+
+$(GUEST_SMP_LIB): $(GUEST_SMP_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
 
 $(GUEST_OBJ)/%.o: guest-tests/%.c
 	@mkdir -p $(dir $@)

@@ -1,5 +1,7 @@
 #include "sched/sched.h"
 
+#include <stddef.h>
+
 #include "arch/x86/cpu.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/percpu.h"
@@ -8,22 +10,52 @@
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
 #include "drivers/console.h"
-#include "vmm/vmm.h"
+#include "sched/runqueue.h"
+#include "sched/timer.h"
+#include "vmm/vcpu.h"
 
+struct sched_params sched_params = {
+    .slice_us = 4000,
+    .wakeup_granularity_us = 1000,
+};
+
+/* Lock order: a vCPU's lock before its run queue's, never the reverse. */
 struct runqueue {
     struct spinlock lock;
-    struct vcpu *head, *tail;
-    uint64_t timer_deadline; /* armed one-shot, 0 = none */
-    bool ready;              /* the backend is enabled on this CPU */
+    struct rq_list queue;
+    struct vcpu *current;
+    uint64_t slice_start, slice_end; /* host TSC */
+    bool idle;                       /* halted in sched_run waiting for work */
+    bool wakeup_pending;             /* a woken vCPU waits at the head of the queue */
+    bool resched;                    /* the current vCPU must give up the CPU at its next exit */
+    bool ready;                      /* the backend is enabled on this CPU */
+    uint64_t idle_cycles, busy_cycles;
 };
 
 static struct runqueue runqueues[MAX_CPUS];
+static unsigned next_placement;
+
+static inline struct runqueue *this_rq(void)
+{
+    return &runqueues[this_cpu()->cpu];
+}
+
+static inline struct vcpu *link_vcpu(struct rq_link *l)
+{
+    return (struct vcpu *)((char *)l - offsetof(struct vcpu, rq_link));
+}
+
+static inline uint64_t us_to_tsc(uint64_t us)
+{
+    return us * tsc_khz / 1000;
+}
 
 static void timer_irq(struct trap_frame *f)
 {
     (void)f;
-    runqueues[this_cpu()->cpu].timer_deadline = 0;
+    host_timer_fired();
     lapic_eoi();
+    timers_run_expired(rdtsc());
 }
 
 static void kick_irq(struct trap_frame *f)
@@ -35,6 +67,8 @@ static void kick_irq(struct trap_frame *f)
 int sched_cpu_init(void)
 {
     struct percpu *p = this_cpu();
+    struct runqueue *rq = &runqueues[p->cpu];
+    rq_init(&rq->queue);
     if (p->cpu == 0) {
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);
@@ -46,7 +80,7 @@ int sched_cpu_init(void)
         kprintf("pollux: cpu %u: cannot enable %s: %s\n", p->cpu, virt->name, err);
         return -1;
     }
-    runqueues[p->cpu].ready = true;
+    rq->ready = true;
     return 0;
 }
 
@@ -55,70 +89,191 @@ bool sched_cpu_ready(unsigned cpu)
     return cpu < MAX_CPUS && runqueues[cpu].ready;
 }
 
+int sched_place(int pin)
+{
+    if (pin >= 0)
+        return sched_cpu_ready((unsigned)pin) ? pin : -1;
+    for (unsigned tries = 0; tries < cpu_count; tries++) {
+        unsigned cpu = __atomic_fetch_add(&next_placement, 1, __ATOMIC_RELAXED) % cpu_count;
+        if (sched_cpu_ready(cpu))
+            return (int)cpu;
+    }
+    return -1;
+}
+
+unsigned sched_this_cpu(void)
+{
+    return this_cpu()->cpu;
+}
+
 void sched_kick(unsigned cpu)
 {
     if (cpu != this_cpu()->cpu && cpus[cpu])
         lapic_send_ipi(cpus[cpu]->apic_id, VECTOR_KICK);
 }
 
-void sched_enqueue(unsigned cpu, struct vcpu *v)
+void sched_wake(struct vcpu *v)
 {
-    struct runqueue *rq = &runqueues[cpu];
+    struct runqueue *rq = &runqueues[v->cpu];
+    uint64_t now = rdtsc();
     uint64_t flags = spin_lock_irqsave(&rq->lock);
-    v->next = 0;
-    if (rq->tail)
-        rq->tail->next = v;
-    else
-        rq->head = v;
-    rq->tail = v;
-    v->cpu = cpu;
+    bool was_empty = rq_empty(&rq->queue);
+    rq_push_head(&rq->queue, &v->rq_link);
+    bool kick = rq->idle;
+    if (rq->current) {
+        rq->wakeup_pending = true;
+        if (now - rq->slice_start >= us_to_tsc(sched_params.wakeup_granularity_us)) {
+            rq->resched = true;
+            kick = true;
+        }
+        /* With nothing queued before, that CPU is not timing its slice: make it start. */
+        kick |= was_empty;
+    }
     spin_unlock_irqrestore(&rq->lock, flags);
-    sched_kick(cpu);
+    if (kick)
+        sched_kick(v->cpu);
 }
 
-static struct vcpu *dequeue(struct runqueue *rq)
+/* Lock-free peek: a vCPU queued after it is followed by a kick of this CPU. */
+static bool queue_empty(struct runqueue *rq)
 {
+    return __atomic_load_n(&rq->queue.count, __ATOMIC_ACQUIRE) == 0;
+}
+
+void sched_prepare_entry(struct vcpu *v)
+{
+    struct runqueue *rq = this_rq();
+    uint64_t end = 0;
+    if (!queue_empty(rq)) {
+        spin_lock(&rq->lock);
+        end = rq->slice_end;
+        uint64_t gran = rq->slice_start + us_to_tsc(sched_params.wakeup_granularity_us);
+        if (rq->wakeup_pending && gran < end)
+            end = gran;
+        spin_unlock(&rq->lock);
+    }
+    if (end && virt->set_preemption_timer(v, end)) {
+        host_timer_program(0);
+        return;
+    }
+    virt->set_preemption_timer(v, 0);
+    host_timer_program(end);
+}
+
+bool sched_should_yield(void)
+{
+    struct runqueue *rq = this_rq();
+    uint64_t now = rdtsc();
+    if (queue_empty(rq) && !rq->resched) {
+        rq->slice_end = now + us_to_tsc(sched_params.slice_us); /* nobody waits: go on */
+        return false;
+    }
     spin_lock(&rq->lock);
-    struct vcpu *v = rq->head;
-    if (v) {
-        rq->head = v->next;
-        if (!rq->head)
-            rq->tail = 0;
+    bool yield;
+    if (rq_empty(&rq->queue)) {
+        rq->slice_end = now + us_to_tsc(sched_params.slice_us);
+        yield = false;
+    } else {
+        yield = rq->resched || now >= rq->slice_end ||
+                (rq->wakeup_pending &&
+                 now - rq->slice_start >= us_to_tsc(sched_params.wakeup_granularity_us));
     }
     spin_unlock(&rq->lock);
+    return yield;
+}
+
+static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
+{
+    struct rq_link *l = rq_pop(&rq->queue);
+    if (!l)
+        return NULL;
+    struct vcpu *v = link_vcpu(l);
+    rq->current = v;
+    rq->slice_start = now;
+    rq->slice_end = now + us_to_tsc(sched_params.slice_us);
+    rq->resched = false;
+    rq->wakeup_pending = false;
     return v;
+}
+
+static void idle(struct runqueue *rq)
+{
+    /* rq->idle was set under the queue lock: a waker either saw it or we see its vCPU. */
+    host_timer_program(0);
+    uint64_t t0 = rdtsc();
+    cpu_idle_wait();
+    irq_disable();
+    rq->idle_cycles += rdtsc() - t0;
+    spin_lock(&rq->lock);
+    rq->idle = false;
+    spin_unlock(&rq->lock);
+}
+
+static void run_one(struct runqueue *rq, struct vcpu *v, uint64_t now)
+{
+    spin_lock(&v->lock);
+    bool runnable = v->state == VCPU_RUNNABLE;
+    if (runnable)
+        vcpu_set_state(v, VCPU_RUNNING, now);
+    spin_unlock(&v->lock);
+    if (runnable) {
+        enum run_result r = vcpu_run(v);
+        uint64_t end = rdtsc();
+        rq->busy_cycles += end - now;
+        if (r == RUN_PREEMPTED) {
+            spin_lock(&v->lock);
+            vcpu_set_state(v, VCPU_RUNNABLE, end);
+            spin_unlock(&v->lock);
+            spin_lock(&rq->lock);
+            rq_push_tail(&rq->queue, &v->rq_link);
+            spin_unlock(&rq->lock);
+        } else if (r == RUN_STOPPED) {
+            /* Its VM may be freed from another CPU: drop this CPU's hold on it first. */
+            virt->vcpu_unload(v);
+            vcpu_retire(v);
+        } else if (r == RUN_OFF) {
+            virt->vcpu_unload(v);
+        }
+    }
+    spin_lock(&rq->lock);
+    rq->current = NULL;
+    spin_unlock(&rq->lock);
 }
 
 void sched_run(bool (*done)(void))
 {
-    struct runqueue *rq = &runqueues[this_cpu()->cpu];
+    struct runqueue *rq = this_rq();
     irq_disable();
     for (;;) {
-        struct vcpu *v = dequeue(rq);
-        if (v) {
-            vmm_run_vcpu(v);
+        uint64_t now = rdtsc();
+        timers_run_expired(now);
+        spin_lock(&rq->lock);
+        struct vcpu *v = pick_next(rq, now);
+        if (!v) {
+            if (done && done()) {
+                spin_unlock(&rq->lock);
+                return;
+            }
+            rq->idle = true;
+            spin_unlock(&rq->lock);
+            idle(rq);
             continue;
         }
-        if (done && done())
-            return;
-        /* Checked with interrupts off; STI;HLT cannot miss the kick. */
-        cpu_idle_wait();
-        irq_disable();
+        spin_unlock(&rq->lock);
+        run_one(rq, v, now);
     }
 }
 
-void sched_timer_arm(uint64_t tsc_deadline)
+void sched_report(void)
 {
-    struct runqueue *rq = &runqueues[this_cpu()->cpu];
-    if (rq->timer_deadline == tsc_deadline)
-        return;
-    uint64_t now = rdtsc();
-    /* Rounded up: the interrupt must never come before the deadline. */
-    uint64_t ticks =
-        tsc_deadline > now ? ((tsc_deadline - now) * lapic_timer_khz + tsc_khz - 1) / tsc_khz : 1;
-    /* A far deadline is reached in steps: the timer re-arms after each exit. */
-    if (ticks > 0xffffffffu)
-        ticks = 0xffffffffu;
-    rq->timer_deadline = tsc_deadline;
-    lapic_timer_oneshot((uint32_t)ticks);
+    for (unsigned i = 0; i < cpu_count; i++) {
+        struct runqueue *rq = &runqueues[i];
+        char buf[128];
+        struct json j;
+        json_begin(&j, buf, sizeof(buf));
+        json_u64(&j, "cpu", i);
+        json_u64(&j, "busy_us", tsc_to_ns(rq->busy_cycles) / 1000);
+        json_u64(&j, "idle_us", tsc_to_ns(rq->idle_cycles) / 1000);
+        console_event("cpu_stats", &j);
+    }
 }

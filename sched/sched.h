@@ -1,8 +1,22 @@
 /*
- * Placing vCPUs on host CPUs and running them. For now each CPU has a FIFO
- * of vCPUs and runs each one until its VM stops, then the next (preemptive
- * time slices come with multi-vCPU VMs). A CPU with nothing to run idles
- * with interrupts on; enqueueing work kicks it with an IPI.
+ * The vCPU scheduler: per-CPU run queues, time slices, blocking and waking.
+ *
+ * Each host CPU runs the vCPUs placed on it (sched_place: round robin, or
+ * the VM's pin= list), first come first served, for a time slice each
+ * (sched_slice_us). A slice ends early when the vCPU halts with nothing to
+ * deliver (it blocks) or its VM stops. A slice is enforced by the VMX
+ * preemption timer where the backend has one, else by the host local APIC
+ * timer with physical interrupts intercepted, so even a guest spinning with
+ * interrupts off is preempted. When the slice ends and nobody else waits,
+ * the vCPU simply goes on.
+ *
+ * Wake-up preemption rule: a vCPU woken from a halt goes to the head of its
+ * CPU's queue (it has been waiting, like a sleeper in CFS). If that CPU is
+ * idle it is kicked with an IPI. If it runs another vCPU, that vCPU keeps the
+ * CPU for at least sched_wakeup_granularity_us of its slice and is then
+ * preempted in favour of the woken one: at once (with an IPI) if it has
+ * already run that long, otherwise when it has. Waking a vCPU on the CPU it
+ * runs on costs no IPI.
  */
 #ifndef POLLUX_SCHED_SCHED_H
 #define POLLUX_SCHED_SCHED_H
@@ -12,20 +26,39 @@
 
 struct vcpu;
 
+struct sched_params {
+    uint64_t slice_us;              /* sched_slice_us: a vCPU's time slice */
+    uint64_t wakeup_granularity_us; /* sched_wakeup_granularity_us: minimum run before a woken vCPU
+                                       preempts */
+};
+
+extern struct sched_params sched_params;
+
 /* Called on every CPU once it is online: enables the virtualization backend. */
 int sched_cpu_init(void);
 bool sched_cpu_ready(unsigned cpu);
 
-/* Queue v on host CPU `cpu` and wake that CPU. */
-void sched_enqueue(unsigned cpu, struct vcpu *v);
+/* The host CPU for a new vCPU: pin (if >= 0) or the next CPU round robin. -1 if none. */
+int sched_place(int pin);
+
+/* A vCPU that just became RUNNABLE (its lock held): queue it and kick per the rule above. */
+void sched_wake(struct vcpu *v);
 
 /* Run queued vCPUs forever (APs), or until done() is true (the boot CPU). */
 void sched_run(bool (*done)(void));
 
-/* Wake a CPU that may be idle. */
+/* The host CPU this code runs on. */
+unsigned sched_this_cpu(void);
+
+/* Make a CPU leave guest mode or idle so it looks at its queue and timers. */
 void sched_kick(unsigned cpu);
 
-/* A one-shot host timer at the given TSC value, to force an exit. */
-void sched_timer_arm(uint64_t tsc_deadline);
+/* From the vCPU loop, interrupts off: arm the slice's end before entering the guest. */
+void sched_prepare_entry(struct vcpu *v);
+/* From the vCPU loop after an exit: should the vCPU give up the CPU now? */
+bool sched_should_yield(void);
+
+/* Per-CPU accounting for @cpu_stats at shutdown. */
+void sched_report(void);
 
 #endif

@@ -54,12 +54,14 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
     switch (leaf) {
     case 1:
         r->ecx &= ~(L1C_DTES64 | L1C_MONITOR | L1C_DSCPL | L1C_VMX | L1C_SMX | L1C_EST | L1C_TM2 |
-                    L1C_PDCM | L1C_X2APIC | L1C_TSC_DEADLINE | L1C_OSXSAVE);
-        r->ecx |= L1C_HYPERVISOR;
+                    L1C_PDCM | L1C_OSXSAVE);
+        /* The virtual local APIC offers x2APIC and the TSC-deadline timer on any host. */
+        r->ecx |= L1C_HYPERVISOR | L1C_X2APIC | L1C_TSC_DEADLINE;
+        r->edx |= L1D_APIC;
         if (view->guest_cr4 & CR4_OSXSAVE)
             r->ecx |= L1C_OSXSAVE;
-        /* No local APIC, MTRRs or machine-check MSRs are offered (yet). */
-        r->edx &= ~(L1D_MCE | L1D_APIC | L1D_MTRR | L1D_MCA | L1D_DS | L1D_ACPI | L1D_TM | L1D_PBE);
+        /* No MTRRs or machine-check MSRs are offered. */
+        r->edx &= ~(L1D_MCE | L1D_MTRR | L1D_MCA | L1D_DS | L1D_ACPI | L1D_TM | L1D_PBE);
         r->ebx = (r->ebx & 0x0000ffffu) | (view->vcpu_id << 24) | ((view->nvcpus & 0xff) << 16);
         break;
     case 5:   /* MONITOR/MWAIT */

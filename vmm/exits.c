@@ -13,7 +13,8 @@
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
 #include "vmm/msr.h"
-#include "sched/sched.h"
+#include "vmm/vcpu.h"
+#include "vmm/vlapic_dev.h"
 
 #define VECTOR_UD   6
 #define VECTOR_GP   13
@@ -42,7 +43,7 @@ static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
         .nvcpus = v->vm->nvcpus,
         .guest_cr4 = m.cr4,
         .tsc_khz = tsc_khz,
-        .apic_timer_khz = 0,
+        .apic_timer_khz = tsc_khz, /* the virtual APIC timer counts at the TSC rate */
         .xcr0_supported = fpu_host_xcr0(),
     };
     struct cpuid_regs r = cpuid(leaf, subleaf);
@@ -54,23 +55,10 @@ static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-/*
- * No interrupt source exists for a guest yet, so a halted vCPU waits for
- * its VM to be stopped (timeout or another vCPU) with the host CPU idle.
- */
 static void handle_hlt(struct vcpu *v, const struct exit_record *e)
 {
-    if (vcpu_skip_instruction(v, e))
-        return;
-    v->state = VCPU_BLOCKED;
-    struct vm *vm = v->vm;
-    while (!vm->stopping && !(vm->deadline && rdtsc() >= vm->deadline)) {
-        if (vm->deadline)
-            sched_timer_arm(vm->deadline);
-        cpu_idle_wait();
-        irq_disable();
-    }
-    v->state = VCPU_RUNNING;
+    if (vcpu_skip_instruction(v, e) == 0)
+        vcpu_halt(v);
 }
 
 static void handle_msr_read(struct vcpu *v, const struct exit_record *e)
@@ -146,6 +134,10 @@ static void handle_undefined(struct vcpu *v, const struct exit_record *e)
 
 static void handle_npf(struct vcpu *v, const struct exit_record *e)
 {
+    if (e->npf.gpa >= XAPIC_PAGE && e->npf.gpa < XAPIC_PAGE + 0x1000 && !e->npf.fetch) {
+        vlapic_dev_mmio(v, e);
+        return;
+    }
     vm_fail(v, "bad-access", "%s guest-physical 0x%lx, outside the VM's memory",
             e->npf.fetch   ? "instruction fetch from"
             : e->npf.write ? "write to"
@@ -182,6 +174,9 @@ static const exit_handler handlers[EXIT_REASON_COUNT] = {
     [EXIT_HYPERCALL] = handle_hypercall,
     [EXIT_EXTERNAL_INTERRUPT] = handle_nothing, /* taken by the host on the way out */
     [EXIT_NMI] = handle_nothing,
+    [EXIT_INTERRUPT_WINDOW] = handle_nothing, /* the loop injects before the next entry */
+    [EXIT_PREEMPTION_TIMER] = handle_nothing, /* the slice check follows every exit */
+    [EXIT_IDLE_HLT] = handle_hlt,
     [EXIT_SHUTDOWN] = handle_shutdown,
     [EXIT_INVD] = handle_skip, /* guest memory is write-back: nothing to write back */
     [EXIT_WBINVD] = handle_skip,

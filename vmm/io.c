@@ -11,10 +11,28 @@ static void shutdown_port_write(struct vm *vm, uint8_t c)
         vm_request_stop(vm, 0, "shutdown-port");
 }
 
+#define PIC_MASTER 0x20
+#define PIC_SLAVE  0xa0
+
+/* The PICs' data ports hold the interrupt masks; the command ports read 0. */
+static int pic_index(uint16_t port)
+{
+    if (port == PIC_MASTER || port == PIC_MASTER + 1)
+        return 0;
+    if (port == PIC_SLAVE || port == PIC_SLAVE + 1)
+        return 1;
+    return -1;
+}
+
 uint32_t io_read(struct vm *vm, uint16_t port, unsigned size)
 {
     if (port >= VUART_BASE && port < VUART_BASE + VUART_PORTS && size == 1)
         return vuart_read(&vm->uart, port - VUART_BASE);
+    if (port == FWCFG_PORT_DATA && size == 1)
+        return fwcfg_read(&vm->fwcfg);
+    int pic = pic_index(port);
+    if (pic >= 0 && size == 1)
+        return (port & 1) ? vm->pic_imr[pic] : 0;
     vm->unhandled_io_reads++;
     return 0xffffffffu;
 }
@@ -31,6 +49,16 @@ void io_write(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
     }
     if (port == SHUTDOWN_PORT && size == 1) {
         shutdown_port_write(vm, (uint8_t)value);
+        return;
+    }
+    if (port == FWCFG_PORT_SELECTOR && size == 2) {
+        fwcfg_select(&vm->fwcfg, (uint16_t)value);
+        return;
+    }
+    int pic = pic_index(port);
+    if (pic >= 0 && size == 1) {
+        if (port & 1)
+            vm->pic_imr[pic] = (uint8_t)value;
         return;
     }
     vm->unhandled_io_writes++;

@@ -2,8 +2,10 @@
  * The guest's I/O ports. Every port exits; this decides what it means:
  * COM1 (0x3f8-0x3ff) is the virtual UART, 0xf4 is isa-debug-exit (any
  * width: the VM stops with the value as its code), writing "Shutdown" to
- * 0x8900 stops the VM with code 0 (Bochs' convention). Any other port reads
- * as all ones and ignores writes, counted per VM.
+ * 0x8900 stops the VM with code 0 (Bochs' convention), 0x510/0x511 is
+ * fw_cfg, and the legacy PICs (0x20/0x21, 0xa0/0xa1) accept their
+ * programming and masks but deliver nothing. Any other port reads as all
+ * ones and ignores writes, counted per VM.
  */
 #ifndef POLLUX_VMM_IO_H
 #define POLLUX_VMM_IO_H

@@ -1,6 +1,7 @@
 #include "vmm/msr.h"
 
 #include "arch/x86/cpu.h"
+#include "vmm/vlapic_dev.h"
 
 #define MSR_TSC                  0x10
 #define MSR_FEATURE_CTL          0x3a
@@ -21,6 +22,9 @@ static bool is_perf_counter(uint32_t i)
 
 int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
+    bool fault;
+    if (vlapic_dev_msr_read(v, index, value, &fault))
+        return fault ? -1 : 0;
     switch (virt->msr_read(v, index, value)) {
     case MSR_DONE:
         return 0;
@@ -44,6 +48,9 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
+    bool fault;
+    if (vlapic_dev_msr_write(v, index, value, &fault))
+        return fault ? -1 : 0;
     switch (virt->msr_write(v, index, value)) {
     case MSR_DONE:
         return 0;

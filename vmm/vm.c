@@ -4,6 +4,31 @@
 
 #include "drivers/console.h"
 #include "lib/format.h"
+#include "vmm/vcpu.h"
+#include "vmm/vmm.h"
+
+/*
+ * Make every vCPU leave its CPU: halted ones are woken (vcpu_notify sees
+ * `stopping`), running ones are kicked, and APs still waiting for a startup
+ * IPI never run again, so they retire here. The caller is a live vCPU of
+ * this VM (or its timer), so the VM cannot be freed under us.
+ */
+static void stop_vcpus(struct vm *vm)
+{
+    for (unsigned i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        uint64_t flags = spin_lock_irqsave(&v->lock);
+        /* WAIT_SIPI vCPUs hold no timer; STOPPED also turns away any startup IPI. */
+        bool retire = v->state == VCPU_WAIT_SIPI;
+        if (retire)
+            vcpu_set_state(v, VCPU_STOPPED, rdtsc());
+        else
+            vcpu_notify(v);
+        spin_unlock_irqrestore(&v->lock, flags);
+        if (retire)
+            vmm_vcpu_retired(vm);
+    }
+}
 
 static bool claim_stop(struct vm *vm, int64_t code, const char *reason)
 {
@@ -19,7 +44,8 @@ static bool claim_stop(struct vm *vm, int64_t code, const char *reason)
 
 void vm_request_stop(struct vm *vm, int64_t code, const char *reason)
 {
-    claim_stop(vm, code, reason);
+    if (claim_stop(vm, code, reason))
+        stop_vcpus(vm);
 }
 
 void vm_fail(struct vcpu *v, const char *reason, const char *fmt, ...)
@@ -33,6 +59,7 @@ void vm_fail(struct vcpu *v, const char *reason, const char *fmt, ...)
     va_end(ap);
     kprintf("pollux: stopping VM %s (vcpu %u, rip 0x%lx): %s\n", vm->cfg.name, v->id, v->regs.rip,
             vm->stop_detail);
+    stop_vcpus(vm);
 }
 
 void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)

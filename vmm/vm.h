@@ -10,16 +10,38 @@
 #include <stdint.h>
 
 #include "arch/x86/fpu.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/virt.h"
+#include "sched/runqueue.h"
+#include "sched/timer.h"
+#include "vmm/fwcfg.h"
+#include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
 #include "vmm/vuart.h"
 
+#define HALT_HIST_BUCKETS 40 /* log2 of halt durations in ns: bucket i holds [2^i, 2^(i+1)) */
+
+/*
+ * vCPU states. RUNNING: in guest mode or handling an exit on its CPU;
+ * RUNNABLE: on its CPU's run queue (or just taken off it); BLOCKED: halted,
+ * waiting for an interrupt; WAIT_SIPI: an AP before its startup IPI (never
+ * scheduled); STOPPED: its VM stopped and the vCPU has left its CPU.
+ */
 enum vcpu_state {
     VCPU_RUNNABLE,
     VCPU_RUNNING,
     VCPU_BLOCKED,
     VCPU_WAIT_SIPI,
     VCPU_STOPPED,
+    VCPU_STATE_COUNT
+};
+
+/* Time per state and halt statistics, in host TSC cycles; counters only grow. */
+struct vcpu_stats {
+    uint64_t cycles[VCPU_STATE_COUNT];
+    uint64_t halts;
+    uint64_t halt_hist[HALT_HIST_BUCKETS];
+    uint64_t exits[EXIT_REASON_COUNT];
 };
 
 struct vcpu {
@@ -27,13 +49,24 @@ struct vcpu {
     unsigned id;
     struct guest_regs regs;
     struct fpu_state fpu;
-    void *arch; /* vendor context: VMCB or VMCS */
+    void *arch;   /* vendor context: VMCB or VMCS */
+    unsigned cpu; /* host CPU it is placed on */
+    struct rq_link rq_link;
+    /*
+     * lock protects state, lapic and the pending events below: an event is
+     * made pending and the state checked under it, which is what makes
+     * blocking and waking race-free (see vcpu_block in vmm/vcpu.c).
+     */
+    struct spinlock lock;
     enum vcpu_state state;
-    unsigned cpu;      /* host CPU it is placed on */
-    struct vcpu *next; /* run-queue link */
-    /* Accounting. */
-    uint64_t exits[EXIT_REASON_COUNT];
-    uint64_t run_cycles;
+    uint64_t state_since; /* host TSC of the last state change */
+    struct vlapic lapic;
+    struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
+    bool nmi_pending;
+    bool init_pending;
+    bool sipi_armed; /* in WAIT_SIPI and no startup IPI taken yet */
+    int sipi_vector; /* a startup IPI to act on before the next entry, -1 none */
+    struct vcpu_stats stats;
 };
 
 struct vm {
@@ -50,6 +83,9 @@ struct vm {
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
     uint8_t shutdown_port_match; /* bytes of "Shutdown" seen on port 0x8900 */
+    struct fwcfg fwcfg;
+    uint8_t pic_imr[2];  /* legacy PIC masks: stored, nothing is delivered through them */
+    unsigned live_vcpus; /* vCPUs not yet retired; the last one out reports and frees */
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;

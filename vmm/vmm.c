@@ -11,13 +11,13 @@
 #include "sched/sched.h"
 #include "vmm/exits.h"
 #include "vmm/loader.h"
+#include "vmm/vcpu.h"
 
 #define TWO_MIB    (2ull << 20)
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
 static unsigned vms_alive;
 static unsigned vms_failed;
-static unsigned next_cpu;
 
 bool vmm_all_stopped(void)
 {
@@ -46,11 +46,13 @@ static void vm_free(struct vm *vm)
         struct vcpu *v = vm->vcpus[i];
         if (!v)
             continue;
-        virt->vcpu_destroy(v);
+        if (virt)
+            virt->vcpu_destroy(v);
         fpu_state_free(&v->fpu);
         pmm_free(&host_pmm, (uint64_t)v, (sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
     }
-    virt->vm_destroy(vm);
+    if (virt)
+        virt->vm_destroy(vm);
     if (vm->mem)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
@@ -83,12 +85,6 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         snprintf(vm->cfg.name + (len > VM_NAME_MAX - 4 ? VM_NAME_MAX - 4 : len), 5, "-%u", index);
     }
     const char *name = vm->cfg.name;
-    if (vm->cfg.vcpus != 1) {
-        snprintf(err, sizeof(err), "vcpus=%u: multi-vCPU VMs are not supported yet (use 1)",
-                 vm->cfg.vcpus);
-        reject(name, err);
-        goto fail;
-    }
     if (!virt) {
         reject(name, "no usable hardware virtualization (see @boot virt_reason)");
         goto fail;
@@ -133,33 +129,46 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     vm->index = index;
     vm->tsc_offset = -rdtsc();
     vuart_init(&vm->uart, vm->cfg.name);
-    struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
-    if (!v || (vm->vcpus[0] = v, vm->nvcpus = 1, fpu_state_init(&v->fpu)) || virt->vcpu_create(v)) {
-        reject(name, "out of memory for the vCPU");
-        goto fail;
+    fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
+    for (unsigned i = 0; i < vm->cfg.vcpus; i++) {
+        int cpu = sched_place(i < vm->cfg.npins ? (int)vm->cfg.pins[i] : -1);
+        if (cpu < 0) {
+            snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)",
+                     vm->cfg.pins[i], vm->cfg.pins[i], cpu_count);
+            reject(name, err);
+            goto fail;
+        }
+        struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
+        if (!v) {
+            reject(name, "out of memory for the vCPUs");
+            goto fail;
+        }
+        vm->vcpus[vm->nvcpus++] = v;
+        v->vm = vm;
+        v->id = i;
+        v->cpu = (unsigned)cpu;
+        if (fpu_state_init(&v->fpu) || virt->vcpu_create(v)) {
+            reject(name, "out of memory for the vCPUs");
+            goto fail;
+        }
+        vcpu_init_events(v);
+        vlapic_reset(&v->lapic, i, i == 0);
+        v->state_since = rdtsc();
+        if (i == 0) {
+            virt->vcpu_reset_protected(v, img.entry);
+            v->regs.rax = MB1_BOOT_MAGIC;
+            v->regs.rbx = info_gpa;
+            v->state = VCPU_RUNNABLE;
+        } else {
+            /* Application processors wait for INIT and a startup IPI. */
+            v->state = VCPU_WAIT_SIPI;
+            v->sipi_armed = true;
+        }
     }
-    v->vm = vm;
-    v->id = 0;
-    virt->vcpu_reset_protected(v, img.entry);
-    v->regs.rax = MB1_BOOT_MAGIC;
-    v->regs.rbx = info_gpa;
-    v->state = VCPU_RUNNABLE;
+    vm->live_vcpus = vm->nvcpus;
     return vm;
 fail:
     vm_free(vm);
-    return 0;
-}
-
-static unsigned place(const struct vm *vm)
-{
-    if (vm->cfg.npins)
-        return vm->cfg.pins[0];
-    /* Round robin over the CPUs that can run guests. */
-    for (unsigned tries = 0; tries < cpu_count; tries++) {
-        unsigned cpu = next_cpu++ % cpu_count;
-        if (sched_cpu_ready(cpu))
-            return cpu;
-    }
     return 0;
 }
 
@@ -176,32 +185,35 @@ unsigned vmm_start(const struct boot_info *bi)
         struct vm *vm = vms[i];
         if (!vm)
             continue;
-        unsigned cpu = place(vm);
-        if (!sched_cpu_ready(cpu)) {
-            char err[64];
-            snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests", cpu, cpu);
-            reject(vm->cfg.name, err);
-            vm_free(vm);
-            rejected++;
-            continue;
-        }
         char buf[160];
         struct json j;
         json_begin(&j, buf, sizeof(buf));
         json_str(&j, "vm", vm->cfg.name);
         json_u64(&j, "vcpus", vm->nvcpus);
         json_u64(&j, "mem_mb", vm->cfg.mem >> 20);
-        json_u64(&j, "cpu", cpu);
+        json_u64(&j, "cpu", vm->vcpus[0]->cpu);
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
-        sched_enqueue(cpu, vm->vcpus[0]);
+        vm->start_tsc = rdtsc();
+        if (vm->cfg.timeout_ms)
+            vm->deadline = vm->start_tsc + vm->cfg.timeout_ms * tsc_khz;
+        struct vcpu *v = vm->vcpus[0];
+        uint64_t flags = spin_lock_irqsave(&v->lock);
+        v->state_since = rdtsc();
+        sched_wake(v);
+        spin_unlock_irqrestore(&v->lock, flags);
     }
     return rejected;
 }
 
+static uint64_t to_us(uint64_t cycles)
+{
+    return tsc_to_ns(cycles) / 1000;
+}
+
 static void report_stop(struct vm *vm)
 {
-    char buf[1024];
+    char buf[8192];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
     json_str(&j, "vm", vm->cfg.name);
@@ -209,45 +221,49 @@ static void report_stop(struct vm *vm)
     json_str(&j, "reason", vm->stop_reason);
     if (vm->stop_detail[0])
         json_str(&j, "detail", vm->stop_detail);
-    json_u64(&j, "run_us", tsc_to_ns(rdtsc() - vm->start_tsc) / 1000);
+    json_u64(&j, "run_us", to_us(rdtsc() - vm->start_tsc));
+    uint64_t exits[EXIT_REASON_COUNT] = {0};
+    for (unsigned i = 0; i < vm->nvcpus; i++)
+        for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
+            exits[r] += vm->vcpus[i]->stats.exits[r];
     json_object(&j, "exits");
-    struct vcpu *v = vm->vcpus[0];
     for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
-        if (v->exits[r])
-            json_u64(&j, exit_reason_name((enum exit_reason)r), v->exits[r]);
+        if (exits[r])
+            json_u64(&j, exit_reason_name((enum exit_reason)r), exits[r]);
     json_close(&j);
     json_u64(&j, "unhandled_io_reads", vm->unhandled_io_reads);
     json_u64(&j, "unhandled_io_writes", vm->unhandled_io_writes);
+    json_object(&j, "vcpus");
+    for (unsigned i = 0; i < vm->nvcpus; i++) {
+        const struct vcpu_stats *st = &vm->vcpus[i]->stats;
+        char id[8];
+        snprintf(id, sizeof(id), "%u", i);
+        json_object(&j, id);
+        json_u64(&j, "cpu", vm->vcpus[i]->cpu);
+        json_u64(&j, "run_us", to_us(st->cycles[VCPU_RUNNING]));
+        json_u64(&j, "wait_us", to_us(st->cycles[VCPU_RUNNABLE]));
+        json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
+        json_u64(&j, "halts", st->halts);
+        json_object(&j, "halt_ns_log2");
+        for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {
+            if (st->halt_hist[b]) {
+                char key[8];
+                snprintf(key, sizeof(key), "%u", b);
+                json_u64(&j, key, st->halt_hist[b]);
+            }
+        }
+        json_close(&j);
+        json_close(&j);
+    }
+    json_close(&j);
     console_event("vm_stop", &j);
 }
 
-void vmm_run_vcpu(struct vcpu *v)
+void vmm_vcpu_retired(struct vm *vm)
 {
-    struct vm *vm = v->vm;
-    /* Time and the timeout count from when the VM first runs, not from when it queued. */
-    vm->start_tsc = rdtsc();
-    if (vm->cfg.timeout_ms)
-        vm->deadline = vm->start_tsc + vm->cfg.timeout_ms * tsc_khz;
-    fpu_guest_enter(&v->fpu);
-    v->state = VCPU_RUNNING;
-    uint64_t start = rdtsc();
-    while (!vm->stopping) {
-        if (vm->deadline) {
-            if (rdtsc() >= vm->deadline) {
-                vm_request_stop(vm, -1, "timeout");
-                break;
-            }
-            sched_timer_arm(vm->deadline);
-        }
-        struct exit_record e;
-        virt->vcpu_run(v, &e);
-        v->exits[e.reason]++;
-        handle_exit(v, &e);
-    }
-    v->run_cycles += rdtsc() - start;
-    fpu_guest_leave(&v->fpu);
-    v->state = VCPU_STOPPED;
-
+    if (__atomic_sub_fetch(&vm->live_vcpus, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    /* The last vCPU out: nothing else refers to the VM any more. */
     vuart_flush(&vm->uart);
     report_stop(vm);
     if (vm->exit_code != 0)

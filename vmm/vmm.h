@@ -14,8 +14,8 @@
 /* Create and queue a VM per module. Returns how many modules were rejected. */
 unsigned vmm_start(const struct boot_info *bi);
 
-/* Run v on this CPU until its VM stops, then retire the VM. */
-void vmm_run_vcpu(struct vcpu *v);
+/* A vCPU of vm has left for good; the last one reports @vm_stop and frees the VM. */
+void vmm_vcpu_retired(struct vm *vm);
 
 /* True once every started VM has stopped. */
 bool vmm_all_stopped(void);

@@ -37,5 +37,5 @@ const char *exit_reason_name(enum exit_reason r)
 void virt_select(const struct virt_features *f)
 {
     virt_features = *f;
-    virt = f->backend == VIRT_SVM ? &svm_ops : 0;
+    virt = f->backend == VIRT_SVM ? &svm_ops : f->backend == VIRT_VMX ? &vmx_ops : 0;
 }

@@ -119,6 +119,24 @@ struct virt_ops {
      * local APIC timer serves instead.
      */
     bool (*set_preemption_timer)(struct vcpu *v, uint64_t tsc_deadline);
+
+    /*
+     * Event delivery. vmm/ decides what to inject before each entry; these
+     * say whether the guest can take it now and arrange for an exit
+     * (EXIT_INTERRUPT_WINDOW) as soon as it can, if not.
+     */
+    /* RFLAGS.IF set, no STI/MOV-SS shadow, no event already queued for entry. */
+    bool (*interrupt_allowed)(struct vcpu *v);
+    void (*inject_interrupt)(struct vcpu *v, uint8_t vector);
+    void (*set_interrupt_window)(struct vcpu *v, bool on);
+    /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */
+    bool (*nmi_allowed)(struct vcpu *v);
+    void (*inject_nmi)(struct vcpu *v);
+    void (*set_nmi_window)(struct vcpu *v, bool on);
+    /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */
+    void (*vcpu_reset_real)(struct vcpu *v, uint8_t sipi_vector);
+    /* v will run on another host CPU next: drop what ties it to this one. */
+    void (*vcpu_unload)(struct vcpu *v);
 };
 
 extern const struct virt_ops *virt;
@@ -128,5 +146,6 @@ extern struct virt_features virt_features;
 void virt_select(const struct virt_features *f);
 
 extern const struct virt_ops svm_ops;
+extern const struct virt_ops vmx_ops;
 
 #endif

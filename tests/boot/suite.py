@@ -172,7 +172,7 @@ def guests_bad(bochs_svm=False):
         timeout = f":timeout_ms={TIMEOUT_MS[name]}" if name in TIMEOUT_MS else ""
         words.append(f"{M}:name={name}{timeout}:args={args}")
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
-              "hello:name=toobig:mem=8M:vcpus=2"]
+              "hello:name=nomem:mem=1G:vcpus=2"]
     return " ".join(words)
 
 
@@ -189,9 +189,101 @@ def guests_bad_checks(bochs_svm=False):
         guest_says("badmsr", "caught #GP (error 0)"),
         guest_says("vmrun", "caught #UD"),
         guest_says("ioports", "port 0x80 reads 0xff, port 0x1234 reads 0xffffffff"),
-        rejects("truncated", "noheader", "toobig"),
+        rejects("truncated", "noheader", "nomem"),
         shutdown(1),
     ]
+
+
+def smp_online(vm, n, rounds):
+    lines = [f"cpu {i} apic {i} online" for i in range(n)] + [f"token made {rounds} rounds"]
+    return guest_says(vm, *lines)
+
+
+def timer_ticks(vm, vcpus, ticks, within=None):
+    """Every vCPU reported its periodic ticks; with `within`, each took N x 4 ms within it."""
+    def check(log):
+        got = {e["vcpu"]: e for e in log.all("bench")
+               if e.vm == vm and e.get("guest") == "timer" and e.get("op") == "periodic"}
+        assert sorted(got) == list(range(vcpus)), f"[{vm}] periodic reports from {sorted(got)}"
+        for e in got.values():
+            assert e["iters"] == ticks and e["expected"] == ticks * 4000, f"bad {e}"
+            assert e["value"] >= e["expected"], f"[{vm}] ticks came early: {e}"
+            if within is not None:
+                err = (e["value"] - e["expected"]) / e["expected"]
+                assert err <= within, f"[{vm}] vCPU {e['vcpu']}: {e['value']} us, {err:.2%} off"
+    check.__name__ = f"timer_ticks({vm})"
+    return check
+
+
+def pingpong_ran(vm, iters):
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "ipi_roundtrip"]
+        assert len(got) == 1 and got[0]["iters"] == iters and got[0]["cycles"] > 0, \
+            f"[{vm}] pingpong reports {got}"
+    return check
+
+
+def fair_share(vm_a, vm_b, tolerance):
+    """Two one-vCPU cpuhog VMs on one CPU did work within `tolerance` of each other."""
+    def check(log):
+        work = {e.vm: e["value"] for e in log.all("bench")
+                if e.get("guest") == "cpuhog" and e.vm in (vm_a, vm_b)}
+        assert set(work) == {vm_a, vm_b}, f"cpuhog reports {work}"
+        a, b = work[vm_a], work[vm_b]
+        assert a > 0 and b > 0, f"no work done: {work}"
+        assert abs(a - b) / max(a, b) < tolerance, f"unfair: {work}"
+    return check
+
+
+def vcpu_accounting(vm, vcpus):
+    def check(log):
+        stop = [e for e in log.all("vm_stop") if e["vm"] == vm]
+        assert stop, f"no @vm_stop for {vm}"
+        per = stop[0].get("vcpus", {})
+        assert sorted(per, key=int) == [str(i) for i in range(vcpus)], f"{vm} vcpus {per}"
+        for i, st in per.items():
+            for key in ("run_us", "wait_us", "blocked_us", "halts", "halt_ns_log2"):
+                assert key in st, f"{vm} vCPU {i} lacks {key}"
+            assert st["run_us"] > 0, f"{vm} vCPU {i} never ran"
+    return check
+
+
+# Multi-vCPU guests: INIT-SIPI bring-up, IPIs, halts, timers, overcommit.
+GUESTS_SMP = " ".join([
+    "smp:vcpus=4:args=20",                              # 4 vCPUs on 2 CPUs
+    "smp:name=smp8:vcpus=8:pin=0,0,0,0,0,0,0,0:args=10",  # 8 vCPUs on 1 CPU
+    "smp:name=smpx2:vcpus=2:args=10+x2apic",            # the same in x2APIC mode
+    "timer:vcpus=2:args=25",
+    "pingpong:vcpus=2:pin=0,1:args=200",                # on 2 CPUs
+    "pingpong:name=pp1:vcpus=2:pin=1,1:args=200",       # on 1 CPU
+])
+GUESTS_SMP_CHECKS = [
+    smp_online("smp", 4, 20), smp_online("smp8", 8, 10), smp_online("smpx2", 2, 10),
+    guest_says("smpx2", "cpu 0 apic 0 online"),
+    timer_ticks("timer", 2, 25),
+    guest_says("timer", "oneshot ok", "tsc-deadline ok"),
+    pingpong_ran("pingpong", 200), pingpong_ran("pp1", 200),
+    vm_stops(**{vm: (0, "debug-exit") for vm in
+                ("smp", "smp8", "smpx2", "timer", "pingpong", "pp1")}),
+    vcpu_accounting("smp8", 8), vcpu_accounting("pingpong", 2),
+    shutdown(0),
+]
+
+# Deterministic Bochs (clock: sync=none): the timer alone, a vCPU per CPU;
+# and two CPU hogs sharing one CPU.
+GUESTS_TIMER_ALONE = "timer:vcpus=2:pin=0,1:args=50"
+GUESTS_TIMER_ALONE_CHECKS = [
+    timer_ticks("timer", 2, 50, within=0.02),
+    guest_says("timer", "oneshot ok", "tsc-deadline ok"),
+    vm_stops(timer=(0, "debug-exit")),
+    shutdown(0),
+]
+GUESTS_HOGS = "cpuhog:name=hogA:pin=1:args=300 cpuhog:name=hogB:pin=1:args=300"
+GUESTS_HOGS_CHECKS = [
+    fair_share("hogA", "hogB", 0.10),
+    vm_stops(hogA=(0, "debug-exit"), hogB=(0, "debug-exit")),
+    shutdown(0),
+]
 
 
 def make_fixtures(directory, build):
@@ -234,8 +326,27 @@ def tests(full=False):
         Test("bochs-ryzen-guests-bad", guests_bad_checks(bochs_svm=True), emu="bochs",
              cpu="ryzen", smp=2, guests=guests_bad(bochs_svm=True), timeout=300),
         Test("qemu-guests-smp1", GUESTS_OK_CHECKS, smp=1, guests=GUESTS_OK, full_only=True),
+        Test("qemu-smp-guests", GUESTS_SMP_CHECKS, smp=2, guests=GUESTS_SMP, timeout=240),
+        Test("bochs-ryzen-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", cpu="ryzen", smp=2,
+             guests=GUESTS_SMP, timeout=400),
+        Test("bochs-ryzen-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", cpu="ryzen", smp=2,
+             guests=GUESTS_TIMER_ALONE, timeout=400),
+        Test("bochs-ryzen-cpuhog", GUESTS_HOGS_CHECKS, emu="bochs", cpu="ryzen", smp=2,
+             guests=GUESTS_HOGS, timeout=400),
+        Test("bochs-skylake-guests", GUESTS_OK_CHECKS, emu="bochs", smp=2, guests=GUESTS_OK,
+             timeout=300),
+        Test("bochs-skylake-guests-smp1", GUESTS_OK_CHECKS, emu="bochs", smp=1,
+             guests=GUESTS_OK, timeout=300, full_only=True),
+        Test("bochs-skylake-guests-bad", guests_bad_checks(), emu="bochs", smp=2,
+             guests=guests_bad(), timeout=300),
+        Test("bochs-skylake-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", smp=2,
+             guests=GUESTS_SMP, timeout=400),
+        Test("bochs-skylake-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", smp=2,
+             guests=GUESTS_TIMER_ALONE, timeout=400),
+        Test("bochs-skylake-cpuhog", GUESTS_HOGS_CHECKS, emu="bochs", smp=2,
+             guests=GUESTS_HOGS, timeout=400),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
-                                 shutdown(0)], emu="bochs",
-             cpu="corei5_lynnfield_750", smp=1, timeout=240, full_only=True),
+                                 rejects("hello"), shutdown(1)], emu="bochs",
+             cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),
     ]
     return [t for t in all_tests if full or not t.full_only]

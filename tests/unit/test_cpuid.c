@@ -21,12 +21,17 @@ static void test_leaf1_hides_virtualization_and_sets_hypervisor(void **state)
 {
     (void)state;
     struct cpuid_regs r = {0x000806f0, 0xff0a0800, 0xfffa3223, 0xffffffff};
+    struct cpuid_regs bare = {0x000806f0, 0x00000800, 0x80000000, 0x00000000};
+    cpuid_filter(1, 0, &view, &bare);
+    assert_true(bare.ecx & (1u << 21) && bare.ecx & (1u << 24) && bare.edx & (1u << 9));
     cpuid_filter(1, 0, &view, &r);
     assert_false(r.ecx & (1u << 5));  /* VMX */
     assert_false(r.ecx & (1u << 3));  /* MONITOR */
     assert_false(r.ecx & (1u << 27)); /* OSXSAVE follows the guest's CR4 */
     assert_true(r.ecx & (1u << 31));  /* hypervisor */
-    assert_false(r.edx & (1u << 9));  /* no local APIC offered yet */
+    assert_true(r.edx & (1u << 9));   /* the virtual local APIC */
+    assert_true(r.ecx & (1u << 21));  /* with x2APIC */
+    assert_true(r.ecx & (1u << 24));  /* and the TSC-deadline timer, whatever the host has */
     assert_int_equal(r.ebx >> 24, 3); /* initial APIC ID = vCPU id */
     assert_int_equal((r.ebx >> 16) & 0xff, 4);
     assert_int_equal(r.ebx & 0xffff, 0x0800); /* brand index, CLFLUSH size kept */

@@ -32,3 +32,14 @@ UNIT_TESTS += cpuid
 unit_cpuid_SRCS := vmm/cpuid.c
 UNIT_TESTS += vuart
 unit_vuart_SRCS := vmm/vuart.c
+UNIT_TESTS += vlapic
+unit_vlapic_SRCS := vmm/vlapic.c
+UNIT_TESTS += mmio_decode
+unit_mmio_decode_SRCS := vmm/mmio_decode.c
+UNIT_TESTS += runqueue
+unit_runqueue_SRCS :=
+UNIT_TESTS += vcpu_events
+unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c
+UNIT_TESTS += vmx
+unit_vmx_SRCS := arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
+	arch/x86/vmx/ept.c arch/x86/pagetable.c

@@ -27,6 +27,9 @@
 #define IOPM_PAGES       3
 #define MSRPM_PAGES      2
 #define TLB_FLUSH_ALL    1
+/* KVM's defaults: exit after this many PAUSEs (within the threshold's cycles, where supported). */
+#define PAUSE_FILTER_COUNT  3000
+#define PAUSE_FILTER_THRESH 128
 
 _Static_assert(offsetof(struct guest_regs, rbx) == 8 && offsetof(struct guest_regs, r15) == 112,
                "svm_vmrun's register offsets");
@@ -49,6 +52,14 @@ struct svm_vcpu {
     uint64_t asid_generation;
     int asid_cpu;
     uint64_t reinject; /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+    /*
+     * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
+     * injecting an NMI pollux intercepts IRET and counts the guest as in its
+     * NMI handler until RIP leaves that IRET.
+     */
+    bool nmi_masked;
+    bool iret_seen;
+    uint64_t iret_rip;
 };
 
 static uint64_t iopm_pa, msrpm_pa;
@@ -185,13 +196,14 @@ static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t 
     *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
 }
 
-static void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
+/* State shared by every reset: intercepts, nested paging, TSC offset, no pending event. */
+static struct vmcb *reset_common(struct vcpu *v)
 {
-    struct vmcb *vmcb = svm(v)->vmcb;
+    struct svm_vcpu *s = svm(v);
+    struct vmcb *vmcb = s->vmcb;
     struct pagetable *npt = v->vm->arch;
     memset(vmcb, 0, sizeof(*vmcb));
 
-    vmcb->intercept_exceptions = 0;
     vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_CPUID |
                             SVM_INTERCEPT_INVD | SVM_INTERCEPT_HLT | SVM_INTERCEPT_INVLPGA |
                             SVM_INTERCEPT_IOIO | SVM_INTERCEPT_MSR | SVM_INTERCEPT_SHUTDOWN;
@@ -206,27 +218,57 @@ static void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
     vmcb->vintr = SVM_VINTR_MASKING;
     vmcb->np_enable = 1;
     vmcb->n_cr3 = npt->root;
+    /*
+     * Where PAUSE exits can be filtered, a spinning guest leaves guest mode
+     * now and then, so its slice can end even where the host timer's
+     * interrupt does not reach it (Bochs 2.7 with guest IF=0). Without a
+     * filter every PAUSE would exit: then it stays off.
+     */
+    if (virt_features.pause_filter) {
+        vmcb->intercept_misc1 |= SVM_INTERCEPT_PAUSE;
+        vmcb->pause_filter_count = PAUSE_FILTER_COUNT;
+        if (virt_features.pause_filter_thresh)
+            vmcb->pause_filter_thresh = PAUSE_FILTER_THRESH;
+    }
 
-    /* Multiboot entry state: flat 32-bit segments, protected mode, paging off. */
-    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
-    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
-    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
     set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
     set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
     set_seg(&vmcb->gdtr, 0, 0, 0xffff);
     set_seg(&vmcb->idtr, 0, 0, 0xffff);
     vmcb->cpl = 0;
     vmcb->efer = EFER_SVME;
-    vmcb->cr0 = 0x11; /* PE | ET */
     vmcb->cr4 = 0;
     vmcb->dr6 = 0xffff0ff0;
     vmcb->dr7 = 0x400;
     vmcb->g_pat = PAT_DEFAULT;
+    v->regs = (struct guest_regs){.rflags = 0x2};
+    s->asid_cpu = -1;
+    s->reinject = 0;
+    s->nmi_masked = false;
+    s->iret_seen = false;
+    return vmcb;
+}
+
+static void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
+{
+    struct vmcb *vmcb = reset_common(v);
+    /* Multiboot entry state: flat 32-bit segments, protected mode, paging off. */
+    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
+    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
+    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
+    vmcb->cr0 = 0x11; /* PE | ET */
     v->regs.rip = entry;
-    v->regs.rflags = 0x2;
-    v->regs.rsp = 0;
-    svm(v)->asid_cpu = -1;
-    svm(v)->reinject = 0;
+}
+
+static void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector)
+{
+    struct vmcb *vmcb = reset_common(v);
+    set_seg(&vmcb->cs, (uint16_t)(sipi_vector << 8), 0x9b, 0xffff);
+    vmcb->cs.base = (uint64_t)sipi_vector << 12;
+    set_seg(&vmcb->ds, 0, 0x93, 0xffff);
+    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
+    vmcb->cr0 = 0x10; /* ET; caches on (CD/NW would only slow an emulated guest) */
+    v->regs.rip = 0;
 }
 
 static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
@@ -285,6 +327,20 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     if (vmcb->exit_int_info & SVM_EVTINJ_VALID)
         s->reinject = vmcb->exit_int_info;
     vmcb->event_inj = 0;
+    if (s->iret_seen && vmcb->rip != s->iret_rip) {
+        s->iret_seen = false;
+        s->nmi_masked = false; /* the handler's IRET has completed */
+    }
+    if ((uint32_t)vmcb->exit_code == SVM_EXIT_IRET) {
+        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_IRET;
+        s->iret_seen = true;
+        s->iret_rip = vmcb->rip;
+        memset(e, 0, sizeof(*e));
+        e->reason = EXIT_NONE;
+        e->vendor_code = SVM_EXIT_IRET;
+        e->insn_kind = -1;
+        return;
+    }
     svm_decode_exit(vmcb, has_nrips, e);
 }
 
@@ -420,6 +476,66 @@ static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
     svm(v)->vmcb->tsc_offset = offset;
 }
 
+static bool event_queued(struct svm_vcpu *s)
+{
+    return (s->vmcb->event_inj & SVM_EVTINJ_VALID) || (s->reinject & SVM_EVTINJ_VALID);
+}
+
+static bool svm_interrupt_allowed(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    return (v->regs.rflags & RFLAGS_IF) && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
+}
+
+static void svm_inject_interrupt(struct vcpu *v, uint8_t vector)
+{
+    svm(v)->vmcb->event_inj = vector | SVM_EVTINJ_TYPE_INTR | SVM_EVTINJ_VALID;
+}
+
+/*
+ * A virtual interrupt the guest cannot mask by TPR: the CPU exits (VINTR)
+ * when the guest could take it, i.e. once IF=1 and no shadow.
+ */
+static void svm_set_interrupt_window(struct vcpu *v, bool on)
+{
+    struct vmcb *vmcb = svm(v)->vmcb;
+    const uint64_t vintr = SVM_VINTR_V_IRQ | SVM_VINTR_IGN_TPR | SVM_VINTR_PRIO_MAX;
+    if (on) {
+        vmcb->vintr |= vintr;
+        vmcb->intercept_misc1 |= SVM_INTERCEPT_VINTR;
+    } else {
+        vmcb->vintr &= ~vintr;
+        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_VINTR;
+    }
+}
+
+static bool svm_nmi_allowed(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    return !s->nmi_masked && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
+}
+
+static void svm_inject_nmi(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    s->vmcb->event_inj = 2 | SVM_EVTINJ_TYPE_NMI | SVM_EVTINJ_VALID;
+    s->nmi_masked = true;
+    s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET;
+}
+
+/* The IRET intercept, armed by inject_nmi, is the only NMI window SVM has here. */
+static void svm_set_nmi_window(struct vcpu *v, bool on)
+{
+    struct svm_vcpu *s = svm(v);
+    if (on && s->nmi_masked && !s->iret_seen)
+        s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET;
+}
+
+static void svm_vcpu_unload(struct vcpu *v)
+{
+    svm(v)->asid_cpu = -1; /* a new ASID, with a flush, on the next CPU */
+}
+
 static bool svm_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
 {
     (void)v;
@@ -445,4 +561,12 @@ const struct virt_ops svm_ops = {
     .set_intercept = svm_set_intercept,
     .set_tsc_offset = svm_set_tsc_offset,
     .set_preemption_timer = svm_set_preemption_timer,
+    .interrupt_allowed = svm_interrupt_allowed,
+    .inject_interrupt = svm_inject_interrupt,
+    .set_interrupt_window = svm_set_interrupt_window,
+    .nmi_allowed = svm_nmi_allowed,
+    .inject_nmi = svm_inject_nmi,
+    .set_nmi_window = svm_set_nmi_window,
+    .vcpu_reset_real = svm_vcpu_reset_real,
+    .vcpu_unload = svm_vcpu_unload,
 };

@@ -84,7 +84,9 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 /* intercept_misc1 */
 #define SVM_INTERCEPT_INTR     (1u << 0)
 #define SVM_INTERCEPT_NMI      (1u << 1)
+#define SVM_INTERCEPT_VINTR    (1u << 4)
 #define SVM_INTERCEPT_CPUID    (1u << 18)
+#define SVM_INTERCEPT_IRET     (1u << 20)
 #define SVM_INTERCEPT_INVD     (1u << 22)
 #define SVM_INTERCEPT_PAUSE    (1u << 23)
 #define SVM_INTERCEPT_HLT      (1u << 24)
@@ -108,7 +110,10 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 /* intercept_misc3 */
 #define SVM_INTERCEPT_IDLE_HLT (1u << 6)
 
-#define SVM_VINTR_MASKING (1ull << 24)
+#define SVM_VINTR_V_IRQ    (1ull << 8)
+#define SVM_VINTR_PRIO_MAX (0xfull << 16)
+#define SVM_VINTR_IGN_TPR  (1ull << 20)
+#define SVM_VINTR_MASKING  (1ull << 24)
 
 /* Exit codes. */
 #define SVM_EXIT_EXCP_BASE 0x040

@@ -15,7 +15,6 @@
 #define MSR_VMX_CR4_FIXED1  0x489
 #define MSR_VMX_TRUE_EXIT   0x48f
 #define MSR_VMX_TRUE_ENTRY  0x490
-#define MSR_IA32_DEBUGCTL   0x1d9
 #define MSR_IA32_PAT        0x277
 #define MSR_SYSENTER_CS     0x174
 #define MSR_SYSENTER_ESP    0x175
@@ -71,11 +70,9 @@
 #define VMCS_IO_BITMAP_A     0x2000
 #define VMCS_IO_BITMAP_B     0x2002
 #define VMCS_MSR_BITMAP      0x2004
-#define VMCS_EXIT_MSR_STORE  0x2006
-#define VMCS_EXIT_MSR_LOAD   0x2008
-#define VMCS_ENTRY_MSR_LOAD  0x200a
 #define VMCS_TSC_OFFSET      0x2010
 #define VMCS_EPT_POINTER     0x201a
+#define VMCS_XSS_EXIT_BITMAP 0x202c
 #define VMCS_GUEST_PHYS_ADDR 0x2400
 #define VMCS_LINK_POINTER    0x2800
 #define VMCS_GUEST_DEBUGCTL  0x2802
@@ -104,7 +101,6 @@
 #define VMCS_INSN_ERROR             0x4400
 #define VMCS_EXIT_REASON            0x4402
 #define VMCS_EXIT_INTR_INFO         0x4404
-#define VMCS_EXIT_INTR_ERROR        0x4406
 #define VMCS_IDT_VECTORING_INFO     0x4408
 #define VMCS_IDT_VECTORING_ERROR    0x440a
 #define VMCS_EXIT_INSN_LEN          0x440c
@@ -200,16 +196,12 @@
 #define PROC_SECONDARY   (1u << 31)
 
 /* Secondary processor-based controls */
-#define PROC2_VIRT_APIC    (1u << 0)
 #define PROC2_EPT          (1u << 1)
-#define PROC2_DESC_TABLE   (1u << 2)
 #define PROC2_RDTSCP       (1u << 3)
 #define PROC2_VPID         (1u << 5)
-#define PROC2_WBINVD       (1u << 6)
 #define PROC2_UNRESTRICTED (1u << 7)
 #define PROC2_PLE          (1u << 10)
 #define PROC2_INVPCID      (1u << 12)
-#define PROC2_VMFUNC       (1u << 13)
 #define PROC2_XSAVES       (1u << 20)
 
 /* VM-exit controls */

@@ -1,6 +1,7 @@
 /*
  * int vmx_enter(struct guest_regs *regs, uint64_t launched)
  *
+ * Called with interrupts disabled; the exit returns with them disabled.
  * Enters the guest of the current VMCS with VMLAUNCH (launched == 0) or
  * VMRESUME, all guest GPRs but RSP loaded from *regs (RSP, RIP and RFLAGS
  * are VMCS fields). HOST_RSP is written here, as it depends on the caller's

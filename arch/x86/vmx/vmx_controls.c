@@ -178,7 +178,11 @@ int vmx_derive_controls(const struct vmx_caps *c, struct vmx_controls *o, char *
     if (adjust("pin-based", pin_names, pin, PIN_EXT_INTR | PIN_NMI, PIN_VIRTUAL_NMIS, PIN_DEFAULT1,
                &o->pin, err, errlen))
         return -1;
-    note(o, VMX_OPT_VIRTUAL_NMIS, o->pin & PIN_VIRTUAL_NMIS);
+    /* Virtual NMIs come with NMI-window exiting, the way to inject an NMI once unblocked. */
+    bool vnmi = (o->pin & PIN_VIRTUAL_NMIS) && can_set(proc, PROC_NMI_WINDOW);
+    if (!vnmi)
+        o->pin &= ~PIN_VIRTUAL_NMIS;
+    note(o, VMX_OPT_VIRTUAL_NMIS, vnmi);
     note(o, VMX_OPT_PREEMPTION_TIMER, can_set(pin, PIN_PREEMPTION_TIMER));
 
     uint32_t proc_required = PROC_TSC_OFFSET | PROC_HLT | PROC_MWAIT | PROC_IO_BITMAPS |
@@ -186,6 +190,13 @@ int vmx_derive_controls(const struct vmx_caps *c, struct vmx_controls *o, char *
     if (adjust("primary processor-based", proc_names, proc, proc_required, 0, PROC_DEFAULT1,
                &o->proc, err, errlen))
         return -1;
+    /* Not set at first, but needed to inject an interrupt as soon as the guest can take it. */
+    if (!can_set(proc, PROC_INTR_WINDOW)) {
+        snprintf(err, errlen,
+                 "the CPU lacks the primary processor-based control "
+                 "'interrupt-window exiting' (bit 2)");
+        return -1;
+    }
 
     /* Secondary controls have no forced bits (their allowed-0 half is all zeros). */
     uint32_t proc2_optional = PROC2_PLE | PROC2_RDTSCP | PROC2_INVPCID | PROC2_XSAVES;
@@ -232,7 +243,11 @@ int vmx_derive_controls(const struct vmx_caps *c, struct vmx_controls *o, char *
 
 uint64_t vmx_cr0_mask(const struct vmx_caps *c)
 {
-    return ((c->cr0_fixed0 | ~c->cr0_fixed1) & 0xffffffffu) | CR0_PE | CR0_PG;
+    /*
+     * VM entry and exit leave CR0.CD and NW alone: unmasked, the guest would
+     * see the host's cache settings and change them for the host too.
+     */
+    return ((c->cr0_fixed0 | ~c->cr0_fixed1) & 0xffffffffu) | CR0_PE | CR0_PG | CR0_CD | CR0_NW;
 }
 
 uint64_t vmx_cr4_mask(const struct vmx_caps *c)
@@ -306,13 +321,14 @@ bool vmx_pae_paging(const struct vmx_cr_state *s)
     return (s->cr0 & CR0_PG) && (s->cr4 & CR4_PAE) && !(s->efer & EFER_LMA);
 }
 
-static struct vmx_segment flat(uint16_t sel, uint32_t ar)
+static struct vmx_segment segment(uint16_t sel, uint64_t base, uint32_t limit, uint32_t ar)
 {
-    return (struct vmx_segment){.sel = sel, .limit = 0xffffffffu, .ar = ar, .base = 0};
+    return (struct vmx_segment){.sel = sel, .limit = limit, .ar = ar, .base = base};
 }
 
-void vmx_reset_state(const struct vmx_caps *c, const struct vmx_controls *ctls, uint32_t eip,
-                     struct vmcs_state *s)
+/* What every reset state shares: controls, masks, and the registers INIT clears. */
+static void reset_common(const struct vmx_caps *c, const struct vmx_controls *ctls,
+                         uint64_t cr0_shadow, struct vmcs_state *s)
 {
     memset(s, 0, sizeof(*s));
     struct vmx_control_state *k = &s->ctl;
@@ -323,7 +339,7 @@ void vmx_reset_state(const struct vmx_caps *c, const struct vmx_controls *ctls, 
     k->entry = ctls->entry;
     k->cr0_mask = vmx_cr0_mask(c);
     k->cr4_mask = vmx_cr4_mask(c);
-    k->cr0_shadow = CR0_PE | CR0_ET;
+    k->cr0_shadow = cr0_shadow;
     k->cr4_shadow = 0;
     k->ple_gap = VMX_PLE_GAP;
     k->ple_window = VMX_PLE_WINDOW;
@@ -333,15 +349,35 @@ void vmx_reset_state(const struct vmx_caps *c, const struct vmx_controls *ctls, 
     g->cr4 = vmx_cr4_real(c, k->cr4_shadow);
     g->dr7 = 0x400;
     g->pat = PAT_DEFAULT;
-    g->rip = eip;
     g->rflags = RFLAGS_FIXED;
     g->link = ~0ull;
-    /* Accessed types: VM entry rejects segment registers that were never loaded. */
-    g->seg[SEG_CS] = flat(0x08, 0xc09b);
-    g->seg[SEG_ES] = g->seg[SEG_SS] = g->seg[SEG_DS] = g->seg[SEG_FS] = g->seg[SEG_GS] =
-        flat(0x10, 0xc093);
-    g->seg[SEG_LDTR] = (struct vmx_segment){.ar = AR_UNUSABLE};
-    g->seg[SEG_TR] = (struct vmx_segment){.limit = 0xffff, .ar = 0x8b}; /* busy 32-bit TSS */
+    g->seg[SEG_LDTR] = segment(0, 0, 0, AR_UNUSABLE);
+    g->seg[SEG_TR] = segment(0, 0, 0xffff, 0x8b); /* busy 32-bit TSS */
     g->gdtr_limit = g->idtr_limit = 0xffff;
     g->activity = ACTIVITY_ACTIVE;
+}
+
+void vmx_reset_state(const struct vmx_caps *c, const struct vmx_controls *ctls, uint32_t eip,
+                     struct vmcs_state *s)
+{
+    reset_common(c, ctls, CR0_PE | CR0_ET, s);
+    struct vmx_guest_state *g = &s->guest;
+    g->rip = eip;
+    /* Accessed types: VM entry rejects segment registers that were never loaded. */
+    g->seg[SEG_CS] = segment(0x08, 0, 0xffffffffu, 0xc09b);
+    g->seg[SEG_ES] = g->seg[SEG_SS] = g->seg[SEG_DS] = g->seg[SEG_FS] = g->seg[SEG_GS] =
+        segment(0x10, 0, 0xffffffffu, 0xc093);
+}
+
+void vmx_reset_state_real(const struct vmx_caps *c, const struct vmx_controls *ctls,
+                          uint8_t sipi_vector, struct vmcs_state *s)
+{
+    /* ET only: caches on (CD/NW would only slow an emulated guest), as on SVM. */
+    reset_common(c, ctls, CR0_ET, s);
+    struct vmx_guest_state *g = &s->guest;
+    g->rip = 0;
+    g->seg[SEG_CS] =
+        segment((uint16_t)(sipi_vector << 8), (uint64_t)sipi_vector << 12, 0xffff, 0x9b);
+    g->seg[SEG_ES] = g->seg[SEG_SS] = g->seg[SEG_DS] = g->seg[SEG_FS] = g->seg[SEG_GS] =
+        segment(0, 0, 0xffff, 0x93);
 }

@@ -34,7 +34,7 @@ uint64_t vmx_cap_entry(const struct vmx_caps *c);
 
 /* Features pollux uses when the CPU has them and works without otherwise. */
 enum vmx_optional {
-    VMX_OPT_VIRTUAL_NMIS = 1u << 0,
+    VMX_OPT_VIRTUAL_NMIS = 1u << 0,     /* with NMI-window exiting */
     VMX_OPT_PREEMPTION_TIMER = 1u << 1, /* set in pin controls only while armed */
     VMX_OPT_VPID = 1u << 2,
     VMX_OPT_PLE = 1u << 3,
@@ -48,7 +48,7 @@ enum vmx_optional {
 const char *vmx_optional_name(unsigned bit);
 
 struct vmx_controls {
-    /* Every VMCS starts with these; vmx.c toggles HLT/PAUSE/timer/IA-32e bits. */
+    /* Every VMCS starts with these; vmx.c toggles the HLT, PAUSE, timer, window and IA-32e bits. */
     uint32_t pin, proc, proc2, exit, entry;
     unsigned available; /* enum vmx_optional bits the CPU has */
     unsigned missing;   /* and those it lacks */
@@ -118,9 +118,10 @@ struct vmcs_state {
 
 /*
  * CR0/CR4 bits the host owns (guest/host mask): those VMX forces (CR0.NE,
- * CR4.VMXE, whatever the FIXED MSRs add), and CR0.PE/PG, which the guest may
+ * CR4.VMXE, whatever the FIXED MSRs add), CR0.PE/PG, which the guest may
  * change only through pollux because a PG change may switch long mode on or
- * off. The guest reads the masked bits from the read shadow.
+ * off, and CR0.CD/NW, which VM entry does not load. The guest reads the
+ * masked bits from the read shadow.
  */
 uint64_t vmx_cr0_mask(const struct vmx_caps *c);
 uint64_t vmx_cr4_mask(const struct vmx_caps *c);
@@ -155,5 +156,8 @@ bool vmx_pae_paging(const struct vmx_cr_state *s);
  */
 void vmx_reset_state(const struct vmx_caps *c, const struct vmx_controls *ctls, uint32_t eip,
                      struct vmcs_state *s);
+/* The state after INIT and a startup IPI: real mode, CS = vector << 8, IP = 0. */
+void vmx_reset_state_real(const struct vmx_caps *c, const struct vmx_controls *ctls,
+                          uint8_t sipi_vector, struct vmcs_state *s);
 
 #endif

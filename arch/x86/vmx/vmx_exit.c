@@ -143,6 +143,10 @@ void vmx_decode_exit(const struct vmx_exit_info *x, struct exit_record *e, char 
     case VMX_EXIT_INTR_WINDOW:
         e->reason = EXIT_INTERRUPT_WINDOW;
         break;
+    case VMX_EXIT_NMI_WINDOW:
+        /* vmm/ injects pending NMIs before every entry; nothing else to do. */
+        e->reason = EXIT_NONE;
+        break;
     case VMX_EXIT_PREEMPTION:
         e->reason = EXIT_PREEMPTION_TIMER;
         break;

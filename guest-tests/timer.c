@@ -1,0 +1,177 @@
+/*
+ * Checks that the local APIC timer never fires early, on every vCPU at
+ * once: N ticks (argument, default 50) of a 250 Hz periodic timer, then a
+ * 2 ms one-shot, then, where offered, a TSC deadline 2 ms ahead. Tick k
+ * must not come before start + k periods, with the period converted from
+ * the initial count actually written (so the check has no rounding slack
+ * and needs none). Late or coalesced ticks are fine: a host may be busy.
+ * Prints one @bench line per vCPU for the periodic timer; exits 0, or 2
+ * after printing what fired early (1 if the vCPUs or the timer are
+ * missing).
+ */
+#include "guest-tests/runtime/cpu.h"
+#include "guest-tests/runtime/lapic.h"
+#include "guest-tests/runtime/runtime.h"
+#include "guest-tests/runtime/timing.h"
+
+#define TIMER_VECTOR  0x41
+#define TICKS_DEFAULT 50u
+#define TICKS_MAX     1000u
+#define PERIOD_US     4000u /* 250 Hz */
+#define ONESHOT_US    2000u
+#define DEADLINE_US   2000u
+#define EXIT_EARLY    2
+
+/* The first interrupt of a check that came before its time. */
+struct early {
+    uint32_t tick;   /* 1-based; 0: none came early */
+    uint64_t cycles; /* how long before its earliest allowed TSC */
+};
+
+enum { PERIODIC, ONESHOT, DEADLINE, CHECKS };
+static const char *const check_names[CHECKS] = {"periodic", "oneshot", "tsc-deadline"};
+
+struct vcpu_timer {
+    /* Written by the timer interrupt on this vCPU, read by its main code. */
+    volatile uint32_t count; /* interrupts so far in the current check */
+    volatile uint32_t limit; /* stop the timer at this many */
+    uint64_t tsc[TICKS_MAX]; /* TSC at each interrupt */
+
+    uint64_t periodic_us; /* from the initial count write to tick N */
+    struct early early[CHECKS];
+};
+
+static uint32_t ticks = TICKS_DEFAULT;
+static bool deadline_offered;
+static struct vcpu_timer timers[MAX_CPUS];
+static uint32_t finished; /* vCPUs done with all checks */
+
+__attribute__((interrupt)) static void timer_interrupt(struct interrupt_frame *f)
+{
+    uint64_t now = rdtsc();
+    (void)f;
+    struct vcpu_timer *t = &timers[this_cpu_index()];
+    uint32_t n = t->count;
+    /* A tick may already be pending when the timer is stopped: it is not counted. */
+    if (n < t->limit) {
+        t->tsc[n] = now;
+        t->count = n + 1;
+        if (n + 1 == t->limit)
+            lapic_timer_stop();
+    }
+    lapic_eoi();
+}
+
+static void wait_ticks(struct vcpu_timer *t)
+{
+    while (t->count < t->limit)
+        wait_for_interrupt();
+}
+
+static void check(struct vcpu_timer *t, int which, uint32_t tick, uint64_t at, uint64_t earliest)
+{
+    struct early *e = &t->early[which];
+    if (e->tick == 0 && at < earliest) {
+        e->tick = tick;
+        e->cycles = earliest - at;
+    }
+}
+
+/* The initial count for us microseconds at *divider 1, or at 16 should that not fit. */
+static uint32_t timer_count(uint32_t us, uint32_t *divider)
+{
+    uint64_t count = div64((uint64_t)apic_timer_khz() * us, 1000);
+    *divider = count > UINT32_MAX ? 16 : 1;
+    return (uint32_t)div64(count, *divider);
+}
+
+static void run_checks(uint32_t me)
+{
+    struct vcpu_timer *t = &timers[me];
+    if (apic_timer_khz() == 0)
+        return; /* guest_main reports it */
+
+    uint32_t divider;
+    uint32_t count = timer_count(PERIOD_US, &divider);
+    t->count = 0;
+    t->limit = ticks;
+    uint64_t start = lapic_timer_start(LAPIC_TIMER_PERIODIC, TIMER_VECTOR, count, divider);
+    wait_ticks(t);
+    for (uint32_t k = 1; k <= ticks; k++)
+        check(t, PERIODIC, k, t->tsc[k - 1],
+              start + apic_ticks_to_tsc((uint64_t)k * count * divider));
+    t->periodic_us = tsc_to_us(t->tsc[ticks - 1] - start);
+
+    count = timer_count(ONESHOT_US, &divider);
+    t->count = 0;
+    t->limit = 1;
+    start = lapic_timer_start(LAPIC_TIMER_ONESHOT, TIMER_VECTOR, count, divider);
+    wait_ticks(t);
+    check(t, ONESHOT, 1, t->tsc[0], start + apic_ticks_to_tsc((uint64_t)count * divider));
+
+    if (deadline_offered) {
+        uint64_t deadline = rdtsc() + us_to_tsc(DEADLINE_US);
+        t->count = 0;
+        t->limit = 1;
+        lapic_timer_deadline(TIMER_VECTOR, deadline);
+        wait_ticks(t);
+        check(t, DEADLINE, 1, t->tsc[0], deadline);
+    }
+    __atomic_add_fetch(&finished, 1, __ATOMIC_RELEASE);
+}
+
+/* Print each vCPU's early interrupt in one check; true if there was one. */
+static bool report(uint32_t n, int which)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct early *e = &timers[i].early[which];
+        if (e->tick != 0) {
+            printf("vcpu %u: %s interrupt %u came %llu cycles (%llu us) early\n", i,
+                   check_names[which], e->tick, e->cycles, tsc_to_us(e->cycles));
+            any = true;
+        }
+    }
+    return any;
+}
+
+int guest_main(uint32_t magic, const struct mb_info *info)
+{
+    (void)magic;
+    parse_uint(cmdline_args(info), &ticks);
+    if (ticks < 1)
+        ticks = 1;
+    if (ticks > TICKS_MAX)
+        ticks = TICKS_MAX;
+    deadline_offered = lapic_tsc_deadline_offered();
+
+    set_interrupt_handler(TIMER_VECTOR, timer_interrupt);
+    uint32_t n = smp_start(false, run_checks);
+    if (n == 0)
+        return 1;
+    if (apic_timer_khz() == 0) {
+        printf("the local APIC timer does not count\n");
+        return 1;
+    }
+    run_checks(0);
+    while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < n)
+        cpu_relax();
+
+    /* Printed here rather than by each vCPU, so no serial output disturbs the timing. */
+    for (uint32_t i = 0; i < n; i++)
+        printf("@bench {\"guest\":\"timer\",\"op\":\"periodic\",\"vcpu\":%u,\"value\":%llu,"
+               "\"expected\":%u,\"iters\":%u}\n",
+               i, timers[i].periodic_us, ticks * PERIOD_US, ticks);
+    bool early = report(n, PERIODIC);
+    if (!report(n, ONESHOT))
+        printf("oneshot ok\n");
+    else
+        early = true;
+    if (!deadline_offered)
+        printf("tsc-deadline not offered\n");
+    else if (!report(n, DEADLINE))
+        printf("tsc-deadline ok\n");
+    else
+        early = true;
+    return early ? EXIT_EARLY : 0;
+}

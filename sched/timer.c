@@ -1,0 +1,124 @@
+#include "sched/timer.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/lapic.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/spinlock.h"
+#include "arch/x86/tsc.h"
+#include "sched/sched.h"
+
+struct timer_queue {
+    struct spinlock lock;
+    struct timer *head;  /* sorted by deadline */
+    uint64_t programmed; /* deadline the APIC timer is set for, 0 = none */
+};
+
+static struct timer_queue queues[MAX_CPUS];
+
+void timer_init(struct timer *t, void (*fn)(struct timer *t, uint64_t now))
+{
+    t->fn = fn;
+    t->next = 0;
+    t->cpu = -1;
+    t->deadline = 0;
+}
+
+static void unlink(struct timer_queue *q, struct timer *t)
+{
+    for (struct timer **p = &q->head; *p; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    }
+    t->next = 0;
+    t->cpu = -1;
+}
+
+void timer_cancel(struct timer *t)
+{
+    for (;;) {
+        int cpu = __atomic_load_n(&t->cpu, __ATOMIC_ACQUIRE);
+        if (cpu < 0)
+            return;
+        struct timer_queue *q = &queues[cpu];
+        uint64_t flags = spin_lock_irqsave(&q->lock);
+        bool same = t->cpu == cpu;
+        if (same)
+            unlink(q, t);
+        spin_unlock_irqrestore(&q->lock, flags);
+        if (same)
+            return;
+    }
+}
+
+void timer_arm(struct timer *t, unsigned cpu, uint64_t deadline)
+{
+    timer_cancel(t);
+    struct timer_queue *q = &queues[cpu];
+    uint64_t flags = spin_lock_irqsave(&q->lock);
+    struct timer **p = &q->head;
+    while (*p && (*p)->deadline <= deadline)
+        p = &(*p)->next;
+    t->deadline = deadline;
+    t->next = *p;
+    *p = t;
+    __atomic_store_n(&t->cpu, (int)cpu, __ATOMIC_RELEASE);
+    bool earliest = q->head == t;
+    spin_unlock_irqrestore(&q->lock, flags);
+    /* Another CPU's APIC timer may now be set too late: make it look again. */
+    if (earliest && cpu != this_cpu()->cpu)
+        sched_kick(cpu);
+}
+
+void timers_run_expired(uint64_t now)
+{
+    struct timer_queue *q = &queues[this_cpu()->cpu];
+    for (;;) {
+        spin_lock(&q->lock);
+        struct timer *t = q->head;
+        if (!t || t->deadline > now) {
+            spin_unlock(&q->lock);
+            return;
+        }
+        unlink(q, t);
+        spin_unlock(&q->lock);
+        t->fn(t, now);
+    }
+}
+
+uint64_t timers_next_deadline(void)
+{
+    struct timer_queue *q = &queues[this_cpu()->cpu];
+    uint64_t flags = spin_lock_irqsave(&q->lock);
+    uint64_t d = q->head ? q->head->deadline : 0;
+    spin_unlock_irqrestore(&q->lock, flags);
+    return d;
+}
+
+void host_timer_program(uint64_t extra)
+{
+    struct timer_queue *q = &queues[this_cpu()->cpu];
+    uint64_t d = timers_next_deadline();
+    if (extra && (!d || extra < d))
+        d = extra;
+    if (d == q->programmed)
+        return;
+    q->programmed = d;
+    if (!d) {
+        lapic_timer_stop();
+        return;
+    }
+    uint64_t now = rdtsc();
+    /* Rounded up: the interrupt must never come before the deadline. */
+    uint64_t ticks = d > now ? ((d - now) * lapic_timer_khz + tsc_khz - 1) / tsc_khz : 1;
+    /* A far deadline is reached in steps: the CPU reprograms after each interrupt. */
+    if (ticks > 0xffffffffu)
+        ticks = 0xffffffffu;
+    lapic_timer_oneshot((uint32_t)ticks);
+}
+
+void host_timer_fired(void)
+{
+    queues[this_cpu()->cpu].programmed = 0;
+}

@@ -1,0 +1,144 @@
+/* The vCPU run loop: event injection before each entry, exits, timers. */
+#include "vmm/vcpu.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/tsc.h"
+#include "sched/sched.h"
+#include "vmm/exits.h"
+#include "vmm/vmm.h"
+
+static void timer_expired(struct timer *t, uint64_t now)
+{
+    struct vcpu *v = (struct vcpu *)((char *)t - __builtin_offsetof(struct vcpu, timer));
+    struct vm *vm = v->vm;
+    if (vm->deadline && now >= vm->deadline)
+        vm_request_stop(vm, -1, "timeout");
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    if (vlapic_timer_expire(&v->lapic, now + vm->tsc_offset))
+        vcpu_notify(v);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->lock, flags);
+}
+
+void vcpu_timer_update(struct vcpu *v)
+{
+    /* Only a vCPU that can run has a timer: it is cancelled on its own CPU when it leaves. */
+    if (v->state == VCPU_WAIT_SIPI || v->state == VCPU_STOPPED) {
+        timer_cancel(&v->timer);
+        return;
+    }
+    uint64_t guest = vlapic_timer_deadline(&v->lapic);
+    uint64_t host = guest ? guest - v->vm->tsc_offset : 0;
+    uint64_t vm_deadline = v->vm->stopping ? 0 : v->vm->deadline;
+    if (vm_deadline && (!host || vm_deadline < host))
+        host = vm_deadline;
+    if (host)
+        timer_arm(&v->timer, v->cpu, host);
+    else
+        timer_cancel(&v->timer);
+}
+
+void vcpu_init_events(struct vcpu *v)
+{
+    timer_init(&v->timer, timer_expired);
+    v->sipi_vector = -1;
+}
+
+/*
+ * Before entry, with interrupts off: INIT and startup IPIs change what runs;
+ * NMIs and then the highest local APIC interrupt are injected if the guest
+ * can take them, else the CPU is asked to exit when it can.
+ */
+static bool prepare_entry(struct vcpu *v, bool *window)
+{
+    /*
+     * The common case, nothing pending and no window open, needs no lock: an
+     * event that arrives after this look is followed by a kick, which makes
+     * the entry exit at once.
+     */
+    if (!*window && !v->nmi_pending && !v->init_pending && v->sipi_vector < 0 &&
+        vlapic_highest_pending(&v->lapic) < 0)
+        return true;
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    if (v->init_pending) {
+        v->init_pending = false;
+        if (v->id != 0) {
+            /* An AP goes back to waiting for a startup IPI. */
+            vlapic_reset(&v->lapic, v->id, false);
+            v->sipi_armed = true;
+            v->sipi_vector = -1;
+            vcpu_set_state(v, VCPU_WAIT_SIPI, rdtsc());
+            vcpu_timer_update(v);
+            spin_unlock_irqrestore(&v->lock, flags);
+            return false;
+        }
+    }
+    if (v->sipi_vector >= 0) {
+        virt->vcpu_reset_real(v, (uint8_t)v->sipi_vector);
+        v->sipi_vector = -1;
+    }
+    if (v->nmi_pending) {
+        if (virt->nmi_allowed(v)) {
+            virt->inject_nmi(v);
+            v->nmi_pending = false;
+        } else {
+            virt->set_nmi_window(v, true);
+        }
+    }
+    int vector = vlapic_highest_pending(&v->lapic);
+    if (vector >= 0 && virt->interrupt_allowed(v)) {
+        virt->inject_interrupt(v, (uint8_t)vector);
+        vlapic_ack(&v->lapic, (uint8_t)vector);
+        vector = vlapic_highest_pending(&v->lapic);
+    }
+    *window = vector >= 0 || v->nmi_pending;
+    virt->set_interrupt_window(v, vector >= 0);
+    spin_unlock_irqrestore(&v->lock, flags);
+    return true;
+}
+
+enum run_result vcpu_run(struct vcpu *v)
+{
+    struct vm *vm = v->vm;
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->lock, flags);
+    fpu_guest_enter(&v->fpu);
+    enum run_result result;
+    bool window = true; /* look under the lock on the first entry */
+    for (;;) {
+        if (vm->stopping) {
+            result = RUN_STOPPED;
+            break;
+        }
+        if (!prepare_entry(v, &window)) {
+            result = RUN_OFF;
+            break;
+        }
+        sched_prepare_entry(v);
+        struct exit_record e;
+        virt->vcpu_run(v, &e);
+        v->stats.exits[e.reason]++;
+        handle_exit(v, &e);
+        if (v->state == VCPU_BLOCKED) {
+            result = RUN_BLOCKED;
+            break;
+        }
+        if (sched_should_yield()) {
+            result = RUN_PREEMPTED;
+            break;
+        }
+    }
+    fpu_guest_leave(&v->fpu);
+    return result;
+}
+
+void vcpu_retire(struct vcpu *v)
+{
+    timer_cancel(&v->timer);
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    vcpu_set_state(v, VCPU_STOPPED, rdtsc());
+    spin_unlock_irqrestore(&v->lock, flags);
+    vmm_vcpu_retired(v->vm);
+}

@@ -1,0 +1,45 @@
+/*
+ * Running a vCPU and delivering events to it: the pieces of the vCPU life
+ * cycle that vmm/ owns, called by sched/ (running) and by anything that makes
+ * an event pending (IPIs, timers, stop requests).
+ */
+#ifndef POLLUX_VMM_VCPU_H
+#define POLLUX_VMM_VCPU_H
+
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+enum run_result {
+    RUN_PREEMPTED, /* the slice ended or another vCPU should run: back on the queue */
+    RUN_BLOCKED,   /* halted with nothing to deliver: state is BLOCKED */
+    RUN_OFF,       /* INIT sent it back to WAIT_SIPI: off the CPU until a startup IPI */
+    RUN_STOPPED,   /* its VM is stopping: retire it */
+};
+
+/* Set up v's timer and event fields (at creation). */
+void vcpu_init_events(struct vcpu *v);
+
+/* Run v on this CPU (state RUNNING) until it must leave the CPU. */
+enum run_result vcpu_run(struct vcpu *v);
+
+/* Change state, charging the time since the last change to the old state. Lock held. */
+void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now);
+
+/*
+ * An event for v became pending (lock held): wake it if it is halted and the
+ * event would end the halt, or make its CPU leave guest mode if it is
+ * running elsewhere so the event is injected.
+ */
+void vcpu_notify(struct vcpu *v);
+
+/* HLT: block unless an event is already deliverable (then it just continues). */
+void vcpu_halt(struct vcpu *v);
+
+/* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */
+void vcpu_timer_update(struct vcpu *v);
+
+/* Leave the CPU for good: cancel the timer, state STOPPED, and retire from the VM. */
+void vcpu_retire(struct vcpu *v);
+
+#endif

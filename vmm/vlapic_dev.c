@@ -1,0 +1,186 @@
+#include "vmm/vlapic_dev.h"
+
+#include "arch/x86/cpu.h"
+#include "lib/string.h"
+#include "vmm/guest_access.h"
+#include "vmm/mmio_decode.h"
+#include "sched/sched.h"
+#include "vmm/vcpu.h"
+
+#define MAX_INSN 15
+
+static uint64_t guest_tsc(struct vcpu *v)
+{
+    return rdtsc() + v->vm->tsc_offset;
+}
+
+/* Is `target` addressed by an IPI from `src`? */
+static bool addressed(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
+{
+    switch (ipi->shorthand) {
+    case APIC_DEST_SELF:
+        return target == src;
+    case APIC_DEST_ALL:
+        return true;
+    case APIC_DEST_ALL_BUT_SELF:
+        return target != src;
+    default:
+        return vlapic_match_dest(&target->lapic, ipi->dest, ipi->logical);
+    }
+}
+
+static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
+{
+    uint64_t flags = spin_lock_irqsave(&t->lock);
+    switch (ipi->mode) {
+    case APIC_DM_FIXED:
+    case APIC_DM_LOWEST:
+        if (vlapic_accept(&t->lapic, ipi->vector))
+            vcpu_notify(t);
+        break;
+    case APIC_DM_NMI:
+        t->nmi_pending = true;
+        vcpu_notify(t);
+        break;
+    case APIC_DM_INIT:
+        /* INIT de-assert (level 0) is a no-op since the Pentium 4. */
+        if (ipi->level && t->state != VCPU_WAIT_SIPI && t->state != VCPU_STOPPED) {
+            t->init_pending = true;
+            vcpu_notify(t);
+        } else if (ipi->level && t->state == VCPU_WAIT_SIPI) {
+            t->sipi_armed = true;
+        }
+        break;
+    case APIC_DM_STARTUP:
+        /* One startup IPI starts the AP; a second finds it running and is ignored. */
+        if (t->state == VCPU_WAIT_SIPI && t->sipi_armed && !t->vm->stopping) {
+            t->sipi_armed = false;
+            t->sipi_vector = ipi->vector;
+            vcpu_set_state(t, VCPU_RUNNABLE, rdtsc());
+            sched_wake(t);
+        }
+        break;
+    default: /* SMI and reserved modes: nothing to deliver */
+        break;
+    }
+    spin_unlock_irqrestore(&t->lock, flags);
+}
+
+static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
+{
+    struct vm *vm = src->vm;
+    for (unsigned i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *t = vm->vcpus[i];
+        if (!addressed(src, t, ipi))
+            continue;
+        /* Lowest priority: the first match stands for "the lowest" (all run at TPR 0). */
+        deliver(t, ipi);
+        if (ipi->mode == APIC_DM_LOWEST && ipi->shorthand == APIC_DEST_NONE)
+            break;
+    }
+}
+
+static uint64_t *gpr(struct vcpu *v, unsigned n)
+{
+    struct guest_regs *r = &v->regs;
+    uint64_t *const table[16] = {&r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp,
+                                 &r->rsi, &r->rdi, &r->r8,  &r->r9,  &r->r10, &r->r11,
+                                 &r->r12, &r->r13, &r->r14, &r->r15};
+    return table[n & 15];
+}
+
+static uint64_t reg_value(struct vcpu *v, const struct mmio_op *op)
+{
+    if (op->high_byte)
+        return (*gpr(v, op->reg - 4) >> 8) & 0xff;
+    return *gpr(v, op->reg);
+}
+
+/* Write a load's result as the CPU would: 32-bit writes zero-extend, 8/16-bit merge. */
+static void reg_store(struct vcpu *v, const struct mmio_op *op, uint64_t value)
+{
+    unsigned size = op->zero_extend ? op->reg_size : op->size;
+    if (op->high_byte) {
+        uint64_t *r = gpr(v, op->reg - 4);
+        *r = (*r & ~0xff00ull) | ((value & 0xff) << 8);
+        return;
+    }
+    uint64_t *r = gpr(v, op->reg);
+    if (size >= 4)
+        *r = size == 8 ? value : (uint32_t)value;
+    else
+        *r = (*r & ~((1ull << (8 * size)) - 1)) | (value & ((1ull << (8 * size)) - 1));
+}
+
+void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
+{
+    struct guest_mode gm;
+    virt->get_mode(v, &gm);
+    uint64_t la = gm.cs_base + v->regs.rip;
+    if (gm.code_bits != 64)
+        la &= 0xffffffffu;
+    uint8_t bytes[MAX_INSN];
+    size_t avail = MAX_INSN;
+    while (avail && guest_read_linear(v, la, bytes, avail))
+        avail--;
+    struct mmio_op op;
+    if (!avail || mmio_decode(bytes, avail, gm.code_bits, &op)) {
+        vm_fail(v, "bad-state",
+                "cannot decode the access to local APIC offset 0x%lx: bytes %02x %02x %02x %02x",
+                e->npf.gpa - XAPIC_PAGE, bytes[0], bytes[1], bytes[2], bytes[3]);
+        return;
+    }
+    uint32_t offset = (uint32_t)(e->npf.gpa - XAPIC_PAGE);
+    struct vlapic_ipi ipi;
+    bool send = false;
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    bool xapic = vlapic_enabled(&v->lapic) && !vlapic_x2apic(&v->lapic);
+    if (op.write) {
+        uint64_t value = op.has_imm ? op.imm : reg_value(v, &op);
+        /* Only aligned 32-bit accesses reach registers; others are dropped, as on hardware. */
+        if (xapic && op.size == 4)
+            vlapic_mmio_write(&v->lapic, offset, (uint32_t)value, guest_tsc(v), &ipi, &send);
+    } else {
+        uint32_t value = 0xffffffffu;
+        if (xapic && op.size == 4 && !vlapic_mmio_read(&v->lapic, offset, &value, guest_tsc(v)))
+            value = 0;
+        reg_store(v, &op, value);
+    }
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->lock, flags);
+    v->regs.rip += op.len;
+    virt->clear_interrupt_shadow(v);
+    if (send)
+        send_ipi(v, &ipi);
+}
+
+static bool owns(uint32_t index)
+{
+    return index == MSR_IA32_APIC_BASE || index == MSR_TSC_DEADLINE ||
+           (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
+}
+
+bool vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value, bool *fault)
+{
+    if (!owns(index))
+        return false;
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    *fault = !vlapic_msr_read(&v->lapic, index, value, guest_tsc(v));
+    spin_unlock_irqrestore(&v->lock, flags);
+    return true;
+}
+
+bool vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value, bool *fault)
+{
+    if (!owns(index))
+        return false;
+    struct vlapic_ipi ipi;
+    bool send = false;
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    *fault = !vlapic_msr_write(&v->lapic, index, value, guest_tsc(v), &ipi, &send);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->lock, flags);
+    if (send)
+        send_ipi(v, &ipi);
+    return true;
+}

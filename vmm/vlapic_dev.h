@@ -1,0 +1,23 @@
+/*
+ * The local APIC as a device of the VM: guest accesses (xAPIC MMIO through
+ * nested page faults on 0xFEE00000, the x2APIC and TSC-deadline MSRs,
+ * IA32_APIC_BASE) and the IPIs its ICR sends to the VM's vCPUs.
+ */
+#ifndef POLLUX_VMM_VLAPIC_DEV_H
+#define POLLUX_VMM_VLAPIC_DEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+#define XAPIC_PAGE ((uint64_t)0xfee00000)
+
+/* A nested page fault inside the xAPIC page: decode and emulate the access. */
+void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
+
+/* MSRs the local APIC owns; false when index is not one of them. *fault: #GP. */
+bool vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value, bool *fault);
+bool vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value, bool *fault);
+
+#endif
