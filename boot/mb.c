@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "lib/format.h"
+#include "lib/bytes.h"
 #include "lib/string.h"
 
 #define XSTR(x) #x
@@ -50,22 +51,6 @@
 
 /* Names are clipped so that a message naming two modules keeps both. */
 #define NAME_MAX_SHOWN 64
-
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -176,8 +161,8 @@ static int mb2_module(struct mb2_ctx *c, size_t off, uint32_t size)
                     "(BOOT_MAX_MODULES)",
                     off, BOOT_MAX_MODULES);
     m = &c->out->mods[c->out->mod_count];
-    m->start = rd32(tag + 8);
-    m->end = rd32(tag + 12);
+    m->start = get_le32(tag + 8);
+    m->end = get_le32(tag + 12);
     if (mb2_string(c, MB2_TAG_MODULE, off, size, MB2_MODULE_HEADER, &m->cmdline) < 0)
         return -1;
     c->out->mod_count++;
@@ -192,7 +177,7 @@ static int mb2_mmap(struct mb2_ctx *c, size_t off, uint32_t size)
 
     if (size < MB2_MMAP_HEADER)
         return mb2_too_small(c, MB2_TAG_MMAP, off, size, MB2_MMAP_HEADER);
-    entry_size = rd32(tag + 8);
+    entry_size = get_le32(tag + 8);
     body = size - MB2_MMAP_HEADER;
     if (entry_size < MB2_MMAP_ENTRY_MIN)
         return fail(c->err, c->errlen,
@@ -214,9 +199,9 @@ static int mb2_mmap(struct mb2_ctx *c, size_t off, uint32_t size)
                         "entries (BOOT_MAX_MMAP)",
                         off, BOOT_MAX_MMAP);
         r = &c->out->mmap[c->out->mmap_count++];
-        r->base = rd64(p);
-        r->len = rd64(p + 8);
-        r->type = rd32(p + 16);
+        r->base = get_le64(p);
+        r->len = get_le64(p + 8);
+        r->type = get_le32(p + 16);
     }
     c->have_mmap = true;
     return 0;
@@ -265,7 +250,7 @@ int mb2_parse(uint64_t info_phys, size_t max_size, phys_map_fn map, void *ctx,
     if (!hdr)
         return fail(err, errlen, "multiboot2: info header at 0x%llx is not accessible",
                     (unsigned long long)info_phys);
-    total = rd32(hdr);
+    total = get_le32(hdr);
     if (total < MB2_HEADER_SIZE + MB2_TAG_HEADER_SIZE)
         return fail(err, errlen, "multiboot2: total_size 0x%x is too small (< 0x%x)", total,
                     MB2_HEADER_SIZE + MB2_TAG_HEADER_SIZE);
@@ -280,9 +265,9 @@ int mb2_parse(uint64_t info_phys, size_t max_size, phys_map_fn map, void *ctx,
 
     /* off never passes total + 7, so the sums below cannot wrap. */
     for (off = MB2_HEADER_SIZE; off + MB2_TAG_HEADER_SIZE <= total; off += (size + 7) & ~7u) {
-        uint32_t type = rd32(c.info + off);
+        uint32_t type = get_le32(c.info + off);
 
-        size = rd32(c.info + off + 4);
+        size = get_le32(c.info + off + 4);
         if (size < MB2_TAG_HEADER_SIZE)
             return mb2_too_small(&c, type, off, size, MB2_TAG_HEADER_SIZE);
         if (size > total - off)
@@ -323,8 +308,8 @@ static int mb1_string(uint32_t phys, const char *what, phys_map_fn map, void *ct
 static int mb1_modules(const uint8_t *info, phys_map_fn map, void *ctx, struct boot_info *out,
                        char *err, size_t errlen)
 {
-    uint32_t count = rd32(info + MB1_OFF_MODS_COUNT);
-    uint32_t addr = rd32(info + MB1_OFF_MODS_ADDR);
+    uint32_t count = get_le32(info + MB1_OFF_MODS_COUNT);
+    uint32_t addr = get_le32(info + MB1_OFF_MODS_ADDR);
     const uint8_t *mods;
 
     if (count > BOOT_MAX_MODULES)
@@ -341,11 +326,11 @@ static int mb1_modules(const uint8_t *info, phys_map_fn map, void *ctx, struct b
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *e = mods + (size_t)i * MB1_MODULE_SIZE;
         struct boot_module *m = &out->mods[i];
-        uint32_t str = rd32(e + 8);
+        uint32_t str = get_le32(e + 8);
         char what[32];
 
-        m->start = rd32(e);
-        m->end = rd32(e + 4);
+        m->start = get_le32(e);
+        m->end = get_le32(e + 4);
         m->cmdline = "";
         /* The spec allows 0 for a module without a string. */
         if (str != 0) {
@@ -361,8 +346,8 @@ static int mb1_modules(const uint8_t *info, phys_map_fn map, void *ctx, struct b
 static int mb1_mmap(const uint8_t *info, phys_map_fn map, void *ctx, struct boot_info *out,
                     char *err, size_t errlen)
 {
-    uint32_t length = rd32(info + MB1_OFF_MMAP_LENGTH);
-    uint32_t addr = rd32(info + MB1_OFF_MMAP_ADDR);
+    uint32_t length = get_le32(info + MB1_OFF_MMAP_LENGTH);
+    uint32_t addr = get_le32(info + MB1_OFF_MMAP_ADDR);
     const uint8_t *mm;
     size_t off = 0;
 
@@ -381,7 +366,7 @@ static int mb1_mmap(const uint8_t *info, phys_map_fn map, void *ctx, struct boot
             return fail(err, errlen,
                         "multiboot1: memory map entry at offset 0x%zx overruns mmap_length 0x%x",
                         off, length);
-        size = rd32(mm + off);
+        size = get_le32(mm + off);
         if (size < MB1_MMAP_ENTRY_MIN)
             return fail(err, errlen,
                         "multiboot1: memory map entry at offset 0x%zx has size %u (< %u)", off,
@@ -397,9 +382,9 @@ static int mb1_mmap(const uint8_t *info, phys_map_fn map, void *ctx, struct boot
                         "(BOOT_MAX_MMAP)",
                         off, BOOT_MAX_MMAP);
         r = &out->mmap[out->mmap_count++];
-        r->base = rd64(mm + off + 4);
-        r->len = rd64(mm + off + 12);
-        r->type = rd32(mm + off + 20);
+        r->base = get_le64(mm + off + 4);
+        r->len = get_le64(mm + off + 12);
+        r->type = get_le32(mm + off + 20);
         off += (size_t)size + 4;
     }
     return 0;
@@ -418,12 +403,12 @@ int mb1_parse(uint64_t info_phys, phys_map_fn map, void *ctx, struct boot_info *
                     (unsigned long long)info_phys, MB1_INFO_SIZE);
     out->info_start = info_phys;
     out->info_end = info_phys + MB1_INFO_SIZE;
-    flags = rd32(info + MB1_OFF_FLAGS);
+    flags = get_le32(info + MB1_OFF_FLAGS);
 
-    if ((flags & MB1_FLAG_CMDLINE) && mb1_string(rd32(info + MB1_OFF_CMDLINE), "cmdline", map, ctx,
-                                                 &out->cmdline, err, errlen) < 0)
+    if ((flags & MB1_FLAG_CMDLINE) && mb1_string(get_le32(info + MB1_OFF_CMDLINE), "cmdline", map,
+                                                 ctx, &out->cmdline, err, errlen) < 0)
         return -1;
-    if ((flags & MB1_FLAG_LOADER) && mb1_string(rd32(info + MB1_OFF_LOADER), "boot_loader_name",
+    if ((flags & MB1_FLAG_LOADER) && mb1_string(get_le32(info + MB1_OFF_LOADER), "boot_loader_name",
                                                 map, ctx, &out->loader, err, errlen) < 0)
         return -1;
     if ((flags & MB1_FLAG_MODS) && mb1_modules(info, map, ctx, out, err, errlen) < 0)

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "lib/format.h"
+#include "lib/bytes.h"
 #include "lib/string.h"
 
 #define SDT_HEADER_LEN  36
@@ -24,17 +25,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-/* Tables are byte-packed, so fields are read bytewise rather than through casts. */
-static uint32_t rd32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
 static uint8_t sum(const uint8_t *p, size_t n)
@@ -66,13 +56,13 @@ static const char *check_rsdp(uint64_t phys, phys_map_fn map, void *ctx, uint64_
         return "bad signature";
     if (sum(r, RSDP_V1_LEN) != 0)
         return "bad checksum";
-    *root = rd32(r + 16);
+    *root = get_le32(r + 16);
     *xsdt = false;
     if (r[15] >= 2) {
         r = map(phys, RSDP_V2_LEN, ctx);
         if (!r)
             return "revision 2 fields not mapped";
-        uint32_t len = rd32(r + 20);
+        uint32_t len = get_le32(r + 20);
         if (len < RSDP_V2_LEN)
             return "revision 2 length below 36";
         r = map(phys, len, ctx);
@@ -80,8 +70,8 @@ static const char *check_rsdp(uint64_t phys, phys_map_fn map, void *ctx, uint64_
             return "revision 2 length not mapped";
         if (sum(r, len) != 0)
             return "bad extended checksum";
-        if (rd64(r + 24) != 0) {
-            *root = rd64(r + 24);
+        if (get_le64(r + 24) != 0) {
+            *root = get_le64(r + 24);
             *xsdt = true;
         }
     }
@@ -131,7 +121,7 @@ static const uint8_t *map_sdt(uint64_t phys, const char *sig, phys_map_fn map, v
              (unsigned long long)phys, got, sig);
         return NULL;
     }
-    uint32_t len = rd32(t + 4);
+    uint32_t len = get_le32(t + 4);
     if (len < SDT_HEADER_LEN) {
         fail(err, errlen, "acpi: %s at 0x%llx has length %u, below the 36-byte header", sig,
              (unsigned long long)phys, len);
@@ -172,13 +162,13 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
         return fail(err, errlen, "acpi: MADT of %zu bytes is shorter than its 44-byte header", len);
     if (memcmp(t, "APIC", 4) != 0)
         return fail(err, errlen, "acpi: MADT signature is not APIC");
-    uint32_t tlen = rd32(t + 4);
+    uint32_t tlen = get_le32(t + 4);
     if (tlen < MADT_ENTRIES || tlen > len)
         return fail(err, errlen, "acpi: MADT length %u is outside 44..%zu", tlen, len);
     if (sum(t, tlen) != 0)
         return fail(err, errlen, "acpi: MADT has a bad checksum");
 
-    out->lapic_base = rd32(t + 36);
+    out->lapic_base = get_le32(t + 36);
     out->cpu_count = 0;
     for (uint32_t off = MADT_ENTRIES; off < tlen;) {
         uint32_t avail = tlen - off;
@@ -195,12 +185,12 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
                         off, elen, need);
         int rc = 0;
         /* Flags bit 0: enabled; bit 1: online capable (can be brought up later). */
-        if (e[0] == 0 && (rd32(e + 4) & 3))
+        if (e[0] == 0 && (get_le32(e + 4) & 3))
             rc = add_cpu(out, e[3], e[2], false, err, errlen);
         else if (e[0] == 5)
-            out->lapic_base = rd64(e + 4);
-        else if (e[0] == 9 && (rd32(e + 8) & 3))
-            rc = add_cpu(out, rd32(e + 4), rd32(e + 12), true, err, errlen);
+            out->lapic_base = get_le64(e + 4);
+        else if (e[0] == 9 && (get_le32(e + 8) & 3))
+            rc = add_cpu(out, get_le32(e + 4), get_le32(e + 12), true, err, errlen);
         if (rc)
             return rc;
         off += elen;
@@ -250,14 +240,14 @@ static int parse_fadt(uint64_t phys, phys_map_fn map, void *ctx, struct acpi_inf
     const uint8_t *f = map_sdt(phys, "FACP", map, ctx, err, errlen);
     if (!f)
         return -1;
-    uint32_t len = rd32(f + 4);
+    uint32_t len = get_le32(f + 4);
     if (len < FADT_PM1_END)
         return fail(err, errlen, "acpi: FACP length %u is too short for the PM1 control blocks",
                     len);
-    uint32_t pm1a = rd32(f + 64), pm1b = rd32(f + 68);
-    uint64_t dsdt_phys = rd32(f + 40);
-    if (len >= FADT_X_DSDT_END && rd64(f + 140) != 0)
-        dsdt_phys = rd64(f + 140);
+    uint32_t pm1a = get_le32(f + 64), pm1b = get_le32(f + 68);
+    uint64_t dsdt_phys = get_le32(f + 40);
+    if (len >= FADT_X_DSDT_END && get_le64(f + 140) != 0)
+        dsdt_phys = get_le64(f + 140);
     /* I/O ports are 16 bits; anything wider is not a port we can write. */
     if (pm1a == 0 || pm1a > 0xFFFF || pm1b > 0xFFFF || dsdt_phys == 0)
         return 0;
@@ -267,7 +257,7 @@ static int parse_fadt(uint64_t phys, phys_map_fn map, void *ctx, struct acpi_inf
     const uint8_t *dsdt = map_sdt(dsdt_phys, "DSDT", map, ctx, err, errlen);
     if (!dsdt)
         return -1;
-    out->s5_valid = find_s5(dsdt, rd32(dsdt + 4), &out->slp_typa, &out->slp_typb);
+    out->s5_valid = find_s5(dsdt, get_le32(dsdt + 4), &out->slp_typa, &out->slp_typb);
     return 0;
 }
 
@@ -286,11 +276,11 @@ int acpi_init(uint64_t rsdp_phys, phys_map_fn map, void *ctx, struct acpi_info *
     if (!root)
         return -1;
     size_t esize = xsdt ? 8 : 4;
-    size_t count = (rd32(root + 4) - SDT_HEADER_LEN) / esize;
+    size_t count = (get_le32(root + 4) - SDT_HEADER_LEN) / esize;
     uint64_t madt_phys = 0, fadt_phys = 0;
     for (size_t i = 0; i < count; i++) {
         const uint8_t *ent = root + SDT_HEADER_LEN + i * esize;
-        uint64_t phys = xsdt ? rd64(ent) : rd32(ent);
+        uint64_t phys = xsdt ? get_le64(ent) : get_le32(ent);
         if (phys == 0)
             continue;
         const uint8_t *hdr = map(phys, 4, ctx);
@@ -307,7 +297,7 @@ int acpi_init(uint64_t rsdp_phys, phys_map_fn map, void *ctx, struct acpi_info *
     if (!madt_phys)
         return fail(err, errlen, "acpi: no MADT (APIC) among the %zu %s entries", count, root_sig);
     const uint8_t *madt = map_sdt(madt_phys, "APIC", map, ctx, err, errlen);
-    if (!madt || acpi_parse_madt(madt, rd32(madt + 4), out, err, errlen))
+    if (!madt || acpi_parse_madt(madt, get_le32(madt + 4), out, err, errlen))
         return -1;
     return fadt_phys ? parse_fadt(fadt_phys, map, ctx, out, err, errlen) : 0;
 }

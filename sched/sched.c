@@ -69,6 +69,7 @@ int sched_cpu_init(void)
     struct percpu *p = this_cpu();
     struct runqueue *rq = &runqueues[p->cpu];
     rq_init(&rq->queue);
+    host_timer_init();
     if (p->cpu == 0) {
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);

@@ -9,6 +9,7 @@
 
 struct timer_queue {
     struct spinlock lock;
+    bool tsc_deadline;   /* the APIC timer runs in TSC-deadline mode */
     struct timer *head;  /* sorted by deadline */
     uint64_t programmed; /* deadline the APIC timer is set for, 0 = none */
 };
@@ -105,6 +106,10 @@ void host_timer_program(uint64_t extra)
     if (d == q->programmed)
         return;
     q->programmed = d;
+    if (q->tsc_deadline) {
+        lapic_timer_tsc_deadline(d);
+        return;
+    }
     if (!d) {
         lapic_timer_stop();
         return;
@@ -116,6 +121,11 @@ void host_timer_program(uint64_t extra)
     if (ticks > 0xffffffffu)
         ticks = 0xffffffffu;
     lapic_timer_oneshot((uint32_t)ticks);
+}
+
+void host_timer_init(void)
+{
+    queues[this_cpu()->cpu].tsc_deadline = lapic_has_tsc_deadline();
 }
 
 void host_timer_fired(void)

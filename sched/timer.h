@@ -1,5 +1,6 @@
 /*
- * Per-CPU software timers driving the host local APIC timer (one-shot). Each
+ * Per-CPU software timers driving the host local APIC timer (TSC-deadline
+ * mode where the CPU has it, else one-shot with a calibrated count). Each
  * CPU keeps its timers in a list sorted by deadline (host TSC); the APIC is
  * programmed for the earliest of them and of whatever sched/ asks for (the
  * end of a time slice). Expired timers run in the timer interrupt, with
@@ -38,6 +39,9 @@ uint64_t timers_next_deadline(void);
  * 0 = none); nothing is reprogrammed when the value is unchanged.
  */
 void host_timer_program(uint64_t extra);
+
+/* On this CPU: use TSC-deadline mode where the CPU has it, else one-shot. */
+void host_timer_init(void);
 
 /* The APIC timer fired: the programmed deadline is gone. */
 void host_timer_fired(void);

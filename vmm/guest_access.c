@@ -4,8 +4,7 @@
 #include "vmm/gpt.h"
 #include "vmm/insn.h"
 
-#define PAGE     4096ull
-#define MAX_INSN 15
+#define PAGE 4096ull
 
 static bool read_gpa(uint64_t gpa, void *buf, size_t len, void *ctx)
 {
@@ -40,22 +39,31 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
     return 0;
 }
 
+size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, uint64_t *la)
+{
+    struct guest_mode gm;
+    virt->get_mode(v, &gm);
+    *code_bits = gm.code_bits;
+    *la = gm.cs_base + v->regs.rip;
+    if (gm.code_bits != 64)
+        *la &= 0xffffffffu;
+    size_t avail = INSN_MAX;
+    /* Fewer bytes may be readable near the end of guest memory. */
+    while (avail && guest_read_linear(v, *la, bytes, avail))
+        avail--;
+    return avail;
+}
+
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
     unsigned len = e->insn_len;
     if (!len) {
-        struct guest_mode gm;
-        virt->get_mode(v, &gm);
-        uint64_t la = gm.cs_base + v->regs.rip;
-        if (gm.code_bits != 64)
-            la &= 0xffffffffu;
-        uint8_t bytes[MAX_INSN];
-        size_t avail = MAX_INSN;
-        /* Fewer bytes may be readable near the end of guest memory. */
-        while (avail && guest_read_linear(v, la, bytes, avail))
-            avail--;
+        uint8_t bytes[INSN_MAX];
+        int mode;
+        uint64_t la;
+        size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
         int n = e->insn_kind >= 0 && avail
-                    ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, gm.code_bits)
+                    ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode)
                     : -1;
         if (n < 0) {
             vm_fail(v, "bad-state", "cannot decode the %s instruction at 0x%lx",

@@ -10,6 +10,15 @@
 /* Copy len bytes at linear address la (page crossings handled). 0 or a gpt_result. */
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len);
 
+#define INSN_MAX 15 /* the longest x86 instruction */
+
+/*
+ * Copy the instruction bytes at the guest's CS:RIP into bytes (fewer than
+ * INSN_MAX near the end of readable memory). Returns how many were read (0:
+ * none), with the code-segment size and the linear address.
+ */
+size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, uint64_t *la);
+
 /*
  * Advance RIP past the instruction that caused the exit and end any
  * interrupt shadow. Without a length from the CPU, the bytes at RIP are

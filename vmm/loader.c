@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "lib/format.h"
+#include "lib/bytes.h"
 #include "lib/string.h"
 
 #define MB1_MAGIC        0x1BADB002u
@@ -55,40 +56,6 @@
 #define HIGH_MEM_START  0x100000ull
 #define ADDR32_LIMIT    0x100000000ull
 
-static uint16_t rd16(const uint8_t *p)
-{
-    uint16_t v;
-
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
-static void wr64(uint8_t *p, uint64_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -121,11 +88,11 @@ static long find_header(const uint8_t *data, size_t size, char *err, size_t errl
     long bad = -1;
 
     for (size_t off = 0; limit >= MB1_HEADER_SIZE && off <= limit - MB1_HEADER_SIZE; off += 4) {
-        uint32_t magic = rd32(data + off);
+        uint32_t magic = get_le32(data + off);
 
         if (magic != MB1_MAGIC)
             continue;
-        if ((uint32_t)(magic + rd32(data + off + 4) + rd32(data + off + 8)) == 0)
+        if ((uint32_t)(magic + get_le32(data + off + 4) + get_le32(data + off + 8)) == 0)
             return (long)off;
         if (bad < 0)
             bad = (long)off;
@@ -152,11 +119,11 @@ static int parse_flat(const uint8_t *data, size_t size, uint64_t mem_size, size_
                       struct guest_image *img, char *err, size_t errlen)
 {
     const uint8_t *h = data + hdr;
-    uint32_t header_addr = rd32(h + 12), load_addr = rd32(h + 16);
-    uint32_t load_end_addr = rd32(h + 20), bss_end_addr = rd32(h + 24);
+    uint32_t header_addr = get_le32(h + 12), load_addr = get_le32(h + 16);
+    uint32_t load_end_addr = get_le32(h + 20), bss_end_addr = get_le32(h + 24);
     uint64_t off, load_size, load_end, mem_end;
 
-    img->entry = rd32(h + 28);
+    img->entry = get_le32(h + 28);
     if (load_addr > header_addr || header_addr - load_addr > hdr)
         return fail(err, errlen,
                     "multiboot load_addr 0x%x does not fit header_addr 0x%x at file offset 0x%zx",
@@ -224,23 +191,23 @@ static int parse_ehdr(const uint8_t *data, size_t size, struct elf_info *e, char
     e->is64 = data[4] == ELF_CLASS64;
     if (size < (e->is64 ? ELF64_EHDR : ELF32_EHDR))
         return fail(err, errlen, "truncated ELF header (%zu bytes)", size);
-    if (rd16(data + 16) != ELF_ET_EXEC)
-        return fail(err, errlen, "ELF type %u is not an executable", rd16(data + 16));
-    machine = rd16(data + 18);
+    if (get_le16(data + 16) != ELF_ET_EXEC)
+        return fail(err, errlen, "ELF type %u is not an executable", get_le16(data + 16));
+    machine = get_le16(data + 18);
     if (machine != (e->is64 ? ELF_EM_X86_64 : ELF_EM_386))
         return fail(err, errlen, "ELF%s machine %u is not %s", e->is64 ? "64" : "32", machine,
                     e->is64 ? "x86-64" : "i386");
 
     if (e->is64) {
-        e->entry = rd64(data + 24);
-        e->phoff = rd64(data + 32);
-        e->phentsize = rd16(data + 54);
-        e->phnum = rd16(data + 56);
+        e->entry = get_le64(data + 24);
+        e->phoff = get_le64(data + 32);
+        e->phentsize = get_le16(data + 54);
+        e->phnum = get_le16(data + 56);
     } else {
-        e->entry = rd32(data + 24);
-        e->phoff = rd32(data + 28);
-        e->phentsize = rd16(data + 42);
-        e->phnum = rd16(data + 44);
+        e->entry = get_le32(data + 24);
+        e->phoff = get_le32(data + 28);
+        e->phentsize = get_le16(data + 42);
+        e->phnum = get_le16(data + 44);
     }
     if (e->phnum == 0)
         return 0;
@@ -267,18 +234,18 @@ static int parse_elf(const uint8_t *data, size_t size, uint64_t mem_size, struct
         const uint8_t *ph = data + e.phoff + (uint64_t)i * e.phentsize;
         uint64_t off, paddr, filesz, memsz;
 
-        if (rd32(ph) != ELF_PT_LOAD)
+        if (get_le32(ph) != ELF_PT_LOAD)
             continue;
         if (e.is64) {
-            off = rd64(ph + 8);
-            paddr = rd64(ph + 24);
-            filesz = rd64(ph + 32);
-            memsz = rd64(ph + 40);
+            off = get_le64(ph + 8);
+            paddr = get_le64(ph + 24);
+            filesz = get_le64(ph + 32);
+            memsz = get_le64(ph + 40);
         } else {
-            off = rd32(ph + 4);
-            paddr = rd32(ph + 12);
-            filesz = rd32(ph + 16);
-            memsz = rd32(ph + 20);
+            off = get_le32(ph + 4);
+            paddr = get_le32(ph + 12);
+            filesz = get_le32(ph + 16);
+            memsz = get_le32(ph + 20);
         }
         if (memsz == 0)
             continue;
@@ -339,7 +306,7 @@ int image_parse(const uint8_t *data, size_t size, uint64_t mem_size, struct gues
     if (hdr < 0)
         return -1;
 
-    flags = rd32(data + hdr + 4);
+    flags = get_le32(data + hdr + 4);
     if (flags & MB1_FLAG_VIDEO)
         return fail(err, errlen, "multiboot header requests a video mode (flag bit 2)");
     /* Alignment holds because segments load at their own addresses; memory info is always given. */
@@ -369,10 +336,10 @@ void image_load(const uint8_t *data, const struct guest_image *img, uint8_t *mem
 
 static uint8_t *put_mmap(uint8_t *p, uint64_t base, uint64_t len, uint32_t type)
 {
-    wr32(p, MMAP_ENTRY_SIZE);
-    wr64(p + 4, base);
-    wr64(p + 12, len);
-    wr32(p + 20, type);
+    put_le32(p, MMAP_ENTRY_SIZE);
+    put_le64(p + 4, base);
+    put_le64(p + 12, len);
+    put_le32(p + 20, type);
     return p + MMAP_ENTRY;
 }
 
@@ -396,12 +363,12 @@ size_t mbinfo_build(uint8_t *mem, uint64_t mem_size, uint32_t info_gpa, size_t m
 
     info = mem + info_gpa;
     memset(info, 0, INFO_SIZE);
-    wr32(info + INFO_OFF_FLAGS, INFO_FLAG_MEM | INFO_FLAG_CMD | INFO_FLAG_MMAP);
-    wr32(info + INFO_OFF_LOWER, (uint32_t)(LOW_MEM_END / 1024));
-    wr32(info + INFO_OFF_UPPER, high ? (uint32_t)((mem_size - HIGH_MEM_START) / 1024) : 0);
-    wr32(info + INFO_OFF_MMAPL, (uint32_t)(nmap * MMAP_ENTRY));
-    wr32(info + INFO_OFF_MMAPA, info_gpa + INFO_SIZE);
-    wr32(info + INFO_OFF_CMD, (uint32_t)(info_gpa + fixed));
+    put_le32(info + INFO_OFF_FLAGS, INFO_FLAG_MEM | INFO_FLAG_CMD | INFO_FLAG_MMAP);
+    put_le32(info + INFO_OFF_LOWER, (uint32_t)(LOW_MEM_END / 1024));
+    put_le32(info + INFO_OFF_UPPER, high ? (uint32_t)((mem_size - HIGH_MEM_START) / 1024) : 0);
+    put_le32(info + INFO_OFF_MMAPL, (uint32_t)(nmap * MMAP_ENTRY));
+    put_le32(info + INFO_OFF_MMAPA, info_gpa + INFO_SIZE);
+    put_le32(info + INFO_OFF_CMD, (uint32_t)(info_gpa + fixed));
 
     p = put_mmap(info + INFO_SIZE, 0, LOW_MEM_END, MMAP_AVAILABLE);
     p = put_mmap(p, LOW_MEM_END, HIGH_MEM_START - LOW_MEM_END, MMAP_RESERVED);

@@ -22,17 +22,11 @@ static bool is_perf_counter(uint32_t i)
 
 int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    bool fault;
-    if (vlapic_dev_msr_read(v, index, value, &fault))
-        return fault ? -1 : 0;
-    switch (virt->msr_read(v, index, value)) {
-    case MSR_DONE:
-        return 0;
-    case MSR_FAULT:
-        return -1;
-    case MSR_NOT_MINE:
-        break;
-    }
+    enum msr_result r = vlapic_dev_msr_read(v, index, value);
+    if (r == MSR_NOT_MINE)
+        r = virt->msr_read(v, index, value);
+    if (r != MSR_NOT_MINE)
+        return r == MSR_DONE ? 0 : -1;
     if (index == MSR_TSC)
         *value = rdtsc() + v->vm->tsc_offset;
     else if (index == MSR_FEATURE_CTL)
@@ -48,17 +42,11 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    bool fault;
-    if (vlapic_dev_msr_write(v, index, value, &fault))
-        return fault ? -1 : 0;
-    switch (virt->msr_write(v, index, value)) {
-    case MSR_DONE:
-        return 0;
-    case MSR_FAULT:
-        return -1;
-    case MSR_NOT_MINE:
-        break;
-    }
+    enum msr_result r = vlapic_dev_msr_write(v, index, value);
+    if (r == MSR_NOT_MINE)
+        r = virt->msr_write(v, index, value);
+    if (r != MSR_NOT_MINE)
+        return r == MSR_DONE ? 0 : -1;
     if (index == MSR_TSC) {
         /* One offset per VM: every vCPU sees the same TSC. */
         struct vm *vm = v->vm;

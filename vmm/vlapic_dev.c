@@ -7,8 +7,6 @@
 #include "sched/sched.h"
 #include "vmm/vcpu.h"
 
-#define MAX_INSN 15
-
 static uint64_t guest_tsc(struct vcpu *v)
 {
     return rdtsc() + v->vm->tsc_offset;
@@ -114,17 +112,12 @@ static void reg_store(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
 {
-    struct guest_mode gm;
-    virt->get_mode(v, &gm);
-    uint64_t la = gm.cs_base + v->regs.rip;
-    if (gm.code_bits != 64)
-        la &= 0xffffffffu;
-    uint8_t bytes[MAX_INSN];
-    size_t avail = MAX_INSN;
-    while (avail && guest_read_linear(v, la, bytes, avail))
-        avail--;
+    uint8_t bytes[INSN_MAX] = {0};
+    int mode;
+    uint64_t la;
+    size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
     struct mmio_op op;
-    if (!avail || mmio_decode(bytes, avail, gm.code_bits, &op)) {
+    if (!avail || mmio_decode(bytes, avail, mode, &op)) {
         vm_fail(v, "bad-state",
                 "cannot decode the access to local APIC offset 0x%lx: bytes %02x %02x %02x %02x",
                 e->npf.gpa - XAPIC_PAGE, bytes[0], bytes[1], bytes[2], bytes[3]);
@@ -160,27 +153,27 @@ static bool owns(uint32_t index)
            (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
 }
 
-bool vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value, bool *fault)
+enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     if (!owns(index))
-        return false;
+        return MSR_NOT_MINE;
     uint64_t flags = spin_lock_irqsave(&v->lock);
-    *fault = !vlapic_msr_read(&v->lapic, index, value, guest_tsc(v));
+    bool ok = vlapic_msr_read(&v->lapic, index, value, guest_tsc(v));
     spin_unlock_irqrestore(&v->lock, flags);
-    return true;
+    return ok ? MSR_DONE : MSR_FAULT;
 }
 
-bool vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value, bool *fault)
+enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
     if (!owns(index))
-        return false;
+        return MSR_NOT_MINE;
     struct vlapic_ipi ipi;
     bool send = false;
     uint64_t flags = spin_lock_irqsave(&v->lock);
-    *fault = !vlapic_msr_write(&v->lapic, index, value, guest_tsc(v), &ipi, &send);
+    bool ok = vlapic_msr_write(&v->lapic, index, value, guest_tsc(v), &ipi, &send);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
     if (send)
         send_ipi(v, &ipi);
-    return true;
+    return ok ? MSR_DONE : MSR_FAULT;
 }

@@ -16,8 +16,8 @@
 /* A nested page fault inside the xAPIC page: decode and emulate the access. */
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 
-/* MSRs the local APIC owns; false when index is not one of them. *fault: #GP. */
-bool vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value, bool *fault);
-bool vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value, bool *fault);
+/* MSRs the local APIC owns (IA32_APIC_BASE, TSC_DEADLINE, x2APIC); MSR_FAULT means #GP. */
+enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
+enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
 
 #endif

@@ -244,6 +244,11 @@ static void report_stop(struct vm *vm)
         json_u64(&j, "wait_us", to_us(st->cycles[VCPU_RUNNABLE]));
         json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
         json_u64(&j, "halts", st->halts);
+        json_object(&j, "exits");
+        for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
+            if (st->exits[r])
+                json_u64(&j, exit_reason_name((enum exit_reason)r), st->exits[r]);
+        json_close(&j);
         json_object(&j, "halt_ns_log2");
         for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {
             if (st->halt_hist[b]) {

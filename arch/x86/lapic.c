@@ -20,16 +20,19 @@
 #define LAPIC_TMCCT     0x390
 #define LAPIC_TDCR      0x3e0
 
-#define SVR_ENABLE       (1u << 8)
-#define LVT_MASKED       (1u << 16)
-#define ICR_PENDING      (1u << 12)
-#define ICR_ASSERT       (1u << 14)
-#define ICR_LEVEL        (1u << 15)
-#define ICR_INIT         (5u << 8)
-#define ICR_STARTUP      (6u << 8)
-#define ICR_NMI          (4u << 8)
-#define ICR_ALL_BUT_SELF (3u << 18)
-#define TDCR_DIV16       0x3
+#define SVR_ENABLE          (1u << 8)
+#define LVT_MASKED          (1u << 16)
+#define ICR_PENDING         (1u << 12)
+#define ICR_ASSERT          (1u << 14)
+#define ICR_LEVEL           (1u << 15)
+#define ICR_INIT            (5u << 8)
+#define ICR_STARTUP         (6u << 8)
+#define ICR_NMI             (4u << 8)
+#define ICR_ALL_BUT_SELF    (3u << 18)
+#define TDCR_DIV16          0x3
+#define LVT_TSC_DEADLINE    (2u << 17)
+#define MSR_TSC_DEADLINE    0x6e0
+#define CPUID1_TSC_DEADLINE (1u << 24)
 
 uint64_t lapic_timer_khz;
 static volatile uint32_t *lapic_mmio;
@@ -101,6 +104,20 @@ void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
 void lapic_send_nmi_all_but_self(void)
 {
     icr_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+}
+
+bool lapic_has_tsc_deadline(void)
+{
+    return cpuid(1, 0).ecx & CPUID1_TSC_DEADLINE;
+}
+
+void lapic_timer_tsc_deadline(uint64_t tsc)
+{
+    if ((rd(LAPIC_LVT_TIMER) & ~0xffu) != LVT_TSC_DEADLINE)
+        wr(LAPIC_LVT_TIMER, LVT_TSC_DEADLINE | VECTOR_TIMER);
+    /* The SDM asks for a fence between the LVT write and the MSR write. */
+    __asm__ volatile("mfence" ::: "memory");
+    wrmsr(MSR_TSC_DEADLINE, tsc);
 }
 
 void lapic_timer_oneshot(uint32_t ticks)

@@ -25,6 +25,13 @@ extern uint64_t lapic_timer_khz;
 void lapic_timer_oneshot(uint32_t ticks);
 void lapic_timer_stop(void);
 uint32_t lapic_timer_current(void);
+/*
+ * TSC-deadline mode, where the CPU has it (CPUID.1:ECX[24]): the interrupt
+ * comes when the TSC reaches the deadline, with no rate conversion. 0 disarms.
+ */
+bool lapic_has_tsc_deadline(void);
+void lapic_timer_tsc_deadline(uint64_t tsc);
+
 /* Start a free-running count from 0xffffffff, for calibration. */
 void lapic_timer_start_count(void);
 

@@ -66,6 +66,17 @@ static uint64_t alloc_table(void *ctx)
     return (uint64_t)page_alloc_zeroed(1);
 }
 
+void mm_free_table(uint64_t pa, void *ctx)
+{
+    (void)ctx;
+    pmm_free(&host_pmm, pa, 1);
+}
+
+void mm_pagetable_init(struct pagetable *pt, const struct pt_format *fmt)
+{
+    *pt = (struct pagetable){.fmt = fmt, .alloc_table = alloc_table, .to_virt = identity};
+}
+
 static bool is_ram(const struct boot_info *bi, uint64_t start, uint64_t end)
 {
     for (unsigned i = 0; i < bi->mmap_count; i++) {
@@ -96,11 +107,8 @@ void mm_init_paging(const struct boot_info *bi)
     }
     top = (top + TWO_MIB - 1) & ~(TWO_MIB - 1);
 
-    struct pagetable pt = {
-        .fmt = boot_efer_nxe ? &pt_format_x86_nx : &pt_format_x86,
-        .alloc_table = alloc_table,
-        .to_virt = identity,
-    };
+    struct pagetable pt;
+    mm_pagetable_init(&pt, boot_efer_nxe ? &pt_format_x86_nx : &pt_format_x86);
     if (pt_init(&pt))
         panic("out of memory for the host page tables");
     uint64_t kstart = (uint64_t)__kernel_start & ~(TWO_MIB - 1);

@@ -27,6 +27,16 @@ void mm_init_paging(const struct boot_info *bi);
 /* Zeroed pages below 4 GiB (so they also suit 32-bit fields), NULL if none left. */
 void *page_alloc_zeroed(uint64_t npages);
 
+/*
+ * Page tables in host memory (host paging, NPT, EPT): tables come from the
+ * page allocator below 4 GiB and are reached through the identity map.
+ * pt_destroy(pt, mm_free_table) gives them back.
+ */
+struct pagetable;
+struct pt_format;
+void mm_pagetable_init(struct pagetable *pt, const struct pt_format *fmt);
+void mm_free_table(uint64_t pa, void *ctx);
+
 /* phys_map_fn for the boot-info and ACPI parsers: NULL outside mapped memory. */
 const void *phys_map(uint64_t phys, size_t len, void *ctx);
 

@@ -1,5 +1,27 @@
 #include "arch/x86/virt.h"
 
+#include <stddef.h>
+
+#include "arch/x86/guest_regs.h"
+
+#define CHECK_OFFSET(field, off)                                                                   \
+    _Static_assert(offsetof(struct guest_regs, field) == (off), "guest_regs." #field)
+CHECK_OFFSET(rax, GUEST_RAX);
+CHECK_OFFSET(rbx, GUEST_RBX);
+CHECK_OFFSET(rcx, GUEST_RCX);
+CHECK_OFFSET(rdx, GUEST_RDX);
+CHECK_OFFSET(rsi, GUEST_RSI);
+CHECK_OFFSET(rdi, GUEST_RDI);
+CHECK_OFFSET(rbp, GUEST_RBP);
+CHECK_OFFSET(r8, GUEST_R8);
+CHECK_OFFSET(r9, GUEST_R9);
+CHECK_OFFSET(r10, GUEST_R10);
+CHECK_OFFSET(r11, GUEST_R11);
+CHECK_OFFSET(r12, GUEST_R12);
+CHECK_OFFSET(r13, GUEST_R13);
+CHECK_OFFSET(r14, GUEST_R14);
+CHECK_OFFSET(r15, GUEST_R15);
+
 const struct virt_ops *virt;
 struct virt_features virt_features;
 

@@ -12,27 +12,14 @@
 #include "lib/string.h"
 #include "vmm/vm.h"
 
-#define MSR_PAT          0x277
-#define MSR_SYSENTER_CS  0x174
-#define MSR_SYSENTER_ESP 0x175
-#define MSR_SYSENTER_EIP 0x176
-#define MSR_STAR         0xc0000081
-#define MSR_LSTAR        0xc0000082
-#define MSR_CSTAR        0xc0000083
-#define MSR_SFMASK       0xc0000084
-#define EFER_SCE         (1u << 0)
-#define EFER_LMA         (1u << 10)
-#define CR0_PG           (1u << 31)
-#define PAT_DEFAULT      0x0007040600070406ull
-#define IOPM_PAGES       3
-#define MSRPM_PAGES      2
-#define TLB_FLUSH_ALL    1
+#define CR0_PG        (1u << 31)
+#define PAT_DEFAULT   0x0007040600070406ull
+#define IOPM_PAGES    3
+#define MSRPM_PAGES   2
+#define TLB_FLUSH_ALL 1
 /* KVM's defaults: exit after this many PAUSEs (within the threshold's cycles, where supported). */
 #define PAUSE_FILTER_COUNT  3000
 #define PAUSE_FILTER_THRESH 128
-
-_Static_assert(offsetof(struct guest_regs, rbx) == 8 && offsetof(struct guest_regs, r15) == 112,
-               "svm_vmrun's register offsets");
 
 void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
 
@@ -110,24 +97,6 @@ static int svm_cpu_enable(char *err, size_t errlen)
     return 0;
 }
 
-static uint64_t npt_alloc_table(void *ctx)
-{
-    (void)ctx;
-    return (uint64_t)page_alloc_zeroed(1);
-}
-
-static void npt_free_table(uint64_t pa, void *ctx)
-{
-    (void)ctx;
-    pmm_free(&host_pmm, pa, 1);
-}
-
-static void *npt_to_virt(uint64_t pa, void *ctx)
-{
-    (void)ctx;
-    return (void *)pa;
-}
-
 extern uint32_t boot_efer_nxe;
 
 static int svm_vm_init(struct vm *vm)
@@ -135,11 +104,7 @@ static int svm_vm_init(struct vm *vm)
     struct pagetable *pt = page_alloc_zeroed(1);
     if (!pt)
         return -1;
-    *pt = (struct pagetable){
-        .fmt = boot_efer_nxe ? &pt_format_x86_nx : &pt_format_x86,
-        .alloc_table = npt_alloc_table,
-        .to_virt = npt_to_virt,
-    };
+    mm_pagetable_init(pt, boot_efer_nxe ? &pt_format_x86_nx : &pt_format_x86);
     if (pt_init(pt)) {
         pmm_free(&host_pmm, (uint64_t)pt, 1);
         return -1;
@@ -159,7 +124,7 @@ static void svm_vm_destroy(struct vm *vm)
     struct pagetable *pt = vm->arch;
     if (!pt)
         return;
-    pt_destroy(pt, npt_free_table);
+    pt_destroy(pt, mm_free_table);
     pmm_free(&host_pmm, (uint64_t)pt, 1);
     vm->arch = 0;
 }

@@ -15,14 +15,6 @@
 #define MSR_VMX_CR4_FIXED1  0x489
 #define MSR_VMX_TRUE_EXIT   0x48f
 #define MSR_VMX_TRUE_ENTRY  0x490
-#define MSR_IA32_PAT        0x277
-#define MSR_SYSENTER_CS     0x174
-#define MSR_SYSENTER_ESP    0x175
-#define MSR_SYSENTER_EIP    0x176
-#define MSR_STAR            0xc0000081
-#define MSR_LSTAR           0xc0000082
-#define MSR_CSTAR           0xc0000083
-#define MSR_SFMASK          0xc0000084
 #define FEATURE_CTL_LOCKED  (1ull << 0)
 #define FEATURE_CTL_VMXON   (1ull << 2) /* VMXON allowed outside SMX */
 #define VMX_BASIC_REVISION  0x7fffffffull
@@ -333,8 +325,6 @@
 #define CR4_PAE        (1ull << 5)
 #define CR4_VMXE       (1ull << 13)
 #define CR4_PCIDE      (1ull << 17)
-#define EFER_SCE       (1ull << 0)
-#define EFER_LMA       (1ull << 10)
 #define RFLAGS_FIXED   (1ull << 1)
 #define RFLAGS_TF      (1ull << 8)
 #define RFLAGS_VM      (1ull << 17)

@@ -27,8 +27,6 @@
 #define HOST_IRQ_BACKSTOP_MS 1 /* see prepare_entry */
 #define PAGES(bytes)         (((bytes) + PAGE_SIZE - 1) / PAGE_SIZE)
 
-_Static_assert(offsetof(struct guest_regs, rbx) == 8 && offsetof(struct guest_regs, r15) == 112,
-               "vmx_enter's register offsets");
 /* Segment fields are found by index: encoding of ES + 2 * enum vmx_seg. */
 _Static_assert(VMCS_GUEST_TR_SEL == VMCS_GUEST_ES_SEL + 2 * SEG_TR &&
                    VMCS_GUEST_LDTR_LIMIT == VMCS_GUEST_ES_LIMIT + 2 * SEG_LDTR &&
@@ -285,34 +283,12 @@ fail:
 
 /* ------------------------------------------------------------ EPT */
 
-static uint64_t ept_alloc_table(void *ctx)
-{
-    (void)ctx;
-    return (uint64_t)page_alloc_zeroed(1);
-}
-
-static void ept_free_table(uint64_t pa, void *ctx)
-{
-    (void)ctx;
-    pmm_free(&host_pmm, pa, 1);
-}
-
-static void *ept_to_virt(uint64_t pa, void *ctx)
-{
-    (void)ctx;
-    return (void *)pa;
-}
-
 static int vmx_vm_init(struct vm *vm)
 {
     struct vmx_vm *x = page_alloc_zeroed(PAGES(sizeof(*x)));
     if (!x)
         return -1;
-    x->ept = (struct pagetable){
-        .fmt = &pt_format_ept,
-        .alloc_table = ept_alloc_table,
-        .to_virt = ept_to_virt,
-    };
+    mm_pagetable_init(&x->ept, &pt_format_ept);
     if (pt_init(&x->ept)) {
         pmm_free(&host_pmm, (uint64_t)x, PAGES(sizeof(*x)));
         return -1;
@@ -338,7 +314,7 @@ static void vmx_vm_destroy(struct vm *vm)
     struct vmx_vm *x = vm->arch;
     if (!x)
         return;
-    pt_destroy(&x->ept, ept_free_table);
+    pt_destroy(&x->ept, mm_free_table);
     pmm_free(&host_pmm, (uint64_t)x, PAGES(sizeof(*x)));
     vm->arch = 0;
 }
@@ -505,7 +481,7 @@ static void write_host(const struct percpu *p)
     vmwrite(VMCS_HOST_SYSENTER_ESP, 0);
     vmwrite(VMCS_HOST_SYSENTER_EIP, 0);
     vmwrite(VMCS_HOST_EFER, rdmsr(MSR_EFER));
-    vmwrite(VMCS_HOST_PAT, rdmsr(MSR_IA32_PAT));
+    vmwrite(VMCS_HOST_PAT, rdmsr(MSR_PAT));
     vmwrite(VMCS_HOST_RIP, (uint64_t)vmx_exit_stub);
 }
 
@@ -1105,7 +1081,7 @@ static int syscall_slot(uint32_t index)
 static uint32_t vmcs_msr_field(uint32_t index)
 {
     switch (index) {
-    case MSR_IA32_PAT:
+    case MSR_PAT:
         return VMCS_GUEST_PAT;
     case MSR_FS_BASE:
         return VMCS_GUEST_FS_BASE;
@@ -1156,7 +1132,7 @@ static enum msr_result vmx_msr_write(struct vcpu *v, uint32_t index, uint64_t va
                    index == MSR_KERNEL_GS_BASE;
     if (address && !vmx_canonical(value))
         return MSR_FAULT;
-    if (index == MSR_IA32_PAT && !vmx_pat_valid(value))
+    if (index == MSR_PAT && !vmx_pat_valid(value))
         return MSR_FAULT;
     if (index == MSR_SYSENTER_CS || index == MSR_SFMASK)
         value = (uint32_t)value;
