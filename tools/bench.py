@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""`make bench`: exit-path round trips measured by the exitbench guest.
+"""`make bench`: exit-path and IPI round trips, per platform.
 
-Each platform boots once with one exitbench VM. Under QEMU with -icount
-shift=0 and under Bochs with clock: sync=none, one guest TSC tick is one
-retired instruction, so the numbers are deterministic instruction counts of
-the exit path (see ../shared notes: a minimal hand-written handler costs
-about 43-50). Prints a Markdown table; compare numbers within one run.
+exitbench: each platform boots once with one exitbench VM. Under QEMU with
+-icount shift=0 and under Bochs with clock: sync=none, one guest TSC tick is
+one retired instruction, so the numbers are deterministic instruction counts
+of the exit path (a minimal hand-written handler costs about 43-50).
+pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
+(Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
+would measure QEMU's scheduler). Prints Markdown tables; compare numbers
+within one run.
 """
 import argparse
 import os
@@ -24,21 +27,41 @@ PLATFORMS = [
 ]
 
 
-def measure(flags, iters):
-    rundir = os.path.join(ROOT, "build", "bench", flags[1] + "-" + flags[3])
+PINGPONG = [("2 CPUs", "pin=0,1"), ("1 CPU", "pin=0,0")]
+
+
+def boot(name, flags, guests):
+    rundir = os.path.join(ROOT, "build", "bench", name)
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--accel", "tcg",
-           "--rundir", rundir, "--timeout", "600", "--guests", f"exitbench:args={iters}"] + flags
+           "--rundir", rundir, "--timeout", "600", "--guests", guests] + flags
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log = ConsoleLog(res.stdout, res.returncode)
+    return ConsoleLog(res.stdout, res.returncode), rundir
+
+
+def measure(flags, iters):
+    log, rundir = boot(flags[1] + "-" + flags[3], flags, f"exitbench:args={iters}")
     got = {e["op"]: e["cycles"] for e in log.all("bench") if e.get("guest") == "exitbench"}
-    if res.returncode != 0 or set(got) != set(OPS):
-        return None, f"failed (exit {res.returncode}, see {os.path.relpath(rundir, ROOT)})"
+    if log.returncode != 0 or set(got) != set(OPS):
+        return None, f"failed (exit {log.returncode}, see {os.path.relpath(rundir, ROOT)})"
     return got, ""
+
+
+def pingpong(flags, iters):
+    cells = []
+    for label, pins in PINGPONG:
+        name = f"{flags[1]}-{flags[3]}-pingpong-{pins[4:].replace(',', '')}"
+        smp = ["--smp", "2"] if flags[4:6] == ["--smp", "1"] else []
+        log, rundir = boot(name, flags[:4] + smp, f"pingpong:vcpus=2:{pins}:args={iters}")
+        got = [e["cycles"] for e in log.all("bench") if e.get("op") == "ipi_roundtrip"]
+        cells.append(str(got[0]) if log.returncode == 0 and got
+                     else f"failed (see {os.path.relpath(rundir, ROOT)})")
+    return cells
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=1000)
+    p.add_argument("--pingpong-iters", type=int, default=200)
     a = p.parse_args()
     rows = []
     for name, flags in PLATFORMS:
@@ -51,7 +74,18 @@ def main():
     for name, got, err in rows:
         cells = [str(got[op]) for op in OPS] if got else [err] + [""] * (len(OPS) - 1)
         print(f"| {name} | " + " | ".join(cells) + " |")
-    return 0 if all(got for _, got, _ in rows) else 1
+    print(f"\npingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} iterations, "
+          "2 vCPUs halting between IPIs)\n")
+    print("| platform | " + " | ".join(label for label, _ in PINGPONG) + " |")
+    print("|---|" + "---:|" * len(PINGPONG))
+    ok = all(got for _, got, _ in rows)
+    for name, flags in PLATFORMS:
+        if flags[1] != "bochs":
+            continue
+        cells = pingpong(flags, a.pingpong_iters)
+        ok &= all(not c.startswith("failed") for c in cells)
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
