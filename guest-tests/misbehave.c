@@ -14,12 +14,18 @@
  *   badmsr      RDMSR of an MSR pollux does not offer: expects #GP, exits 0
  *   vmrun       VMRUN (AMD) or VMXON (Intel): expects #UD, exits 0
  *   ioports     unknown ports read as all ones, exits 0 if so
+ *   nmi         two self-NMIs through the local APIC, the second after the
+ *               first handler's IRET: both must arrive, exits 0
  */
 #include "guest-tests/runtime/runtime.h"
 #include "vmm/hypercall.h"
 
-#define VECTOR_UD 6
-#define VECTOR_GP 13
+#define VECTOR_NMI 2
+#define VECTOR_UD  6
+#define VECTOR_GP  13
+#define XAPIC_ICR_LO    0xfee00300u
+#define XAPIC_SVR       0xfee000f0u
+#define ICR_NMI_TO_SELF ((4u << 8) | (1u << 14) | (1u << 18)) /* NMI, assert, shorthand self */
 
 struct interrupt_frame;
 
@@ -31,6 +37,14 @@ static void set_gate(unsigned vector, void *handler)
     uint32_t a = (uint32_t)handler;
     idt[vector] = (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) |
                   ((uint64_t)(a >> 16) << 48);
+}
+
+static volatile unsigned nmis;
+
+__attribute__((interrupt)) static void nmi_handler(struct interrupt_frame *f)
+{
+    (void)f;
+    nmis++;
 }
 
 __attribute__((interrupt)) static void ud_handler(struct interrupt_frame *f)
@@ -66,8 +80,17 @@ static void install_idt(void)
                      :
                      : "m"(gdtr), "m"(idtr)
                      : "eax", "memory");
+    set_gate(VECTOR_NMI, nmi_handler);
     set_gate(VECTOR_UD, ud_handler);
     set_gate(VECTOR_GP, gp_handler);
+}
+
+static bool wait_nmis(unsigned n)
+{
+    for (uint64_t end = rdtsc() + 1000000000ull; rdtsc() < end;)
+        if (nmis >= n)
+            return true;
+    return false;
 }
 
 static bool word_is(const char *s, const char *w)
@@ -167,6 +190,19 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         __asm__ volatile("inl %1, %0" : "=a"(l) : "Nd"((uint16_t)0x1234));
         printf("port 0x80 reads 0x%x, port 0x1234 reads 0x%x\n", b, l);
         return b == 0xff && l == 0xffffffffu ? 0 : 1;
+    }
+    if (word_is(mode, "nmi")) {
+        install_idt();
+        *(volatile uint32_t *)XAPIC_SVR = 0x1ff; /* software-enable the local APIC */
+        for (unsigned i = 1; i <= 2; i++) {
+            *(volatile uint32_t *)XAPIC_ICR_LO = ICR_NMI_TO_SELF;
+            if (!wait_nmis(i)) {
+                printf("NMI %u never arrived\n", i);
+                return 1;
+            }
+        }
+        printf("caught %u NMIs\n", nmis);
+        return nmis == 2 ? 0 : 1;
     }
     printf("unknown mode\n");
     return 98;

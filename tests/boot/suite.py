@@ -158,6 +158,7 @@ BAD_VMS = {
     "badmsr": ("badmsr", 0, "debug-exit"),
     "vmrun": ("vmrun", 0, "debug-exit"),
     "ioports": ("ioports", 0, "debug-exit"),
+    "nmi": ("nmi", 0, "debug-exit"),
 }
 TIMEOUT_MS = {"spin": 200, "halt": 200}
 
@@ -189,6 +190,7 @@ def guests_bad_checks(bochs_svm=False):
         guest_says("badmsr", "caught #GP (error 0)"),
         guest_says("vmrun", "caught #UD"),
         guest_says("ioports", "port 0x80 reads 0xff, port 0x1234 reads 0xffffffff"),
+        guest_says("nmi", "caught 2 NMIs"),
         rejects("truncated", "noheader", "nomem"),
         shutdown(1),
     ]
