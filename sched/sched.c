@@ -13,6 +13,7 @@
 #include "sched/runqueue.h"
 #include "sched/timer.h"
 #include "vmm/vcpu.h"
+#include "vmm/vmm.h"
 
 struct sched_params sched_params = {
     .slice_us = 4000,
@@ -118,17 +119,16 @@ void sched_wake(struct vcpu *v)
     struct runqueue *rq = &runqueues[v->cpu];
     uint64_t now = rdtsc();
     uint64_t flags = spin_lock_irqsave(&rq->lock);
-    bool was_empty = rq_empty(&rq->queue);
     rq_push_head(&rq->queue, &v->rq_link);
     bool kick = rq->idle;
     if (rq->current) {
+        /* The first woken vCPU shortens the running one's slice: that CPU must re-arm. */
+        kick |= !rq->wakeup_pending;
         rq->wakeup_pending = true;
         if (now - rq->slice_start >= us_to_tsc(sched_params.wakeup_granularity_us)) {
             rq->resched = true;
             kick = true;
         }
-        /* With nothing queued before, that CPU is not timing its slice: make it start. */
-        kick |= was_empty;
     }
     spin_unlock_irqrestore(&rq->lock, flags);
     if (kick)
@@ -214,26 +214,41 @@ static void run_one(struct runqueue *rq, struct vcpu *v, uint64_t now)
 {
     spin_lock(&v->lock);
     bool runnable = v->state == VCPU_RUNNABLE;
-    if (runnable)
+    if (runnable) {
         vcpu_set_state(v, VCPU_RUNNING, now);
+        v->on_cpu = true;
+    }
     spin_unlock(&v->lock);
     if (runnable) {
         enum run_result r = vcpu_run(v);
         uint64_t end = rdtsc();
         rq->busy_cycles += end - now;
-        if (r == RUN_PREEMPTED) {
-            spin_lock(&v->lock);
-            vcpu_set_state(v, VCPU_RUNNABLE, end);
-            spin_unlock(&v->lock);
-            spin_lock(&rq->lock);
-            rq_push_tail(&rq->queue, &v->rq_link);
-            spin_unlock(&rq->lock);
-        } else if (r == RUN_STOPPED) {
-            /* Its VM may be freed from another CPU: drop this CPU's hold on it first. */
-            virt->vcpu_unload(v);
+        if (r == RUN_STOPPED || r == RUN_OFF)
+            virt->vcpu_unload(v); /* it may next run elsewhere, or its VM be freed */
+        if (r == RUN_STOPPED) {
             vcpu_retire(v);
-        } else if (r == RUN_OFF) {
-            virt->vcpu_unload(v);
+        } else {
+            bool retire = false;
+            spin_lock(&v->lock);
+            v->on_cpu = false;
+            if (r == RUN_PREEMPTED) {
+                vcpu_set_state(v, VCPU_RUNNABLE, end);
+                spin_lock(&rq->lock);
+                rq_push_tail(&rq->queue, &v->rq_link);
+                spin_unlock(&rq->lock);
+            } else if (v->state == VCPU_WAIT_SIPI) {
+                /* What happened while it was leaving: its VM stopped, or a startup IPI came. */
+                if (v->vm->stopping) {
+                    vcpu_set_state(v, VCPU_STOPPED, end);
+                    retire = true;
+                } else if (v->sipi_vector >= 0) {
+                    vcpu_set_state(v, VCPU_RUNNABLE, end);
+                    sched_wake(v);
+                }
+            }
+            spin_unlock(&v->lock);
+            if (retire)
+                vmm_vcpu_retired(v->vm);
         }
     }
     spin_lock(&rq->lock);

@@ -116,7 +116,12 @@ void host_timer_program(uint64_t extra)
     }
     uint64_t now = rdtsc();
     /* Rounded up: the interrupt must never come before the deadline. */
-    uint64_t ticks = d > now ? ((d - now) * lapic_timer_khz + tsc_khz - 1) / tsc_khz : 1;
+    uint64_t ahead = d > now ? d - now : 0;
+    uint64_t ticks = ahead > (UINT64_MAX - tsc_khz) / lapic_timer_khz
+                         ? UINT64_MAX
+                         : (ahead * lapic_timer_khz + tsc_khz - 1) / tsc_khz;
+    if (!ticks)
+        ticks = 1;
     /* A far deadline is reached in steps: the CPU reprograms after each interrupt. */
     if (ticks > 0xffffffffu)
         ticks = 0xffffffffu;

@@ -29,7 +29,17 @@ void vcpu_timer_update(struct vcpu *v)
         return;
     }
     uint64_t guest = vlapic_timer_deadline(&v->lapic);
-    uint64_t host = guest ? guest - v->vm->tsc_offset : 0;
+    uint64_t host = 0;
+    if (guest) {
+        /*
+         * Converted relative to now: the guest chooses its TSC and its
+         * deadlines, so an absolute conversion could wrap into the past and
+         * fire forever.
+         */
+        uint64_t now = rdtsc(), gnow = now + v->vm->tsc_offset;
+        uint64_t ahead = guest > gnow ? guest - gnow : 0;
+        host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
+    }
     uint64_t vm_deadline = v->vm->stopping ? 0 : v->vm->deadline;
     if (vm_deadline && (!host || vm_deadline < host))
         host = vm_deadline;
@@ -64,14 +74,16 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     if (v->init_pending) {
         v->init_pending = false;
         if (v->id != 0) {
-            /* An AP goes back to waiting for a startup IPI. */
             vlapic_reset(&v->lapic, v->id, false);
-            v->sipi_armed = true;
-            v->sipi_vector = -1;
-            vcpu_set_state(v, VCPU_WAIT_SIPI, rdtsc());
-            vcpu_timer_update(v);
-            spin_unlock_irqrestore(&v->lock, flags);
-            return false;
+            if (v->sipi_vector < 0) {
+                /* An AP goes back to waiting for a startup IPI. */
+                v->sipi_armed = true;
+                vcpu_set_state(v, VCPU_WAIT_SIPI, rdtsc());
+                vcpu_timer_update(v);
+                spin_unlock_irqrestore(&v->lock, flags);
+                return false;
+            }
+            /* The startup IPI came with the INIT: restart at once (below). */
         }
     }
     if (v->sipi_vector >= 0) {
@@ -121,7 +133,12 @@ enum run_result vcpu_run(struct vcpu *v)
         virt->vcpu_run(v, &e);
         v->stats.exits[e.reason]++;
         handle_exit(v, &e);
-        if (v->state == VCPU_BLOCKED) {
+        /*
+         * vcpu_halt's own decision, not v->state: a waker may already have
+         * made the vCPU RUNNABLE and queued it again.
+         */
+        if (v->halted) {
+            v->halted = false;
             result = RUN_BLOCKED;
             break;
         }

@@ -33,7 +33,7 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now);
  */
 void vcpu_notify(struct vcpu *v);
 
-/* HLT: block unless an event is already deliverable (then it just continues). */
+/* HLT: block (and set v->halted) unless an event is already deliverable. */
 void vcpu_halt(struct vcpu *v);
 
 /* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */

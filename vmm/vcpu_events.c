@@ -62,6 +62,7 @@ void vcpu_halt(struct vcpu *v)
     if (!has_wake_event(v)) {
         v->stats.halts++;
         vcpu_set_state(v, VCPU_BLOCKED, rdtsc());
+        v->halted = true;
     }
     spin_unlock_irqrestore(&v->lock, flags);
 }

@@ -51,11 +51,18 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
         break;
     case APIC_DM_STARTUP:
         /* One startup IPI starts the AP; a second finds it running and is ignored. */
-        if (t->state == VCPU_WAIT_SIPI && t->sipi_armed && !t->vm->stopping) {
+        if (t->vm->stopping)
+            break;
+        if (t->state == VCPU_WAIT_SIPI && t->sipi_armed && !t->on_cpu) {
             t->sipi_armed = false;
             t->sipi_vector = ipi->vector;
             vcpu_set_state(t, VCPU_RUNNABLE, rdtsc());
             sched_wake(t);
+        } else if ((t->init_pending || (t->state == VCPU_WAIT_SIPI && t->sipi_armed)) &&
+                   t->sipi_vector < 0 && t->id != 0) {
+            /* INIT not yet acted on, or the AP is still leaving its CPU: it restarts with this. */
+            t->sipi_armed = false;
+            t->sipi_vector = ipi->vector;
         }
         break;
     default: /* SMI and reserved modes: nothing to deliver */

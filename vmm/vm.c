@@ -18,8 +18,11 @@ static void stop_vcpus(struct vm *vm)
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         uint64_t flags = spin_lock_irqsave(&v->lock);
-        /* WAIT_SIPI vCPUs hold no timer; STOPPED also turns away any startup IPI. */
-        bool retire = v->state == VCPU_WAIT_SIPI;
+        /*
+         * WAIT_SIPI vCPUs hold no timer; STOPPED also turns away any startup
+         * IPI. One still leaving its CPU is retired by that CPU (run_one).
+         */
+        bool retire = v->state == VCPU_WAIT_SIPI && !v->on_cpu;
         if (retire)
             vcpu_set_state(v, VCPU_STOPPED, rdtsc());
         else

@@ -65,6 +65,8 @@ struct vcpu {
     bool nmi_pending;
     bool init_pending;
     bool sipi_armed; /* in WAIT_SIPI and no startup IPI taken yet */
+    bool halted;     /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
+    bool on_cpu;     /* between being picked to run and having left its CPU */
     int sipi_vector; /* a startup IPI to act on before the next entry, -1 none */
     struct vcpu_stats stats;
 };

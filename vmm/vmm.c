@@ -195,8 +195,12 @@ unsigned vmm_start(const struct boot_info *bi)
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
         vm->start_tsc = rdtsc();
-        if (vm->cfg.timeout_ms)
-            vm->deadline = vm->start_tsc + vm->cfg.timeout_ms * tsc_khz;
+        if (vm->cfg.timeout_ms) {
+            /* Saturating: a timeout beyond the TSC's range means none in practice. */
+            uint64_t ms = vm->cfg.timeout_ms, start = vm->start_tsc;
+            uint64_t cycles = ms > UINT64_MAX / tsc_khz ? UINT64_MAX : ms * tsc_khz;
+            vm->deadline = cycles > UINT64_MAX - start ? UINT64_MAX : start + cycles;
+        }
         struct vcpu *v = vm->vcpus[0];
         uint64_t flags = spin_lock_irqsave(&v->lock);
         v->state_since = rdtsc();

@@ -190,7 +190,7 @@ def guests_bad_checks(bochs_svm=False):
         guest_says("badmsr", "caught #GP (error 0)"),
         guest_says("vmrun", "caught #UD"),
         guest_says("ioports", "port 0x80 reads 0xff, port 0x1234 reads 0xffffffff"),
-        guest_says("nmi", "caught 2 NMIs"),
+        guest_says("nmi", "caught 2 NMIs, 0 nested"),
         rejects("truncated", "noheader", "nomem"),
         shutdown(1),
     ]

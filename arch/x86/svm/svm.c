@@ -18,6 +18,9 @@
 #define MSRPM_PAGES   2
 #define TLB_FLUSH_ALL 1
 /* KVM's defaults: exit after this many PAUSEs (within the threshold's cycles, where supported). */
+#define VECTOR_DB           1
+#define RFLAGS_TF           (1u << 8)
+#define DR6_BS              (1u << 14)
 #define PAUSE_FILTER_COUNT  3000
 #define PAUSE_FILTER_THRESH 128
 
@@ -47,6 +50,14 @@ struct svm_vcpu {
     bool nmi_masked;
     bool iret_seen;
     uint64_t iret_rip;
+    /*
+     * With an NMI pending but blocked (the handler's IRET not yet executed,
+     * an interrupt shadow, an event being delivered), pollux single-steps the
+     * guest one instruction with TF and the #DB intercept, as KVM does: the
+     * trap after that instruction is the NMI window SVM does not have.
+     */
+    bool nmi_step;
+    bool nmi_step_restore_tf; /* TF was pollux's, not the guest's: clear it after the step */
 };
 
 static uint64_t iopm_pa, msrpm_pa;
@@ -211,6 +222,7 @@ static struct vmcb *reset_common(struct vcpu *v)
     s->reinject = 0;
     s->nmi_masked = false;
     s->iret_seen = false;
+    s->nmi_step = false;
     return vmcb;
 }
 
@@ -295,6 +307,18 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     if (s->iret_seen && vmcb->rip != s->iret_rip) {
         s->iret_seen = false;
         s->nmi_masked = false; /* the handler's IRET has completed */
+    }
+    if (s->nmi_step && (uint32_t)vmcb->exit_code == SVM_EXIT_EXCP_BASE + VECTOR_DB) {
+        s->nmi_step = false;
+        vmcb->intercept_exceptions &= ~(1u << VECTOR_DB);
+        vmcb->dr6 &= ~DR6_BS;
+        if (s->nmi_step_restore_tf)
+            v->regs.rflags &= ~(uint64_t)RFLAGS_TF;
+        memset(e, 0, sizeof(*e));
+        e->reason = EXIT_NONE;
+        e->vendor_code = vmcb->exit_code;
+        e->insn_kind = -1;
+        return;
     }
     if ((uint32_t)vmcb->exit_code == SVM_EXIT_IRET) {
         vmcb->intercept_misc1 &= ~SVM_INTERCEPT_IRET;
@@ -488,12 +512,20 @@ static void svm_inject_nmi(struct vcpu *v)
     s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET;
 }
 
-/* The IRET intercept, armed by inject_nmi, is the only NMI window SVM has here. */
 static void svm_set_nmi_window(struct vcpu *v, bool on)
 {
     struct svm_vcpu *s = svm(v);
-    if (on && s->nmi_masked && !s->iret_seen)
-        s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET;
+    if (!on || s->nmi_step)
+        return;
+    if (s->nmi_masked && !s->iret_seen) {
+        s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET; /* still in the handler */
+        return;
+    }
+    s->nmi_step = true;
+    /* An IRET loads RFLAGS from the guest's stack: then TF is the guest's own again. */
+    s->nmi_step_restore_tf = !(v->regs.rflags & RFLAGS_TF) && !s->iret_seen;
+    v->regs.rflags |= RFLAGS_TF;
+    s->vmcb->intercept_exceptions |= 1u << VECTOR_DB;
 }
 
 static void svm_vcpu_unload(struct vcpu *v)
