@@ -110,7 +110,7 @@ bench: deps all
 	@$(PYTHON) tools/bench.py
 
 format:
-	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c)
+	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c guest-tests/*.c guest-tests/runtime/*.c)
 
 clean:
 	rm -rf $(BUILD)

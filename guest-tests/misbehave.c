@@ -21,9 +21,9 @@
 #include "guest-tests/runtime/runtime.h"
 #include "vmm/hypercall.h"
 
-#define VECTOR_NMI 2
-#define VECTOR_UD  6
-#define VECTOR_GP  13
+#define VECTOR_NMI      2
+#define VECTOR_UD       6
+#define VECTOR_GP       13
 #define XAPIC_ICR_LO    0xfee00300u
 #define XAPIC_SVR       0xfee000f0u
 #define ICR_NMI_TO_SELF ((4u << 8) | (1u << 14) | (1u << 18)) /* NMI, assert, shorthand self */
@@ -36,8 +36,8 @@ static uint64_t idt[32];
 static void set_gate(unsigned vector, void *handler)
 {
     uint32_t a = (uint32_t)handler;
-    idt[vector] = (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) |
-                  ((uint64_t)(a >> 16) << 48);
+    idt[vector] =
+        (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) | ((uint64_t)(a >> 16) << 48);
 }
 
 static volatile unsigned nmis, nested_nmis;
