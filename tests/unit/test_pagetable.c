@@ -153,6 +153,31 @@ static void test_nx_user_uc_bits(void **state)
     assert_int_equal(pml4e & 7, 7);
 }
 
+/* What the SVM backend builds for a VM: guest-physical 0..32M on 2M host pages, RWX, U set. */
+static void test_npt_guest_memory(void **state)
+{
+    (void)state;
+    struct pagetable pt = make(&pt_format_x86_nx);
+    const uint64_t hpa = 0x40000000, mem = 32ull << 20;
+    assert_int_equal(pt_map(&pt, 0, hpa, mem, PT_READ | PT_WRITE | PT_EXEC | PT_USER, PT_2M), 0);
+    assert_int_equal(arena.used, 3); /* PML4, PDPT, one PD: no page tables needed */
+    for (uint64_t gpa = 0; gpa < mem; gpa += 0x200000) {
+        uint64_t e = raw_entry(&pt, gpa, 1);
+        assert_int_equal(e & 0x000ffffffffff000ull, hpa + gpa);
+        assert_true(e & (1ull << 7));   /* 2M page */
+        assert_true(e & (1ull << 2));   /* user: nested walks are user accesses */
+        assert_true(e & (1ull << 1));   /* writable */
+        assert_false(e & (1ull << 63)); /* executable */
+    }
+    uint64_t pa;
+    unsigned perms;
+    enum pt_level level;
+    assert_true(pt_lookup(&pt, mem - 1, &pa, &perms, &level));
+    assert_int_equal(pa, hpa + mem - 1);
+    assert_false(pt_lookup(&pt, mem, &pa, &perms, &level)); /* nothing beyond guest memory */
+    assert_false(pt_lookup(&pt, 0xfee00000, &pa, &perms, &level)); /* the APIC page faults */
+}
+
 static void test_refuses_overlap_and_split(void **state)
 {
     (void)state;
@@ -182,6 +207,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_misaligned_pa_falls_back_to_4k, setup, teardown),
         cmocka_unit_test_setup_teardown(test_1g_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nx_user_uc_bits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_npt_guest_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_overlap_and_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_tables, setup, teardown),
     };
