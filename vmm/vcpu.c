@@ -74,7 +74,12 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     if (v->init_pending) {
         v->init_pending = false;
         if (v->id != 0) {
+            /* INIT resets the local APIC's registers but not IA32_APIC_BASE (x2APIC stays on). */
+            uint64_t base = v->lapic.apic_base;
+            struct vlapic_ipi unused;
+            bool none;
             vlapic_reset(&v->lapic, v->id, false);
+            vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
             if (v->sipi_vector < 0) {
                 /* An AP goes back to waiting for a startup IPI. */
                 v->sipi_armed = true;
