@@ -5,6 +5,7 @@ GUEST_NAMES :=
 GUEST_NAMES += hello
 GUEST_NAMES += exitbench
 GUEST_NAMES += misbehave
+GUEST_NAMES += fuzz
 GUEST_NAMES += smp
 GUEST_NAMES += timer
 GUEST_NAMES += pingpong

@@ -115,6 +115,13 @@ def benches(guest, ops, iters):
     return check
 
 
+def guest_done(vm, prefix):
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        assert any(ln.startswith(prefix) for ln in got), f"[{vm}] never printed '{prefix}...'"
+    return check
+
+
 def rejects(*modules):
     def check(log):
         got = [e["module"] for e in log.all("vm_reject")]
@@ -163,6 +170,9 @@ BAD_VMS = {
 TIMEOUT_MS = {"spin": 200, "halt": 200}
 
 
+FUZZ_SEEDS = (1, 2)
+
+
 def guests_bad(bochs_svm=False):
     words = ["hello"]
     for name, (args, _, _) in BAD_VMS.items():
@@ -172,6 +182,8 @@ def guests_bad(bochs_svm=False):
             args = "spinsti"
         timeout = f":timeout_ms={TIMEOUT_MS[name]}" if name in TIMEOUT_MS else ""
         words.append(f"{M}:name={name}{timeout}:args={args}")
+    # Random abuse of ports, MSRs, the local APIC, CPUID and hypercalls: must end cleanly.
+    words += [f"fuzz:name=fuzz{seed}:timeout_ms=30000:args=2000+{seed}" for seed in FUZZ_SEEDS]
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
               "hello:name=nomem:mem=1G:vcpus=2"]
     return " ".join(words)
@@ -182,7 +194,11 @@ def guests_bad_checks(bochs_svm=False):
     for name, (_, code, reason) in BAD_VMS.items():
         if not (bochs_svm and name == "triple"):
             stops[name] = (code, reason)
-    return [
+    for seed in FUZZ_SEEDS:
+        stops[f"fuzz{seed}"] = (0, "debug-exit")
+    fuzz_done = [guest_done(f"fuzz{seed}", f"fuzz done: 2000 ops, seed {seed}")
+                 for seed in FUZZ_SEEDS]
+    return fuzz_done + [
         vm_stops(**stops),
         guest_says("hello", "hello, world"),
         guest_says("puts", "written by HC_PUTS",
@@ -361,6 +377,12 @@ def tests(full=False):
              smp=4, mem=1024, timeout=300, full_only=True,
              guests=" ".join([f"hello:name=h{i}:mem=8M" for i in range(24)] +
                              [f"smp:name=s{i}:vcpus=3:mem=8M:args=5" for i in range(4)])),
+        Test("qemu-fuzz-soak",
+             [guest_done(f"z{i}", f"fuzz done: 20000 ops, seed {i + 10}") for i in range(8)] +
+             [vm_stops(hello=(0, "debug-exit"), **{f"z{i}": (0, "debug-exit") for i in range(8)}),
+              shutdown(0)],
+             smp=2, timeout=300, full_only=True,
+             guests=" ".join(["hello"] + [f"fuzz:name=z{i}:args=20000+{i + 10}" for i in range(8)])),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
                                  rejects("hello"), shutdown(1)], emu="bochs",
              cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),

@@ -174,7 +174,7 @@ static void test_npt_guest_memory(void **state)
     enum pt_level level;
     assert_true(pt_lookup(&pt, mem - 1, &pa, &perms, &level));
     assert_int_equal(pa, hpa + mem - 1);
-    assert_false(pt_lookup(&pt, mem, &pa, &perms, &level)); /* nothing beyond guest memory */
+    assert_false(pt_lookup(&pt, mem, &pa, &perms, &level));        /* nothing beyond guest memory */
     assert_false(pt_lookup(&pt, 0xfee00000, &pa, &perms, &level)); /* the APIC page faults */
 }
 

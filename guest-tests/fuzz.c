@@ -1,0 +1,171 @@
+/*
+ * Random abuse of the virtual platform from one vCPU: port I/O on random
+ * ports, RDMSR/WRMSR of likely and random MSRs with random values, local
+ * APIC register reads and writes (random offsets and values, ICR included),
+ * random CPUID leaves and hypercalls. A #GP (an MSR pollux refuses) is
+ * caught and the instruction skipped. Interrupts stay disabled, so whatever
+ * the APIC is made to send stays pending. The hypervisor must survive all of
+ * it and stop no other VM; this VM ends with "fuzz done" and code 0.
+ * Arguments: "OPS SEED" (defaults 2000 and 1).
+ */
+#include "guest-tests/runtime/runtime.h"
+#include "vmm/hypercall.h"
+
+#define VECTOR_NMI 2
+#define VECTOR_GP  13
+#define XAPIC_BASE 0xfee00000u
+
+struct frame {
+    uint32_t eip, cs, eflags;
+};
+
+static uint64_t gdt[3] = {0, 0x00cf9a000000ffffull, 0x00cf92000000ffffull};
+static uint64_t idt[32];
+static volatile unsigned gps, nmis;
+static uint32_t rng;
+
+static uint32_t next(void)
+{
+    rng = rng * 1664525u + 1013904223u; /* Numerical Recipes LCG: deterministic per seed */
+    return rng >> 16 | rng << 16;       /* its low bits repeat quickly: use the high ones */
+}
+
+/* RDMSR and WRMSR are two bytes long: a refused one is skipped. */
+__attribute__((interrupt)) static void gp_handler(struct frame *f, unsigned long error)
+{
+    (void)error;
+    gps++;
+    f->eip += 2;
+}
+
+__attribute__((interrupt)) static void nmi_handler(struct frame *f)
+{
+    (void)f;
+    nmis++;
+}
+
+static void set_gate(unsigned vector, void *handler)
+{
+    uint32_t a = (uint32_t)handler;
+    idt[vector] =
+        (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) | ((uint64_t)(a >> 16) << 48);
+}
+
+static void install_idt(void)
+{
+    struct {
+        uint16_t limit;
+        uint32_t base;
+    } __attribute__((packed)) gdtr = {sizeof(gdt) - 1, (uint32_t)gdt},
+                              idtr = {sizeof(idt) - 1, (uint32_t)idt};
+    __asm__ volatile("lgdt %0\n\t"
+                     "ljmp $0x08, $1f\n"
+                     "1:\n\t"
+                     "mov $0x10, %%ax\n\t"
+                     "mov %%ax, %%ds\n\t"
+                     "mov %%ax, %%es\n\t"
+                     "mov %%ax, %%ss\n\t"
+                     "lidt %1"
+                     :
+                     : "m"(gdtr), "m"(idtr)
+                     : "eax", "memory");
+    set_gate(VECTOR_NMI, nmi_handler);
+    set_gate(VECTOR_GP, gp_handler);
+}
+
+/* Ports that would end the run or garble the console are left alone. */
+static bool port_allowed(uint16_t p)
+{
+    return !(p >= 0xf4 && p <= 0xf7) && p != 0x8900 && !(p >= 0x3f8 && p <= 0x3ff);
+}
+
+static const uint32_t likely_msrs[] = {
+    0x10,       0x1b,       0x3a,       0x8b,       0xfe,       0x174,      0x175,      0x176,
+    0x1a0,      0x277,      0x2ff,      0x6e0,      0x802,      0x808,      0x80b,      0x80f,
+    0x828,      0x830,      0x832,      0x838,      0x83e,      0x83f,      0xc0000080, 0xc0000081,
+    0xc0000082, 0xc0000084, 0xc0000100, 0xc0000102, 0xc0010000, 0xc0010004, 0xc0010114,
+};
+
+static void msr_op(void)
+{
+    uint32_t n = sizeof(likely_msrs) / sizeof(likely_msrs[0]);
+    uint32_t msr = (next() & 3) ? likely_msrs[next() % n] : next();
+    /* Writes that would turn paging or long mode on make no sense in this flat guest. */
+    if (msr == 0xc0000080)
+        return;
+    uint32_t lo = next(), hi = (next() & 1) ? next() : 0;
+    if (next() & 1)
+        __asm__ volatile("wrmsr" ::"c"(msr), "a"(lo), "d"(hi) : "memory");
+    else
+        __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr) : "memory");
+}
+
+static void apic_op(void)
+{
+    volatile uint32_t *reg = (volatile uint32_t *)(XAPIC_BASE + (next() % 0x40) * 0x10);
+    if (next() & 1)
+        *reg = next();
+    else
+        (void)*reg;
+}
+
+static void port_op(void)
+{
+    uint16_t port = (uint16_t)next();
+    if (!port_allowed(port))
+        return;
+    switch (next() % 4) {
+    case 0:
+        (void)inb(port);
+        break;
+    case 1:
+        outb(port, (uint8_t)next());
+        break;
+    case 2: {
+        uint32_t v;
+        __asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+        break;
+    }
+    default:
+        outl(port, next());
+        break;
+    }
+}
+
+int guest_main(uint32_t magic, const struct mb_info *info)
+{
+    (void)magic;
+    const char *args = cmdline_args(info);
+    uint32_t ops = 2000, seed = 1;
+    parse_uint(args, &ops);
+    while (*args && *args != ' ')
+        args++;
+    while (*args == ' ')
+        args++;
+    parse_uint(args, &seed);
+    rng = seed;
+    install_idt();
+    for (uint32_t i = 0; i < ops; i++) {
+        switch (next() % 5) {
+        case 0:
+            port_op();
+            break;
+        case 1:
+            msr_op();
+            break;
+        case 2:
+            apic_op();
+            break;
+        case 3:
+            (void)cpuid(next() & 1 ? next() % 0x20 : 0x40000000 + next() % 0x20, next() % 4);
+            break;
+        default:
+            /* Any call but HC_EXIT; HC_PUTS with a short random buffer. */
+            hypercall(1 + next() % 4, next(), next() % 16, next());
+            break;
+        }
+    }
+    /* HC_PUTS may have left a partial line of random bytes: start a fresh one. */
+    printf("\nfuzz done: %u ops, seed %u, %u #GP, %u NMIs\n", ops, seed, gps, nmis);
+    return 0;
+}
