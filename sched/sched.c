@@ -46,10 +46,8 @@ static inline struct vcpu *link_vcpu(struct rq_link *l)
     return (struct vcpu *)((char *)l - offsetof(struct vcpu, rq_link));
 }
 
-static inline uint64_t us_to_tsc(uint64_t us)
-{
-    return us * tsc_khz / 1000;
-}
+/* sched_params in TSC cycles, converted once at boot (the exit path asks on every exit). */
+static uint64_t slice_cycles, granularity_cycles;
 
 static void timer_irq(struct trap_frame *f)
 {
@@ -72,6 +70,8 @@ int sched_cpu_init(void)
     rq_init(&rq->queue);
     host_timer_init();
     if (p->cpu == 0) {
+        slice_cycles = sched_params.slice_us * tsc_khz / 1000;
+        granularity_cycles = sched_params.wakeup_granularity_us * tsc_khz / 1000;
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);
     }
@@ -125,7 +125,7 @@ void sched_wake(struct vcpu *v)
         /* The first woken vCPU shortens the running one's slice: that CPU must re-arm. */
         kick |= !rq->wakeup_pending;
         rq->wakeup_pending = true;
-        if (now - rq->slice_start >= us_to_tsc(sched_params.wakeup_granularity_us)) {
+        if (now - rq->slice_start >= granularity_cycles) {
             rq->resched = true;
             kick = true;
         }
@@ -148,7 +148,7 @@ void sched_prepare_entry(struct vcpu *v)
     if (!queue_empty(rq)) {
         spin_lock(&rq->lock);
         end = rq->slice_end;
-        uint64_t gran = rq->slice_start + us_to_tsc(sched_params.wakeup_granularity_us);
+        uint64_t gran = rq->slice_start + granularity_cycles;
         if (rq->wakeup_pending && gran < end)
             end = gran;
         spin_unlock(&rq->lock);
@@ -166,18 +166,18 @@ bool sched_should_yield(void)
     struct runqueue *rq = this_rq();
     uint64_t now = rdtsc();
     if (queue_empty(rq) && !rq->resched) {
-        rq->slice_end = now + us_to_tsc(sched_params.slice_us); /* nobody waits: go on */
+        rq->slice_end = now + slice_cycles; /* nobody waits: go on */
         return false;
     }
     spin_lock(&rq->lock);
     bool yield;
     if (rq_empty(&rq->queue)) {
-        rq->slice_end = now + us_to_tsc(sched_params.slice_us);
+        rq->slice_end = now + slice_cycles;
         yield = false;
     } else {
         yield = rq->resched || now >= rq->slice_end ||
                 (rq->wakeup_pending &&
-                 now - rq->slice_start >= us_to_tsc(sched_params.wakeup_granularity_us));
+                 now - rq->slice_start >= granularity_cycles);
     }
     spin_unlock(&rq->lock);
     return yield;
@@ -191,7 +191,7 @@ static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
     struct vcpu *v = link_vcpu(l);
     rq->current = v;
     rq->slice_start = now;
-    rq->slice_end = now + us_to_tsc(sched_params.slice_us);
+    rq->slice_end = now + slice_cycles;
     rq->resched = false;
     rq->wakeup_pending = false;
     return v;

@@ -100,6 +100,12 @@ uint64_t timers_next_deadline(void)
 void host_timer_program(uint64_t extra)
 {
     struct timer_queue *q = &queues[this_cpu()->cpu];
+    /*
+     * Nothing armed, nothing asked, nothing programmed: the common case of a
+     * lone vCPU, decided without the lock (an arm from elsewhere kicks us).
+     */
+    if (!extra && !q->programmed && !__atomic_load_n(&q->head, __ATOMIC_ACQUIRE))
+        return;
     uint64_t d = timers_next_deadline();
     if (extra && (!d || extra < d))
         d = extra;
