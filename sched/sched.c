@@ -176,8 +176,7 @@ bool sched_should_yield(void)
         yield = false;
     } else {
         yield = rq->resched || now >= rq->slice_end ||
-                (rq->wakeup_pending &&
-                 now - rq->slice_start >= granularity_cycles);
+                (rq->wakeup_pending && now - rq->slice_start >= granularity_cycles);
     }
     spin_unlock(&rq->lock);
     return yield;

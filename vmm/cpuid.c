@@ -31,7 +31,10 @@
 #define L7B_PQE       (1u << 15)
 #define L7B_PT        (1u << 25)
 #define L7C_WAITPKG   (1u << 5)
+#define L7C_RDPID     (1u << 22)
 #define L7D_ARCH_CAPS (1u << 29)
+#define E1D_RDTSCP    (1u << 27)
+#define LD1A_XSAVES   (1u << 3)
 /* 0x80000001 ECX */
 #define E1C_SVM          (1u << 2)
 #define E1C_SKINIT       (1u << 12)
@@ -72,7 +75,8 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
     case 7:
         if (subleaf == 0) {
             r->ebx &= ~(L7B_SGX | L7B_PQM | L7B_PQE | L7B_PT);
-            r->ecx &= ~L7C_WAITPKG;
+            /* RDPID reads IA32_TSC_AUX, which pollux does not give each vCPU. */
+            r->ecx &= ~(L7C_WAITPKG | L7C_RDPID);
             r->edx &= ~L7D_ARCH_CAPS;
         }
         break;
@@ -80,6 +84,8 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
         if (subleaf == 0) {
             r->eax &= (uint32_t)view->xcr0_supported;
             r->edx &= (uint32_t)(view->xcr0_supported >> 32);
+        } else if (subleaf == 1) {
+            r->eax &= ~LD1A_XSAVES; /* IA32_XSS is not virtualized */
         }
         break;
     case 0xb:
@@ -95,6 +101,7 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
         break;
     case 0x80000001:
         r->ecx &= ~(E1C_SVM | E1C_SKINIT | E1C_WDT | E1C_LWP | E1C_PERFCTR_CORE);
+        r->edx &= ~E1D_RDTSCP; /* IA32_TSC_AUX is not per vCPU */
         break;
     case 0x8000000a: /* SVM features */
         *r = (struct cpuid_regs){0};

@@ -6,6 +6,7 @@
 #include "vmm/exits.h"
 
 #include "arch/x86/fpu.h"
+#include "arch/x86/guest_regs.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/tsc.h"
 #include "vmm/cpuid.h"
@@ -126,6 +127,25 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
+/* CR8 is TPR[7:4] of the guest's local APIC. */
+static void handle_cr8(struct vcpu *v, const struct exit_record *e)
+{
+    uint64_t *reg = guest_gpr(&v->regs, e->cr8.gpr);
+    uint64_t flags = spin_lock_irqsave(&v->lock);
+    bool fault = e->cr8.write && (*reg >> 4);
+    if (!fault) {
+        if (e->cr8.write)
+            v->lapic.tpr = (uint32_t)(*reg & 0xf) << 4;
+        else
+            *reg = (v->lapic.tpr >> 4) & 0xf;
+    }
+    spin_unlock_irqrestore(&v->lock, flags);
+    if (fault)
+        virt->inject_exception(v, VECTOR_GP, true, 0);
+    else
+        vcpu_skip_instruction(v, e);
+}
+
 static void handle_undefined(struct vcpu *v, const struct exit_record *e)
 {
     (void)e;
@@ -181,6 +201,7 @@ static const exit_handler handlers[EXIT_REASON_COUNT] = {
     [EXIT_INVD] = handle_skip, /* guest memory is write-back: nothing to write back */
     [EXIT_WBINVD] = handle_skip,
     [EXIT_XSETBV] = handle_xsetbv,
+    [EXIT_CR8] = handle_cr8,
     [EXIT_UNDEFINED] = handle_undefined,
     [EXIT_ENTRY_FAILED] = handle_entry_failed,
 };

@@ -1,6 +1,7 @@
 #include "vmm/vlapic_dev.h"
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/guest_regs.h"
 #include "lib/string.h"
 #include "vmm/guest_access.h"
 #include "vmm/mmio_decode.h"
@@ -87,11 +88,7 @@ static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
 
 static uint64_t *gpr(struct vcpu *v, unsigned n)
 {
-    struct guest_regs *r = &v->regs;
-    uint64_t *const table[16] = {&r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp,
-                                 &r->rsi, &r->rdi, &r->r8,  &r->r9,  &r->r10, &r->r11,
-                                 &r->r12, &r->r13, &r->r14, &r->r15};
-    return table[n & 15];
+    return guest_gpr(&v->regs, n);
 }
 
 static uint64_t reg_value(struct vcpu *v, const struct mmio_op *op)

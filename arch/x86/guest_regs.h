@@ -6,6 +6,10 @@
 #ifndef POLLUX_ARCH_X86_GUEST_REGS_H
 #define POLLUX_ARCH_X86_GUEST_REGS_H
 
+#ifndef __ASSEMBLY__
+#include <stdint.h>
+#endif
+
 #define GUEST_RAX 0
 #define GUEST_RBX 8
 #define GUEST_RCX 16
@@ -22,7 +26,15 @@
 #define GUEST_R14 104
 #define GUEST_R15 112
 
-#ifdef __ASSEMBLY__
+#ifndef __ASSEMBLY__
+struct guest_regs;
+/*
+ * The slot of a general-purpose register by its x86 encoding number (0 RAX,
+ * 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15 R8-R15), as found
+ * in ModRM bytes and VMX exit qualifications.
+ */
+uint64_t *guest_gpr(struct guest_regs *r, unsigned n);
+#else
 /* clang-format off */
 /* Load all GPRs but RAX, RSP and RDI from the structure RDI points to. */
 .macro LOAD_GUEST_GPRS

@@ -46,6 +46,7 @@ static const char *const reason_names[EXIT_REASON_COUNT] = {
     [EXIT_INVD] = "invd",
     [EXIT_WBINVD] = "wbinvd",
     [EXIT_XSETBV] = "xsetbv",
+    [EXIT_CR8] = "cr8",
     [EXIT_UNDEFINED] = "undefined_instruction",
     [EXIT_ENTRY_FAILED] = "entry_failed",
     [EXIT_UNKNOWN] = "unknown",

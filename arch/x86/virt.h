@@ -37,6 +37,7 @@ enum exit_reason {
     EXIT_INVD,
     EXIT_WBINVD,
     EXIT_XSETBV,
+    EXIT_CR8,          /* MOV to/from CR8: the guest's task priority (VMX; SVM keeps V_TPR) */
     EXIT_UNDEFINED,    /* an instruction pollux refuses: the guest gets #UD */
     EXIT_ENTRY_FAILED, /* the CPU refused the guest state */
     EXIT_UNKNOWN,      /* a vendor exit pollux does not expect */
@@ -68,6 +69,10 @@ struct exit_record {
             const char *what; /* the failed check, in words */
             uint64_t detail;
         } fail;
+        struct {
+            bool write;
+            uint8_t gpr; /* x86 register number, see guest_gpr() */
+        } cr8;
     };
 };
 

@@ -49,7 +49,8 @@ static void test_svm_hidden(void **state)
     struct cpuid_regs r = {0, 0, 0xffffffff, 0xffffffff};
     cpuid_filter(0x80000001, 0, &view, &r);
     assert_false(r.ecx & (1u << 2));
-    assert_true(r.edx & (1u << 29)); /* long mode stays */
+    assert_false(r.edx & (1u << 27)); /* RDTSCP */
+    assert_true(r.edx & (1u << 29));  /* long mode stays */
     r = (struct cpuid_regs){1, 16, 0, 0x10010001};
     cpuid_filter(0x8000000a, 0, &view, &r);
     assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0);
@@ -109,6 +110,9 @@ static void test_xsave_components_limited(void **state)
     cpuid_filter(0xd, 0, &view, &r);
     assert_int_equal(r.eax, 0x7); /* no AVX-512 state offered */
     assert_int_equal(r.edx, 0);
+    r = (struct cpuid_regs){0xf, 0, 0, 0};
+    cpuid_filter(0xd, 1, &view, &r);
+    assert_int_equal(r.eax, 0x7); /* XSAVES hidden, XSAVEOPT/XSAVEC/XGETBV1 kept */
 }
 
 static void test_leaf7_hides_unvirtualized(void **state)
@@ -119,6 +123,7 @@ static void test_leaf7_hides_unvirtualized(void **state)
     assert_false(r.ebx & (1u << 2));  /* SGX */
     assert_false(r.ebx & (1u << 25)); /* processor trace */
     assert_false(r.ecx & (1u << 5));  /* WAITPKG */
+    assert_false(r.ecx & (1u << 22)); /* RDPID: IA32_TSC_AUX is not per vCPU */
     assert_true(r.ebx & (1u << 0));   /* FSGSBASE stays */
     r = (struct cpuid_regs){0, ~0u, ~0u, ~0u};
     cpuid_filter(7, 1, &view, &r);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86/guest_regs.h"
+#include "arch/x86/virt.h"
 #include "arch/x86/vmx/ept.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx_check.h"
@@ -82,7 +84,7 @@ static void test_controls_from_true_caps(void **state)
                      PIN_EXT_INTR | PIN_NMI | PIN_VIRTUAL_NMIS);
     assert_false(k.pin & PIN_PREEMPTION_TIMER); /* only while armed */
     uint32_t proc = PROC_TSC_OFFSET | PROC_HLT | PROC_MWAIT | PROC_IO_BITMAPS | PROC_MSR_BITMAPS |
-                    PROC_MONITOR | PROC_SECONDARY;
+                    PROC_MONITOR | PROC_SECONDARY | PROC_CR8_LOAD | PROC_CR8_STORE;
     assert_int_equal(k.proc & proc, proc);
     assert_false(k.proc & (PROC_CR3_LOAD | PROC_CR3_STORE | PROC_RDTSC | PROC_PAUSE |
                            PROC_INTR_WINDOW | PROC_NMI_WINDOW));
@@ -578,16 +580,16 @@ static void test_cr_access_qualification(void **state)
                            .rdi = 8,
                            .r8 = 9,
                            .r15 = 16};
-    assert_int_equal(*vmx_gpr(&r, 0), 1);
-    assert_int_equal(*vmx_gpr(&r, 1), 2);
-    assert_int_equal(*vmx_gpr(&r, 2), 3);
-    assert_int_equal(*vmx_gpr(&r, 3), 4);
-    assert_int_equal(*vmx_gpr(&r, 4), 5);
-    assert_int_equal(*vmx_gpr(&r, 5), 6);
-    assert_int_equal(*vmx_gpr(&r, 6), 7);
-    assert_int_equal(*vmx_gpr(&r, 7), 8);
-    assert_int_equal(*vmx_gpr(&r, 8), 9);
-    assert_int_equal(*vmx_gpr(&r, 15), 16);
+    assert_int_equal(*guest_gpr(&r, 0), 1);
+    assert_int_equal(*guest_gpr(&r, 1), 2);
+    assert_int_equal(*guest_gpr(&r, 2), 3);
+    assert_int_equal(*guest_gpr(&r, 3), 4);
+    assert_int_equal(*guest_gpr(&r, 4), 5);
+    assert_int_equal(*guest_gpr(&r, 5), 6);
+    assert_int_equal(*guest_gpr(&r, 6), 7);
+    assert_int_equal(*guest_gpr(&r, 7), 8);
+    assert_int_equal(*guest_gpr(&r, 8), 9);
+    assert_int_equal(*guest_gpr(&r, 15), 16);
 }
 
 /* ------------------------------------------------------------ entry checks */

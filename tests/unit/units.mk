@@ -41,5 +41,5 @@ unit_runqueue_SRCS :=
 UNIT_TESTS += vcpu_events
 unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c
 UNIT_TESTS += vmx
-unit_vmx_SRCS := arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
+unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/ept.c arch/x86/pagetable.c

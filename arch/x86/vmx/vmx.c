@@ -10,6 +10,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/guest_regs.h"
 #include "arch/x86/virt.h"
 #include "arch/x86/vmx/ept.h"
 #include "arch/x86/vmx/vmcs.h"
@@ -921,7 +922,7 @@ static bool emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual,
     bool code64 = (cr.efer & EFER_LMA) && (vmread(VMCS_GUEST_CS_AR) & AR_L);
     int rc;
     if (a.type == CR_MOV_TO && (a.cr == 0 || a.cr == 4)) {
-        uint64_t value = *vmx_gpr(&v->regs, a.gpr);
+        uint64_t value = *guest_gpr(&v->regs, a.gpr);
         if (!code64)
             value &= 0xffffffffu;
         rc =
@@ -1032,6 +1033,20 @@ static void vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
                 vmread(VMCS_GUEST_INTERRUPTIBILITY) | INTERRUPTIBILITY_NMI);
     }
 
+    if (basic == VMX_EXIT_CR_ACCESS) {
+        struct vmx_cr_access a;
+        vmx_decode_cr_access(xi.qualification, &a);
+        if (a.cr == 8 && (a.type == CR_MOV_TO || a.type == CR_MOV_FROM)) {
+            memset(e, 0, sizeof(*e));
+            e->reason = EXIT_CR8;
+            e->vendor_code = xi.reason;
+            e->insn_kind = -1;
+            e->insn_len = xi.insn_len;
+            e->cr8.write = a.type == CR_MOV_TO;
+            e->cr8.gpr = (uint8_t)a.gpr;
+            return;
+        }
+    }
     if (basic == VMX_EXIT_CR_ACCESS && emulate_cr_access(v, s, xi.qualification, xi.insn_len)) {
         memset(e, 0, sizeof(*e));
         e->reason = EXIT_NONE;

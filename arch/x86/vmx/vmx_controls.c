@@ -185,8 +185,10 @@ int vmx_derive_controls(const struct vmx_caps *c, struct vmx_controls *o, char *
     note(o, VMX_OPT_VIRTUAL_NMIS, vnmi);
     note(o, VMX_OPT_PREEMPTION_TIMER, can_set(pin, PIN_PREEMPTION_TIMER));
 
+    /* CR8 is the guest's TPR: without these exits MOV CR8 would write the host's. */
     uint32_t proc_required = PROC_TSC_OFFSET | PROC_HLT | PROC_MWAIT | PROC_IO_BITMAPS |
-                             PROC_MSR_BITMAPS | PROC_MONITOR | PROC_SECONDARY;
+                             PROC_MSR_BITMAPS | PROC_MONITOR | PROC_SECONDARY | PROC_CR8_LOAD |
+                             PROC_CR8_STORE;
     if (adjust("primary processor-based", proc_names, proc, proc_required, 0, PROC_DEFAULT1,
                &o->proc, err, errlen))
         return -1;

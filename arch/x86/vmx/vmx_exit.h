@@ -37,7 +37,4 @@ struct vmx_cr_access {
 
 void vmx_decode_cr_access(uint64_t qualification, struct vmx_cr_access *a);
 
-/* The guest_regs slot of a register number in VMX's encoding (RSP included). */
-uint64_t *vmx_gpr(struct guest_regs *r, unsigned gpr);
-
 #endif
