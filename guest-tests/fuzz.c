@@ -8,6 +8,7 @@
  * it and stop no other VM; this VM ends with "fuzz done" and code 0.
  * Arguments: "OPS SEED" (defaults 2000 and 1).
  */
+#include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/runtime.h"
 #include "vmm/hypercall.h"
 
@@ -19,8 +20,6 @@ struct frame {
     uint32_t eip, cs, eflags;
 };
 
-static uint64_t gdt[3] = {0, 0x00cf9a000000ffffull, 0x00cf92000000ffffull};
-static uint64_t idt[32];
 static volatile unsigned gps, nmis;
 static uint32_t rng;
 
@@ -44,33 +43,11 @@ __attribute__((interrupt)) static void nmi_handler(struct frame *f)
     nmis++;
 }
 
-static void set_gate(unsigned vector, void *handler)
-{
-    uint32_t a = (uint32_t)handler;
-    idt[vector] =
-        (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) | ((uint64_t)(a >> 16) << 48);
-}
-
 static void install_idt(void)
 {
-    struct {
-        uint16_t limit;
-        uint32_t base;
-    } __attribute__((packed)) gdtr = {sizeof(gdt) - 1, (uint32_t)gdt},
-                              idtr = {sizeof(idt) - 1, (uint32_t)idt};
-    __asm__ volatile("lgdt %0\n\t"
-                     "ljmp $0x08, $1f\n"
-                     "1:\n\t"
-                     "mov $0x10, %%ax\n\t"
-                     "mov %%ax, %%ds\n\t"
-                     "mov %%ax, %%es\n\t"
-                     "mov %%ax, %%ss\n\t"
-                     "lidt %1"
-                     :
-                     : "m"(gdtr), "m"(idtr)
-                     : "eax", "memory");
-    set_gate(VECTOR_NMI, nmi_handler);
-    set_gate(VECTOR_GP, gp_handler);
+    cpu_init();
+    set_interrupt_handler(VECTOR_NMI, nmi_handler);
+    set_interrupt_handler(VECTOR_GP, gp_handler);
 }
 
 /* Ports that would end the run or garble the console are left alone. */

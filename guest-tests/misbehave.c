@@ -18,6 +18,7 @@
  *               one: it must wait for the first handler's IRET (no nesting)
  *               and then arrive, exits 0
  */
+#include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/runtime.h"
 #include "vmm/hypercall.h"
 
@@ -27,18 +28,6 @@
 #define XAPIC_ICR_LO    0xfee00300u
 #define XAPIC_SVR       0xfee000f0u
 #define ICR_NMI_TO_SELF ((4u << 8) | (1u << 14) | (1u << 18)) /* NMI, assert, shorthand self */
-
-struct interrupt_frame;
-
-static uint64_t gdt[3] = {0, 0x00cf9a000000ffffull, 0x00cf92000000ffffull};
-static uint64_t idt[32];
-
-static void set_gate(unsigned vector, void *handler)
-{
-    uint32_t a = (uint32_t)handler;
-    idt[vector] =
-        (a & 0xffff) | (0x08u << 16) | ((uint64_t)0x8e00 << 32) | ((uint64_t)(a >> 16) << 48);
-}
 
 static volatile unsigned nmis, nested_nmis;
 static volatile bool in_nmi;
@@ -70,28 +59,13 @@ __attribute__((interrupt)) static void gp_handler(struct interrupt_frame *f, uns
     guest_exit(0);
 }
 
-/* The loader's segments have no GDT behind them: an exception needs one. */
+/* The loader's segments have no GDT behind them: an exception needs one (runtime/cpu.c). */
 static void install_idt(void)
 {
-    struct {
-        uint16_t limit;
-        uint32_t base;
-    } __attribute__((packed)) gdtr = {sizeof(gdt) - 1, (uint32_t)gdt},
-                              idtr = {sizeof(idt) - 1, (uint32_t)idt};
-    __asm__ volatile("lgdt %0\n\t"
-                     "ljmp $0x08, $1f\n"
-                     "1:\n\t"
-                     "mov $0x10, %%ax\n\t"
-                     "mov %%ax, %%ds\n\t"
-                     "mov %%ax, %%es\n\t"
-                     "mov %%ax, %%ss\n\t"
-                     "lidt %1"
-                     :
-                     : "m"(gdtr), "m"(idtr)
-                     : "eax", "memory");
-    set_gate(VECTOR_NMI, nmi_handler);
-    set_gate(VECTOR_UD, ud_handler);
-    set_gate(VECTOR_GP, gp_handler);
+    cpu_init();
+    set_interrupt_handler(VECTOR_NMI, nmi_handler);
+    set_interrupt_handler(VECTOR_UD, ud_handler);
+    set_interrupt_handler(VECTOR_GP, gp_handler);
 }
 
 static bool wait_nmis(unsigned n)
@@ -185,11 +159,12 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         return 99;
     }
     if (word_is(mode, "vmrun")) {
+        static uint64_t vmxon_region_pa; /* never used: VMXON must fault first */
         install_idt();
         if (is_amd())
             __asm__ volatile("vmrun" ::"a"(0) : "memory");
         else
-            __asm__ volatile("vmxon %0" ::"m"(idt[0]) : "memory");
+            __asm__ volatile("vmxon %0" ::"m"(vmxon_region_pa) : "memory");
         printf("virtualization instruction did not fault\n");
         return 99;
     }

@@ -181,9 +181,10 @@ def guests_bad(bochs_svm=False):
         if bochs_svm and name == "spin":
             args = "spinsti"
         timeout = f":timeout_ms={TIMEOUT_MS[name]}" if name in TIMEOUT_MS else ""
-        words.append(f"{M}:name={name}{timeout}:args={args}")
+        words.append(f"{M}:name={name}:mem=8M{timeout}:args={args}")
     # Random abuse of ports, MSRs, the local APIC, CPUID and hypercalls: must end cleanly.
-    words += [f"fuzz:name=fuzz{seed}:timeout_ms=30000:args=2000+{seed}" for seed in FUZZ_SEEDS]
+    words += [f"fuzz:name=fuzz{seed}:mem=8M:timeout_ms=30000:args=2000+{seed}"
+              for seed in FUZZ_SEEDS]
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
               "hello:name=nomem:mem=1G:vcpus=2"]
     return " ".join(words)
