@@ -14,6 +14,8 @@
  *   badmsr      RDMSR of an MSR pollux does not offer: expects #GP, exits 0
  *   vmrun       VMRUN (AMD) or VMXON (Intel): expects #UD, exits 0
  *   ioports     unknown ports read as all ones, exits 0 if so
+ *   dr V        keeps V in DR0 over a few million loop turns: other vCPUs on its
+ *               host CPU must not change it, exits 0 if they did not
  *   nmi         a self-NMI through the local APIC whose handler sends a second
  *               one: it must wait for the first handler's IRET (no nesting)
  *               and then arrive, exits 0
@@ -174,6 +176,14 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         __asm__ volatile("inl %1, %0" : "=a"(l) : "Nd"((uint16_t)0x1234));
         printf("port 0x80 reads 0x%x, port 0x1234 reads 0x%x\n", b, l);
         return b == 0xff && l == 0xffffffffu ? 0 : 1;
+    }
+    if (word_is(mode, "dr")) {
+        uint32_t want = number_after(mode), got = want;
+        __asm__ volatile("mov %0, %%db0" ::"r"(want));
+        for (uint32_t i = 0; i < 3000000 && got == want; i++)
+            __asm__ volatile("mov %%db0, %0" : "=r"(got));
+        printf("dr0 0x%x, wanted 0x%x\n", got, want);
+        return got == want ? 0 : 1;
     }
     if (word_is(mode, "nmi")) {
         install_idt();

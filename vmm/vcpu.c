@@ -122,6 +122,7 @@ enum run_result vcpu_run(struct vcpu *v)
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
     fpu_guest_enter(&v->fpu);
+    debugregs_load(&v->debug);
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
@@ -152,6 +153,7 @@ enum run_result vcpu_run(struct vcpu *v)
             break;
         }
     }
+    debugregs_save(&v->debug);
     fpu_guest_leave(&v->fpu);
     return result;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/debugreg.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/virt.h"
@@ -49,8 +50,9 @@ struct vcpu {
     unsigned id;
     struct guest_regs regs;
     struct fpu_state fpu;
-    void *arch;   /* vendor context: VMCB or VMCS */
-    unsigned cpu; /* host CPU it is placed on */
+    struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
+    void *arch;              /* vendor context: VMCB or VMCS */
+    unsigned cpu;            /* host CPU it is placed on */
     struct rq_link rq_link;
     /*
      * lock protects state, lapic and the pending events below: an event is

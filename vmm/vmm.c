@@ -152,6 +152,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
             goto fail;
         }
         vcpu_init_events(v);
+        v->debug.dr6 = DR6_INIT;
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();
         if (i == 0) {

@@ -275,6 +275,8 @@ GUESTS_SMP = " ".join([
     "timer:vcpus=2:args=25",
     "pingpong:vcpus=2:pin=0,1:args=200",                # on 2 CPUs
     "pingpong:name=pp1:vcpus=2:pin=1,1:args=200",       # on 1 CPU
+    # Debug registers belong to their vCPU: two VMs sharing CPU 0 each keep their DR0.
+    "misbehave:name=dr1:pin=0:mem=8M:args=dr+4369", "misbehave:name=dr2:pin=0:mem=8M:args=dr+8738",
 ])
 GUESTS_SMP_CHECKS = [
     smp_online("smp", 4, 20), smp_online("smp8", 8, 10), smp_online("smpx2", 2, 10),
@@ -282,8 +284,10 @@ GUESTS_SMP_CHECKS = [
     timer_ticks("timer", 2, 25),
     guest_says("timer", "oneshot ok", "tsc-deadline ok"),
     pingpong_ran("pingpong", 200), pingpong_ran("pp1", 200),
+    guest_says("dr1", "dr0 0x1111, wanted 0x1111"),
+    guest_says("dr2", "dr0 0x2222, wanted 0x2222"),
     vm_stops(**{vm: (0, "debug-exit") for vm in
-                ("smp", "smp8", "smpx2", "timer", "pingpong", "pp1")}),
+                ("smp", "smp8", "smpx2", "timer", "pingpong", "pp1", "dr1", "dr2")}),
     vcpu_accounting("smp8", 8), vcpu_accounting("pingpong", 2),
     shutdown(0),
 ]

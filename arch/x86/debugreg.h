@@ -1,0 +1,23 @@
+/*
+ * The guest's DR0-DR3 and DR6, which neither VM exit nor #VMEXIT switches
+ * (DR7 is in the VMCS/VMCB and comes back as 0x400, so the host never
+ * breaks on a guest's breakpoint). The host never uses these registers, so
+ * a vCPU's values stay in the CPU while it runs and are swapped only when
+ * another vCPU takes the CPU, like the FPU state.
+ */
+#ifndef POLLUX_ARCH_X86_DEBUGREG_H
+#define POLLUX_ARCH_X86_DEBUGREG_H
+
+#include <stdint.h>
+
+struct debug_regs {
+    uint64_t dr[4];
+    uint64_t dr6;
+};
+
+#define DR6_INIT 0xffff0ff0ull
+
+void debugregs_load(const struct debug_regs *d);
+void debugregs_save(struct debug_regs *d);
+
+#endif
