@@ -52,21 +52,6 @@
 /* Names are clipped so that a message naming two modules keeps both. */
 #define NAME_MAX_SHOWN 64
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /*
  * Map the NUL-terminated string at phys (multiboot1 pointers are 32-bit). The map callback only
  * promises whole ranges, so the terminator is searched chunk by chunk, falling back to single bytes
@@ -128,8 +113,9 @@ struct mb2_ctx {
 
 static int mb2_too_small(struct mb2_ctx *c, uint32_t type, size_t off, uint32_t size, uint32_t min)
 {
-    return fail(c->err, c->errlen, "multiboot2: tag type %u at offset 0x%zx has size 0x%x (< %u)",
-                type, off, size, min);
+    return format_error(c->err, c->errlen,
+                        "multiboot2: tag type %u at offset 0x%zx has size 0x%x (< %u)", type, off,
+                        size, min);
 }
 
 /* The string fills the tag's payload; it must end inside the tag. */
@@ -140,10 +126,10 @@ static int mb2_string(struct mb2_ctx *c, uint32_t type, size_t off, uint32_t siz
     size_t room = size - str_off;
 
     if (strnlen(s, room) == room)
-        return fail(c->err, c->errlen,
-                    "multiboot2: tag type %u at offset 0x%zx: string is not NUL-terminated "
-                    "within the tag",
-                    type, off);
+        return format_error(c->err, c->errlen,
+                            "multiboot2: tag type %u at offset 0x%zx: string is not NUL-terminated "
+                            "within the tag",
+                            type, off);
     *dst = s;
     return 0;
 }
@@ -156,10 +142,11 @@ static int mb2_module(struct mb2_ctx *c, size_t off, uint32_t size)
     if (size < MB2_MODULE_HEADER + 1)
         return mb2_too_small(c, MB2_TAG_MODULE, off, size, MB2_MODULE_HEADER + 1);
     if (c->out->mod_count == BOOT_MAX_MODULES)
-        return fail(c->err, c->errlen,
-                    "multiboot2: module tag at offset 0x%zx exceeds the limit of %u modules "
-                    "(BOOT_MAX_MODULES)",
-                    off, BOOT_MAX_MODULES);
+        return format_error(
+            c->err, c->errlen,
+            "multiboot2: module tag at offset 0x%zx exceeds the limit of %u modules "
+            "(BOOT_MAX_MODULES)",
+            off, BOOT_MAX_MODULES);
     m = &c->out->mods[c->out->mod_count];
     m->start = get_le32(tag + 8);
     m->end = get_le32(tag + 12);
@@ -180,24 +167,25 @@ static int mb2_mmap(struct mb2_ctx *c, size_t off, uint32_t size)
     entry_size = get_le32(tag + 8);
     body = size - MB2_MMAP_HEADER;
     if (entry_size < MB2_MMAP_ENTRY_MIN)
-        return fail(c->err, c->errlen,
-                    "multiboot2: memory map tag at offset 0x%zx has entry_size 0x%x (< %u)", off,
-                    entry_size, MB2_MMAP_ENTRY_MIN);
+        return format_error(c->err, c->errlen,
+                            "multiboot2: memory map tag at offset 0x%zx has entry_size 0x%x (< %u)",
+                            off, entry_size, MB2_MMAP_ENTRY_MIN);
     if (body % entry_size)
-        return fail(c->err, c->errlen,
-                    "multiboot2: memory map tag at offset 0x%zx: size 0x%x is not %u + a "
-                    "multiple of entry_size 0x%x",
-                    off, size, MB2_MMAP_HEADER, entry_size);
+        return format_error(c->err, c->errlen,
+                            "multiboot2: memory map tag at offset 0x%zx: size 0x%x is not %u + a "
+                            "multiple of entry_size 0x%x",
+                            off, size, MB2_MMAP_HEADER, entry_size);
 
     for (size_t e = 0; e < body; e += entry_size) {
         const uint8_t *p = tag + MB2_MMAP_HEADER + e;
         struct mem_range *r;
 
         if (c->out->mmap_count == BOOT_MAX_MMAP)
-            return fail(c->err, c->errlen,
-                        "multiboot2: memory map tag at offset 0x%zx exceeds the limit of %u "
-                        "entries (BOOT_MAX_MMAP)",
-                        off, BOOT_MAX_MMAP);
+            return format_error(
+                c->err, c->errlen,
+                "multiboot2: memory map tag at offset 0x%zx exceeds the limit of %u "
+                "entries (BOOT_MAX_MMAP)",
+                off, BOOT_MAX_MMAP);
         r = &c->out->mmap[c->out->mmap_count++];
         r->base = get_le64(p);
         r->len = get_le64(p + 8);
@@ -248,18 +236,18 @@ int mb2_parse(uint64_t info_phys, size_t max_size, phys_map_fn map, void *ctx,
     boot_info_reset(out, 2);
     hdr = map(info_phys, MB2_HEADER_SIZE, ctx);
     if (!hdr)
-        return fail(err, errlen, "multiboot2: info header at 0x%llx is not accessible",
-                    (unsigned long long)info_phys);
+        return format_error(err, errlen, "multiboot2: info header at 0x%llx is not accessible",
+                            (unsigned long long)info_phys);
     total = get_le32(hdr);
     if (total < MB2_HEADER_SIZE + MB2_TAG_HEADER_SIZE)
-        return fail(err, errlen, "multiboot2: total_size 0x%x is too small (< 0x%x)", total,
-                    MB2_HEADER_SIZE + MB2_TAG_HEADER_SIZE);
+        return format_error(err, errlen, "multiboot2: total_size 0x%x is too small (< 0x%x)", total,
+                            MB2_HEADER_SIZE + MB2_TAG_HEADER_SIZE);
     if (total > max_size)
-        return fail(err, errlen, "multiboot2: total_size 0x%x exceeds the limit 0x%zx", total,
-                    max_size);
+        return format_error(err, errlen, "multiboot2: total_size 0x%x exceeds the limit 0x%zx",
+                            total, max_size);
     if (info_phys + total < info_phys || !(c.info = map(info_phys, total, ctx)))
-        return fail(err, errlen, "multiboot2: info [0x%llx, +0x%x) is not accessible",
-                    (unsigned long long)info_phys, total);
+        return format_error(err, errlen, "multiboot2: info [0x%llx, +0x%x) is not accessible",
+                            (unsigned long long)info_phys, total);
     out->info_start = info_phys;
     out->info_end = info_phys + total;
 
@@ -271,10 +259,10 @@ int mb2_parse(uint64_t info_phys, size_t max_size, phys_map_fn map, void *ctx,
         if (size < MB2_TAG_HEADER_SIZE)
             return mb2_too_small(&c, type, off, size, MB2_TAG_HEADER_SIZE);
         if (size > total - off)
-            return fail(err, errlen,
-                        "multiboot2: tag type %u at offset 0x%zx with size 0x%x overruns "
-                        "total_size 0x%x",
-                        type, off, size, total);
+            return format_error(err, errlen,
+                                "multiboot2: tag type %u at offset 0x%zx with size 0x%x overruns "
+                                "total_size 0x%x",
+                                type, off, size, total);
         if (type == MB2_TAG_END) {
             found_end = true;
             break;
@@ -283,11 +271,11 @@ int mb2_parse(uint64_t info_phys, size_t max_size, phys_map_fn map, void *ctx,
             return -1;
     }
     if (!found_end)
-        return fail(err, errlen, "multiboot2: no end tag within total_size 0x%x", total);
+        return format_error(err, errlen, "multiboot2: no end tag within total_size 0x%x", total);
     if (!c.have_mmap)
-        return fail(err, errlen, "multiboot2: no memory map tag (type %u)", MB2_TAG_MMAP);
+        return format_error(err, errlen, "multiboot2: no memory map tag (type %u)", MB2_TAG_MMAP);
     if (out->mmap_count == 0)
-        return fail(err, errlen, "multiboot2: the memory map has no entries");
+        return format_error(err, errlen, "multiboot2: the memory map has no entries");
     return 0;
 }
 
@@ -300,7 +288,7 @@ static int mb1_string(uint32_t phys, const char *what, phys_map_fn map, void *ct
     const char *s = map_string(phys, map, ctx, &why);
 
     if (!s)
-        return fail(err, errlen, "multiboot1: %s at 0x%x %s", what, phys, why);
+        return format_error(err, errlen, "multiboot1: %s at 0x%x %s", what, phys, why);
     *dst = s;
     return 0;
 }
@@ -313,15 +301,16 @@ static int mb1_modules(const uint8_t *info, phys_map_fn map, void *ctx, struct b
     const uint8_t *mods;
 
     if (count > BOOT_MAX_MODULES)
-        return fail(err, errlen,
-                    "multiboot1: mods_count %u exceeds the limit of %u modules (BOOT_MAX_MODULES)",
-                    count, BOOT_MAX_MODULES);
+        return format_error(
+            err, errlen,
+            "multiboot1: mods_count %u exceeds the limit of %u modules (BOOT_MAX_MODULES)", count,
+            BOOT_MAX_MODULES);
     if (count == 0)
         return 0;
     mods = map(addr, (size_t)count * MB1_MODULE_SIZE, ctx);
     if (!mods)
-        return fail(err, errlen, "multiboot1: module list [0x%x, +0x%x) is not accessible", addr,
-                    count * MB1_MODULE_SIZE);
+        return format_error(err, errlen, "multiboot1: module list [0x%x, +0x%x) is not accessible",
+                            addr, count * MB1_MODULE_SIZE);
 
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *e = mods + (size_t)i * MB1_MODULE_SIZE;
@@ -352,35 +341,38 @@ static int mb1_mmap(const uint8_t *info, phys_map_fn map, void *ctx, struct boot
     size_t off = 0;
 
     if (length == 0)
-        return fail(err, errlen, "multiboot1: the memory map has no entries");
+        return format_error(err, errlen, "multiboot1: the memory map has no entries");
     mm = map(addr, length, ctx);
     if (!mm)
-        return fail(err, errlen, "multiboot1: memory map [0x%x, +0x%x) is not accessible", addr,
-                    length);
+        return format_error(err, errlen, "multiboot1: memory map [0x%x, +0x%x) is not accessible",
+                            addr, length);
 
     while (off < length) {
         uint32_t size;
         struct mem_range *r;
 
         if (length - off < 4)
-            return fail(err, errlen,
-                        "multiboot1: memory map entry at offset 0x%zx overruns mmap_length 0x%x",
-                        off, length);
+            return format_error(
+                err, errlen,
+                "multiboot1: memory map entry at offset 0x%zx overruns mmap_length 0x%x", off,
+                length);
         size = get_le32(mm + off);
         if (size < MB1_MMAP_ENTRY_MIN)
-            return fail(err, errlen,
-                        "multiboot1: memory map entry at offset 0x%zx has size %u (< %u)", off,
-                        size, MB1_MMAP_ENTRY_MIN);
+            return format_error(err, errlen,
+                                "multiboot1: memory map entry at offset 0x%zx has size %u (< %u)",
+                                off, size, MB1_MMAP_ENTRY_MIN);
         if (size > length - off - 4)
-            return fail(err, errlen,
-                        "multiboot1: memory map entry at offset 0x%zx with size %u overruns "
-                        "mmap_length 0x%x",
-                        off, size, length);
+            return format_error(
+                err, errlen,
+                "multiboot1: memory map entry at offset 0x%zx with size %u overruns "
+                "mmap_length 0x%x",
+                off, size, length);
         if (out->mmap_count == BOOT_MAX_MMAP)
-            return fail(err, errlen,
-                        "multiboot1: memory map at offset 0x%zx exceeds the limit of %u entries "
-                        "(BOOT_MAX_MMAP)",
-                        off, BOOT_MAX_MMAP);
+            return format_error(
+                err, errlen,
+                "multiboot1: memory map at offset 0x%zx exceeds the limit of %u entries "
+                "(BOOT_MAX_MMAP)",
+                off, BOOT_MAX_MMAP);
         r = &out->mmap[out->mmap_count++];
         r->base = get_le64(mm + off + 4);
         r->len = get_le64(mm + off + 12);
@@ -399,8 +391,8 @@ int mb1_parse(uint64_t info_phys, phys_map_fn map, void *ctx, struct boot_info *
     boot_info_reset(out, 1);
     info = map(info_phys, MB1_INFO_SIZE, ctx);
     if (!info)
-        return fail(err, errlen, "multiboot1: info block [0x%llx, +0x%x) is not accessible",
-                    (unsigned long long)info_phys, MB1_INFO_SIZE);
+        return format_error(err, errlen, "multiboot1: info block [0x%llx, +0x%x) is not accessible",
+                            (unsigned long long)info_phys, MB1_INFO_SIZE);
     out->info_start = info_phys;
     out->info_end = info_phys + MB1_INFO_SIZE;
     flags = get_le32(info + MB1_OFF_FLAGS);
@@ -414,7 +406,7 @@ int mb1_parse(uint64_t info_phys, phys_map_fn map, void *ctx, struct boot_info *
     if ((flags & MB1_FLAG_MODS) && mb1_modules(info, map, ctx, out, err, errlen) < 0)
         return -1;
     if (!(flags & MB1_FLAG_MMAP))
-        return fail(err, errlen, "multiboot1: flags 0x%x lack bit 6 (memory map)", flags);
+        return format_error(err, errlen, "multiboot1: flags 0x%x lack bit 6 (memory map)", flags);
     return mb1_mmap(info, map, ctx, out, err, errlen);
 }
 
@@ -432,31 +424,34 @@ int bootinfo_check(const struct boot_info *bi, uint64_t kernel_start, uint64_t k
         const struct boot_module *m = &bi->mods[i];
 
         if (m->start >= m->end)
-            return fail(err, errlen,
-                        "module %u (name=%.*s) has start 0x%llx >= end 0x%llx (empty or "
-                        "inverted)",
-                        i, NAME_MAX_SHOWN, m->cmdline, (unsigned long long)m->start,
-                        (unsigned long long)m->end);
+            return format_error(err, errlen,
+                                "module %u (name=%.*s) has start 0x%llx >= end 0x%llx (empty or "
+                                "inverted)",
+                                i, NAME_MAX_SHOWN, m->cmdline, (unsigned long long)m->start,
+                                (unsigned long long)m->end);
         if (overlaps(m->start, m->end, kernel_start, kernel_end))
-            return fail(err, errlen,
-                        "module %u (name=%.*s) [0x%llx, 0x%llx) overlaps the kernel [0x%llx, "
-                        "0x%llx)",
-                        i, NAME_MAX_SHOWN, m->cmdline, (unsigned long long)m->start,
-                        (unsigned long long)m->end, (unsigned long long)kernel_start,
-                        (unsigned long long)kernel_end);
+            return format_error(
+                err, errlen,
+                "module %u (name=%.*s) [0x%llx, 0x%llx) overlaps the kernel [0x%llx, "
+                "0x%llx)",
+                i, NAME_MAX_SHOWN, m->cmdline, (unsigned long long)m->start,
+                (unsigned long long)m->end, (unsigned long long)kernel_start,
+                (unsigned long long)kernel_end);
         if (overlaps(m->start, m->end, bi->info_start, bi->info_end))
-            return fail(err, errlen,
-                        "module %u (name=%.*s) [0x%llx, 0x%llx) overlaps the boot info [0x%llx, "
-                        "0x%llx)",
-                        i, NAME_MAX_SHOWN, m->cmdline, (unsigned long long)m->start,
-                        (unsigned long long)m->end, (unsigned long long)bi->info_start,
-                        (unsigned long long)bi->info_end);
+            return format_error(
+                err, errlen,
+                "module %u (name=%.*s) [0x%llx, 0x%llx) overlaps the boot info [0x%llx, "
+                "0x%llx)",
+                i, NAME_MAX_SHOWN, m->cmdline, (unsigned long long)m->start,
+                (unsigned long long)m->end, (unsigned long long)bi->info_start,
+                (unsigned long long)bi->info_end);
         for (unsigned j = 0; j < i; j++) {
             const struct boot_module *o = &bi->mods[j];
 
             if (overlaps(m->start, m->end, o->start, o->end))
-                return fail(err, errlen, "module %u (name=%.*s) overlaps module %u (name=%.*s)", i,
-                            NAME_MAX_SHOWN, m->cmdline, j, NAME_MAX_SHOWN, o->cmdline);
+                return format_error(err, errlen,
+                                    "module %u (name=%.*s) overlaps module %u (name=%.*s)", i,
+                                    NAME_MAX_SHOWN, m->cmdline, j, NAME_MAX_SHOWN, o->cmdline);
         }
     }
     return 0;

@@ -15,18 +15,6 @@
 #define AML_PACKAGE_OP  0x12
 #define AML_BYTE_PREFIX 0x0A
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static uint8_t sum(const uint8_t *p, size_t n)
 {
     uint8_t s = 0;
@@ -111,30 +99,32 @@ static const uint8_t *map_sdt(uint64_t phys, const char *sig, phys_map_fn map, v
 {
     const uint8_t *t = map(phys, SDT_HEADER_LEN, ctx);
     if (!t) {
-        fail(err, errlen, "acpi: %s at 0x%llx is not mapped", sig, (unsigned long long)phys);
+        format_error(err, errlen, "acpi: %s at 0x%llx is not mapped", sig,
+                     (unsigned long long)phys);
         return NULL;
     }
     if (memcmp(t, sig, 4) != 0) {
         char got[5];
         sig_text(t, got);
-        fail(err, errlen, "acpi: table at 0x%llx has signature '%s', expected %s",
-             (unsigned long long)phys, got, sig);
+        format_error(err, errlen, "acpi: table at 0x%llx has signature '%s', expected %s",
+                     (unsigned long long)phys, got, sig);
         return NULL;
     }
     uint32_t len = get_le32(t + 4);
     if (len < SDT_HEADER_LEN) {
-        fail(err, errlen, "acpi: %s at 0x%llx has length %u, below the 36-byte header", sig,
-             (unsigned long long)phys, len);
+        format_error(err, errlen, "acpi: %s at 0x%llx has length %u, below the 36-byte header", sig,
+                     (unsigned long long)phys, len);
         return NULL;
     }
     t = map(phys, len, ctx);
     if (!t) {
-        fail(err, errlen, "acpi: %s at 0x%llx with length %u is not mapped", sig,
-             (unsigned long long)phys, len);
+        format_error(err, errlen, "acpi: %s at 0x%llx with length %u is not mapped", sig,
+                     (unsigned long long)phys, len);
         return NULL;
     }
     if (sum(t, len) != 0) {
-        fail(err, errlen, "acpi: %s at 0x%llx has a bad checksum", sig, (unsigned long long)phys);
+        format_error(err, errlen, "acpi: %s at 0x%llx has a bad checksum", sig,
+                     (unsigned long long)phys);
         return NULL;
     }
     return t;
@@ -149,8 +139,8 @@ static int add_cpu(struct acpi_info *out, uint32_t apic_id, uint32_t uid, bool x
             return 0;
     }
     if (out->cpu_count == ACPI_MAX_CPUS)
-        return fail(err, errlen, "acpi: MADT lists more than %d processors (ACPI_MAX_CPUS)",
-                    ACPI_MAX_CPUS);
+        return format_error(err, errlen, "acpi: MADT lists more than %d processors (ACPI_MAX_CPUS)",
+                            ACPI_MAX_CPUS);
     out->cpus[out->cpu_count++] = (struct acpi_cpu){apic_id, uid, x2apic};
     return 0;
 }
@@ -159,14 +149,15 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
 {
     const uint8_t *t = madt;
     if (len < MADT_ENTRIES)
-        return fail(err, errlen, "acpi: MADT of %zu bytes is shorter than its 44-byte header", len);
+        return format_error(err, errlen,
+                            "acpi: MADT of %zu bytes is shorter than its 44-byte header", len);
     if (memcmp(t, "APIC", 4) != 0)
-        return fail(err, errlen, "acpi: MADT signature is not APIC");
+        return format_error(err, errlen, "acpi: MADT signature is not APIC");
     uint32_t tlen = get_le32(t + 4);
     if (tlen < MADT_ENTRIES || tlen > len)
-        return fail(err, errlen, "acpi: MADT length %u is outside 44..%zu", tlen, len);
+        return format_error(err, errlen, "acpi: MADT length %u is outside 44..%zu", tlen, len);
     if (sum(t, tlen) != 0)
-        return fail(err, errlen, "acpi: MADT has a bad checksum");
+        return format_error(err, errlen, "acpi: MADT has a bad checksum");
 
     out->lapic_base = get_le32(t + 36);
     out->cpu_count = 0;
@@ -175,14 +166,15 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
         const uint8_t *e = t + off;
         uint8_t elen = avail >= 2 ? e[1] : 0;
         if (elen < 2 || elen > avail)
-            return fail(err, errlen,
-                        "acpi: MADT entry at offset 0x%x has length %u, %u bytes left in table",
-                        off, elen, avail);
+            return format_error(
+                err, errlen,
+                "acpi: MADT entry at offset 0x%x has length %u, %u bytes left in table", off, elen,
+                avail);
         uint8_t need = e[0] == 0 ? 8 : e[0] == 5 ? 12 : e[0] == 9 ? 16 : 2;
         if (elen < need)
-            return fail(err, errlen,
-                        "acpi: MADT type %u entry at offset 0x%x has length %u, needs %u", e[0],
-                        off, elen, need);
+            return format_error(err, errlen,
+                                "acpi: MADT type %u entry at offset 0x%x has length %u, needs %u",
+                                e[0], off, elen, need);
         int rc = 0;
         /* Flags bit 0: enabled; bit 1: online capable (can be brought up later). */
         if (e[0] == 0 && (get_le32(e + 4) & 3))
@@ -242,8 +234,8 @@ static int parse_fadt(uint64_t phys, phys_map_fn map, void *ctx, struct acpi_inf
         return -1;
     uint32_t len = get_le32(f + 4);
     if (len < FADT_PM1_END)
-        return fail(err, errlen, "acpi: FACP length %u is too short for the PM1 control blocks",
-                    len);
+        return format_error(err, errlen,
+                            "acpi: FACP length %u is too short for the PM1 control blocks", len);
     uint32_t pm1a = get_le32(f + 64), pm1b = get_le32(f + 68);
     uint64_t dsdt_phys = get_le32(f + 40);
     if (len >= FADT_X_DSDT_END && get_le64(f + 140) != 0)
@@ -269,7 +261,8 @@ int acpi_init(uint64_t rsdp_phys, phys_map_fn map, void *ctx, struct acpi_info *
     bool xsdt;
     const char *why = check_rsdp(rsdp_phys, map, ctx, &root_phys, &xsdt);
     if (why)
-        return fail(err, errlen, "acpi: RSDP at 0x%llx: %s", (unsigned long long)rsdp_phys, why);
+        return format_error(err, errlen, "acpi: RSDP at 0x%llx: %s", (unsigned long long)rsdp_phys,
+                            why);
 
     const char *root_sig = xsdt ? "XSDT" : "RSDT";
     const uint8_t *root = map_sdt(root_phys, root_sig, map, ctx, err, errlen);
@@ -285,8 +278,8 @@ int acpi_init(uint64_t rsdp_phys, phys_map_fn map, void *ctx, struct acpi_info *
             continue;
         const uint8_t *hdr = map(phys, 4, ctx);
         if (!hdr)
-            return fail(err, errlen, "acpi: %s entry %zu at 0x%llx is not mapped", root_sig, i,
-                        (unsigned long long)phys);
+            return format_error(err, errlen, "acpi: %s entry %zu at 0x%llx is not mapped", root_sig,
+                                i, (unsigned long long)phys);
         /* The first of each wins, as in other OSes. */
         if (!madt_phys && memcmp(hdr, "APIC", 4) == 0)
             madt_phys = phys;
@@ -295,7 +288,8 @@ int acpi_init(uint64_t rsdp_phys, phys_map_fn map, void *ctx, struct acpi_info *
     }
 
     if (!madt_phys)
-        return fail(err, errlen, "acpi: no MADT (APIC) among the %zu %s entries", count, root_sig);
+        return format_error(err, errlen, "acpi: no MADT (APIC) among the %zu %s entries", count,
+                            root_sig);
     const uint8_t *madt = map_sdt(madt_phys, "APIC", map, ctx, err, errlen);
     if (!madt || acpi_parse_madt(madt, get_le32(madt + 4), out, err, errlen))
         return -1;

@@ -20,4 +20,17 @@ int vformat(format_sink sink, void *ctx, const char *fmt, va_list ap);
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The parsers' error path: write a one-line reason into err (when there is room), return -1. */
+__attribute__((format(printf, 3, 4))) static inline int format_error(char *err, size_t errlen,
+                                                                     const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
 #endif

@@ -56,21 +56,6 @@
 #define HIGH_MEM_START  0x100000ull
 #define ADDR32_LIMIT    0x100000000ull
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* True when [off, off + len) lies inside [0, limit). */
 static bool range_ok(uint64_t off, uint64_t len, uint64_t limit)
 {
@@ -98,8 +83,8 @@ static long find_header(const uint8_t *data, size_t size, char *err, size_t errl
             bad = (long)off;
     }
     if (bad >= 0)
-        return fail(err, errlen, "multiboot header at 0x%lx has a bad checksum", bad);
-    return fail(err, errlen, "no multiboot header in the first 8 KiB");
+        return format_error(err, errlen, "multiboot header at 0x%lx has a bad checksum", bad);
+    return format_error(err, errlen, "no multiboot header in the first 8 KiB");
 }
 
 static void add_segment(struct guest_image *img, uint64_t gpa, uint64_t off, uint64_t filesz,
@@ -125,43 +110,45 @@ static int parse_flat(const uint8_t *data, size_t size, uint64_t mem_size, size_
 
     img->entry = get_le32(h + 28);
     if (load_addr > header_addr || header_addr - load_addr > hdr)
-        return fail(err, errlen,
-                    "multiboot load_addr 0x%x does not fit header_addr 0x%x at file offset 0x%zx",
-                    load_addr, header_addr, hdr);
+        return format_error(
+            err, errlen,
+            "multiboot load_addr 0x%x does not fit header_addr 0x%x at file offset 0x%zx",
+            load_addr, header_addr, hdr);
     off = hdr - (header_addr - load_addr);
 
     if (load_end_addr == 0) {
         load_size = size - off;
     } else {
         if (load_end_addr < load_addr)
-            return fail(err, errlen, "multiboot load_end_addr 0x%x is below load_addr 0x%x",
-                        load_end_addr, load_addr);
+            return format_error(err, errlen, "multiboot load_end_addr 0x%x is below load_addr 0x%x",
+                                load_end_addr, load_addr);
         load_size = load_end_addr - load_addr;
         if (!range_ok(off, load_size, size))
-            return fail(err, errlen,
-                        "multiboot load ends beyond the file (offset 0x%llx + 0x%llx > 0x%zx)",
-                        (unsigned long long)off, (unsigned long long)load_size, size);
+            return format_error(
+                err, errlen, "multiboot load ends beyond the file (offset 0x%llx + 0x%llx > 0x%zx)",
+                (unsigned long long)off, (unsigned long long)load_size, size);
     }
     if (!range_ok(load_addr, load_size, mem_size))
-        return fail(err, errlen,
-                    "multiboot load does not fit guest memory (0x%x + 0x%llx > 0x%llx)", load_addr,
-                    (unsigned long long)load_size, (unsigned long long)mem_size);
+        return format_error(err, errlen,
+                            "multiboot load does not fit guest memory (0x%x + 0x%llx > 0x%llx)",
+                            load_addr, (unsigned long long)load_size, (unsigned long long)mem_size);
     load_end = load_addr + load_size;
 
     mem_end = load_end;
     if (bss_end_addr != 0) {
         if (bss_end_addr < load_end)
-            return fail(err, errlen, "multiboot bss_end_addr 0x%x is below the load end 0x%llx",
-                        bss_end_addr, (unsigned long long)load_end);
+            return format_error(err, errlen,
+                                "multiboot bss_end_addr 0x%x is below the load end 0x%llx",
+                                bss_end_addr, (unsigned long long)load_end);
         if (bss_end_addr > mem_size)
-            return fail(err, errlen,
-                        "multiboot bss_end_addr 0x%x is beyond guest memory of 0x%llx bytes",
-                        bss_end_addr, (unsigned long long)mem_size);
+            return format_error(
+                err, errlen, "multiboot bss_end_addr 0x%x is beyond guest memory of 0x%llx bytes",
+                bss_end_addr, (unsigned long long)mem_size);
         mem_end = bss_end_addr;
     }
     if (img->entry < load_addr || img->entry >= mem_end)
-        return fail(err, errlen, "entry point 0x%x is outside the image [0x%x, 0x%llx)", img->entry,
-                    load_addr, (unsigned long long)mem_end);
+        return format_error(err, errlen, "entry point 0x%x is outside the image [0x%x, 0x%llx)",
+                            img->entry, load_addr, (unsigned long long)mem_end);
 
     add_segment(img, load_addr, off, load_size, mem_end - load_addr);
     img->format = "flat";
@@ -182,21 +169,22 @@ static int parse_ehdr(const uint8_t *data, size_t size, struct elf_info *e, char
     unsigned machine;
 
     if (size < ELF_IDENT_SIZE || memcmp(data, elf_magic, sizeof(elf_magic)) != 0)
-        return fail(err, errlen,
-                    "not an ELF file and the multiboot header has no address fields (flag bit 16)");
+        return format_error(
+            err, errlen,
+            "not an ELF file and the multiboot header has no address fields (flag bit 16)");
     if (data[4] != ELF_CLASS32 && data[4] != ELF_CLASS64)
-        return fail(err, errlen, "unsupported ELF class %u", data[4]);
+        return format_error(err, errlen, "unsupported ELF class %u", data[4]);
     if (data[5] != ELF_DATA_LSB)
-        return fail(err, errlen, "ELF file is not little endian");
+        return format_error(err, errlen, "ELF file is not little endian");
     e->is64 = data[4] == ELF_CLASS64;
     if (size < (e->is64 ? ELF64_EHDR : ELF32_EHDR))
-        return fail(err, errlen, "truncated ELF header (%zu bytes)", size);
+        return format_error(err, errlen, "truncated ELF header (%zu bytes)", size);
     if (get_le16(data + 16) != ELF_ET_EXEC)
-        return fail(err, errlen, "ELF type %u is not an executable", get_le16(data + 16));
+        return format_error(err, errlen, "ELF type %u is not an executable", get_le16(data + 16));
     machine = get_le16(data + 18);
     if (machine != (e->is64 ? ELF_EM_X86_64 : ELF_EM_386))
-        return fail(err, errlen, "ELF%s machine %u is not %s", e->is64 ? "64" : "32", machine,
-                    e->is64 ? "x86-64" : "i386");
+        return format_error(err, errlen, "ELF%s machine %u is not %s", e->is64 ? "64" : "32",
+                            machine, e->is64 ? "x86-64" : "i386");
 
     if (e->is64) {
         e->entry = get_le64(data + 24);
@@ -212,12 +200,13 @@ static int parse_ehdr(const uint8_t *data, size_t size, struct elf_info *e, char
     if (e->phnum == 0)
         return 0;
     if (e->phentsize < (e->is64 ? ELF64_PHDR : ELF32_PHDR))
-        return fail(err, errlen, "ELF program header size %u is too small", e->phentsize);
+        return format_error(err, errlen, "ELF program header size %u is too small", e->phentsize);
     /* Both factors are 16-bit, so the product cannot overflow. */
     if (!range_ok(e->phoff, (uint64_t)e->phentsize * e->phnum, size))
-        return fail(err, errlen,
-                    "ELF program headers end beyond the file (offset 0x%llx + %u * %u > 0x%zx)",
-                    (unsigned long long)e->phoff, e->phnum, e->phentsize, size);
+        return format_error(
+            err, errlen,
+            "ELF program headers end beyond the file (offset 0x%llx + %u * %u > 0x%zx)",
+            (unsigned long long)e->phoff, e->phnum, e->phentsize, size);
     return 0;
 }
 
@@ -250,32 +239,36 @@ static int parse_elf(const uint8_t *data, size_t size, uint64_t mem_size, struct
         if (memsz == 0)
             continue;
         if (filesz > memsz)
-            return fail(err, errlen,
-                        "ELF program header %u has file size 0x%llx > memory size 0x%llx", i,
-                        (unsigned long long)filesz, (unsigned long long)memsz);
+            return format_error(err, errlen,
+                                "ELF program header %u has file size 0x%llx > memory size 0x%llx",
+                                i, (unsigned long long)filesz, (unsigned long long)memsz);
         if (!range_ok(off, filesz, size))
-            return fail(err, errlen,
-                        "ELF program header %u ends beyond the file (offset 0x%llx + 0x%llx > "
-                        "0x%zx)",
-                        i, (unsigned long long)off, (unsigned long long)filesz, size);
+            return format_error(
+                err, errlen,
+                "ELF program header %u ends beyond the file (offset 0x%llx + 0x%llx > "
+                "0x%zx)",
+                i, (unsigned long long)off, (unsigned long long)filesz, size);
         if (!range_ok(paddr, memsz, mem_size))
-            return fail(err, errlen,
-                        "ELF program header %u does not fit guest memory (0x%llx + 0x%llx > "
-                        "0x%llx)",
-                        i, (unsigned long long)paddr, (unsigned long long)memsz,
-                        (unsigned long long)mem_size);
+            return format_error(
+                err, errlen,
+                "ELF program header %u does not fit guest memory (0x%llx + 0x%llx > "
+                "0x%llx)",
+                i, (unsigned long long)paddr, (unsigned long long)memsz,
+                (unsigned long long)mem_size);
         if (img->nsegs == IMAGE_MAX_SEGMENTS)
-            return fail(err, errlen, "more than %u loadable ELF segments", IMAGE_MAX_SEGMENTS);
+            return format_error(err, errlen, "more than %u loadable ELF segments",
+                                IMAGE_MAX_SEGMENTS);
         for (unsigned j = 0; j < img->nsegs; j++) {
             const struct image_segment *s = &img->segs[j];
 
             /* Both ranges were checked against mem_size, so the ends cannot wrap. */
             if (paddr < s->gpa + s->mem_size && s->gpa < paddr + memsz)
-                return fail(err, errlen,
-                            "ELF program header %u [0x%llx, 0x%llx) overlaps segment [0x%llx, "
-                            "0x%llx)",
-                            i, (unsigned long long)paddr, (unsigned long long)(paddr + memsz),
-                            (unsigned long long)s->gpa, (unsigned long long)(s->gpa + s->mem_size));
+                return format_error(
+                    err, errlen,
+                    "ELF program header %u [0x%llx, 0x%llx) overlaps segment [0x%llx, "
+                    "0x%llx)",
+                    i, (unsigned long long)paddr, (unsigned long long)(paddr + memsz),
+                    (unsigned long long)s->gpa, (unsigned long long)(s->gpa + s->mem_size));
         }
         add_segment(img, paddr, off, filesz, memsz);
         if (e.entry >= paddr && e.entry - paddr < memsz)
@@ -283,13 +276,13 @@ static int parse_elf(const uint8_t *data, size_t size, uint64_t mem_size, struct
     }
 
     if (img->nsegs == 0)
-        return fail(err, errlen, "ELF file has no loadable segments");
+        return format_error(err, errlen, "ELF file has no loadable segments");
     if (e.entry >= ADDR32_LIMIT)
-        return fail(err, errlen, "ELF entry point 0x%llx does not fit 32 bits",
-                    (unsigned long long)e.entry);
+        return format_error(err, errlen, "ELF entry point 0x%llx does not fit 32 bits",
+                            (unsigned long long)e.entry);
     if (!entry_found)
-        return fail(err, errlen, "ELF entry point 0x%llx is outside the loaded segments",
-                    (unsigned long long)e.entry);
+        return format_error(err, errlen, "ELF entry point 0x%llx is outside the loaded segments",
+                            (unsigned long long)e.entry);
     img->entry = (uint32_t)e.entry;
     img->format = e.is64 ? "elf64" : "elf32";
     return 0;
@@ -308,17 +301,18 @@ int image_parse(const uint8_t *data, size_t size, uint64_t mem_size, struct gues
 
     flags = get_le32(data + hdr + 4);
     if (flags & MB1_FLAG_VIDEO)
-        return fail(err, errlen, "multiboot header requests a video mode (flag bit 2)");
+        return format_error(err, errlen, "multiboot header requests a video mode (flag bit 2)");
     /* Alignment holds because segments load at their own addresses; memory info is always given. */
     unknown = flags & MB1_REQUIRED_MASK & ~(MB1_FLAG_ALIGN | MB1_FLAG_MEMINFO);
     if (unknown)
-        return fail(err, errlen, "multiboot header has unsupported required flags 0x%x", unknown);
+        return format_error(err, errlen, "multiboot header has unsupported required flags 0x%x",
+                            unknown);
 
     if (flags & MB1_FLAG_ADDR) {
         /* The whole header, address fields included, must lie in the search area. */
         if ((size_t)hdr + MB1_ADDR_SIZE > size || (size_t)hdr + MB1_ADDR_SIZE > MB1_SEARCH)
-            return fail(err, errlen, "multiboot header at 0x%lx: address fields are truncated",
-                        hdr);
+            return format_error(err, errlen,
+                                "multiboot header at 0x%lx: address fields are truncated", hdr);
         return parse_flat(data, size, mem_size, (size_t)hdr, out, err, errlen);
     }
     return parse_elf(data, size, mem_size, out, err, errlen);

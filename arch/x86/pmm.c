@@ -7,18 +7,6 @@
 
 #define FOUR_GIB (1ull << 32)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* End of a map entry, saturated: a bogus length must not wrap to a low address. */
 static uint64_t entry_end(const struct mem_range *m)
 {
@@ -121,18 +109,19 @@ int pmm_init(struct pmm *p, const struct mem_range *map, unsigned nmap,
             top = last;
     }
     if (top == 0)
-        return fail(err, errlen, "pmm: no usable memory in the %u-entry memory map", nmap);
+        return format_error(err, errlen, "pmm: no usable memory in the %u-entry memory map", nmap);
 
     uint64_t words = (top + 63) / 64;
     uint64_t npg = page_up(words * 8);
     uint64_t at = place_bitmap(map, nmap, reserved, nreserved, npg) * PAGE_SIZE;
     if (at == 0)
-        return fail(err, errlen,
-                    "pmm: no room below 4 GiB for the %llu-byte bitmap covering %llu pages",
-                    (unsigned long long)(words * 8), (unsigned long long)top);
+        return format_error(err, errlen,
+                            "pmm: no room below 4 GiB for the %llu-byte bitmap covering %llu pages",
+                            (unsigned long long)(words * 8), (unsigned long long)top);
     uint64_t *bitmap = to_virt(at, ctx);
     if (!bitmap)
-        return fail(err, errlen, "pmm: bitmap at 0x%llx is not mapped", (unsigned long long)at);
+        return format_error(err, errlen, "pmm: bitmap at 0x%llx is not mapped",
+                            (unsigned long long)at);
 
     *p = (struct pmm){.bitmap = bitmap, .npages = top, .bitmap_phys = at};
     for (uint64_t w = 0; w < words; w++)
