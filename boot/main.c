@@ -184,7 +184,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     cpu_count = 1;
     percpu_install(bsp);
 
-    lapic_init(rdmsr(MSR_APIC_BASE) & ~0xfffull);
+    lapic_init();
     bsp->apic_id = lapic_id();
     bsp->online = true;
 

@@ -51,11 +51,7 @@ static void hog(uint32_t me)
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
-    parse_uint(cmdline_args(info), &window_ms);
-    if (window_ms < 1)
-        window_ms = 1;
-    if (window_ms > MS_MAX)
-        window_ms = MS_MAX;
+    window_ms = arg_uint(info, window_ms, 1, MS_MAX);
 
     uint32_t n = smp_start(false, hog);
     if (n == 0)

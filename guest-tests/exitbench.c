@@ -104,12 +104,7 @@ static uint32_t measure(void (*run)(void), uint32_t iters)
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
-    uint32_t iters = ITERS_DEFAULT;
-    parse_uint(cmdline_args(info), &iters);
-    if (iters < 1)
-        iters = 1;
-    if (iters > ITERS_MAX)
-        iters = ITERS_MAX;
+    uint32_t iters = arg_uint(info, ITERS_DEFAULT, 1, ITERS_MAX);
 
     for (uint32_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         uint32_t cycles = measure(ops[i].run, iters);

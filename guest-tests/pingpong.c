@@ -51,12 +51,7 @@ static void round_trip(uint32_t peer)
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
-    uint32_t iters = ITERS_DEFAULT;
-    parse_uint(cmdline_args(info), &iters);
-    if (iters < 1)
-        iters = 1;
-    if (iters > ITERS_MAX)
-        iters = ITERS_MAX;
+    uint32_t iters = arg_uint(info, ITERS_DEFAULT, 1, ITERS_MAX);
 
     set_interrupt_handler(PING_VECTOR, ping_ipi);
     uint32_t n = smp_start(false, responder);

@@ -138,11 +138,7 @@ static bool report(uint32_t n, int which)
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
-    parse_uint(cmdline_args(info), &ticks);
-    if (ticks < 1)
-        ticks = 1;
-    if (ticks > TICKS_MAX)
-        ticks = TICKS_MAX;
+    ticks = arg_uint(info, ticks, 1, TICKS_MAX);
     deadline_offered = lapic_tsc_deadline_offered();
 
     set_interrupt_handler(TIMER_VECTOR, timer_interrupt);

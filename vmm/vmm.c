@@ -211,6 +211,16 @@ unsigned vmm_start(const struct boot_info *bi)
     return rejected;
 }
 
+/* A counter object of the non-zero exit counts, keyed by reason name. */
+static void json_exits(struct json *j, const uint64_t exits[EXIT_REASON_COUNT])
+{
+    json_object(j, "exits");
+    for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
+        if (exits[r])
+            json_u64(j, exit_reason_name((enum exit_reason)r), exits[r]);
+    json_close(j);
+}
+
 static uint64_t to_us(uint64_t cycles)
 {
     return tsc_to_ns(cycles) / 1000;
@@ -231,11 +241,7 @@ static void report_stop(struct vm *vm)
     for (unsigned i = 0; i < vm->nvcpus; i++)
         for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
             exits[r] += vm->vcpus[i]->stats.exits[r];
-    json_object(&j, "exits");
-    for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
-        if (exits[r])
-            json_u64(&j, exit_reason_name((enum exit_reason)r), exits[r]);
-    json_close(&j);
+    json_exits(&j, exits);
     json_u64(&j, "unhandled_io_reads", vm->unhandled_io_reads);
     json_u64(&j, "unhandled_io_writes", vm->unhandled_io_writes);
     json_object(&j, "vcpus");
@@ -249,11 +255,7 @@ static void report_stop(struct vm *vm)
         json_u64(&j, "wait_us", to_us(st->cycles[VCPU_RUNNABLE]));
         json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
         json_u64(&j, "halts", st->halts);
-        json_object(&j, "exits");
-        for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
-            if (st->exits[r])
-                json_u64(&j, exit_reason_name((enum exit_reason)r), st->exits[r]);
-        json_close(&j);
+        json_exits(&j, st->exits);
         json_object(&j, "halt_ns_log2");
         for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {
             if (st->halt_hist[b]) {

@@ -47,11 +47,12 @@ static inline void wr(uint32_t reg, uint32_t v)
     lapic_mmio[reg / 4] = v;
 }
 
-void lapic_init(uint64_t base)
+void lapic_init(void)
 {
-    lapic_mmio = (volatile uint32_t *)base;
-    wrmsr(MSR_APIC_BASE, (rdmsr(MSR_APIC_BASE) & ~0xfffull) | APIC_BASE_ENABLE |
-                             (rdmsr(MSR_APIC_BASE) & 0x100)); /* keep the BSP flag */
+    uint64_t msr = rdmsr(MSR_APIC_BASE);
+    lapic_mmio = (volatile uint32_t *)(msr & ~0xfffull);
+    /* xAPIC mode at the firmware's base, the BSP flag kept. */
+    wrmsr(MSR_APIC_BASE, (msr & ~0xfffull) | APIC_BASE_ENABLE | (msr & 0x100));
     wr(LAPIC_TPR, 0);
     wr(LAPIC_LVT_TIMER, LVT_MASKED);
     wr(LAPIC_LVT_LINT0, LVT_MASKED);

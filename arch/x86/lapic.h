@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Map nothing, just remember the MMIO base and enable this CPU's APIC. */
-void lapic_init(uint64_t base);
+/* Enable this CPU's APIC in xAPIC mode at the base IA32_APIC_BASE gives (identity mapped). */
+void lapic_init(void);
 bool lapic_ready(void);
 uint32_t lapic_id(void);
 void lapic_eoi(void);

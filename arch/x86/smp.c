@@ -56,7 +56,7 @@ void ap_main(struct percpu *p)
 {
     write_cr3(kernel_cr3);
     percpu_install(p);
-    lapic_init(rdmsr(MSR_APIC_BASE) & ~0xfffull);
+    lapic_init();
     fpu_cpu_init();
     sched_cpu_init();
     __atomic_store_n(&p->online, true, __ATOMIC_RELEASE);

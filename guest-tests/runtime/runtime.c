@@ -188,3 +188,10 @@ bool parse_uint(const char *s, uint32_t *out)
     *out = v;
     return true;
 }
+
+uint32_t arg_uint(const struct mb_info *info, uint32_t def, uint32_t min, uint32_t max)
+{
+    uint32_t v = def;
+    parse_uint(cmdline_args(info), &v);
+    return v < min ? min : v > max ? max : v;
+}
