@@ -2,6 +2,7 @@
 
 #include "lib/string.h"
 #include "vmm/hypercall.h"
+#include "vmm/kvm_pv.h"
 
 /* Leaf 1 ECX */
 #define L1C_DTES64       (1u << 2)
@@ -42,6 +43,9 @@
 #define E1C_LWP          (1u << 15)
 #define E1C_PERFCTR_CORE (1u << 23)
 #define CR4_OSXSAVE      (1u << 18)
+
+#define HYPERVISOR_CPUID_FIRST 0x40000000u
+#define HYPERVISOR_CPUID_LAST  0x4fffffffu
 
 static unsigned log2_ceil(unsigned n)
 {
@@ -118,7 +122,12 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
         *r = (struct cpuid_regs){(uint32_t)view->tsc_khz, (uint32_t)view->apic_timer_khz, 0, 0};
         break;
     default:
-        if (leaf > POLLUX_CPUID_BASE && leaf <= POLLUX_CPUID_BASE + 0xff)
+        /*
+         * The range reserved for hypervisors holds only pollux's and KVM's
+         * leaves: never the host's (an L0 hypervisor's own signature).
+         */
+        if (leaf >= HYPERVISOR_CPUID_FIRST && leaf <= HYPERVISOR_CPUID_LAST &&
+            !kvm_pv_cpuid(leaf, r))
             *r = (struct cpuid_regs){0};
         break;
     }

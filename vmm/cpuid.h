@@ -3,7 +3,8 @@
  * monitoring and power-management features pollux does not virtualize are
  * hidden; the hypervisor bit is set; the initial APIC ID and the topology
  * leaves describe the VM's vCPUs; leaves 0x40000000 (signature "pollux")
- * and 0x40000010 (timing) are pollux's own.
+ * and 0x40000010 (timing) are pollux's own, 0x40000100-0x40000101 are KVM's
+ * (vmm/kvm_pv.h), and the rest of 0x40000000-0x4FFFFFFF reads as zeros.
  */
 #ifndef POLLUX_VMM_CPUID_H
 #define POLLUX_VMM_CPUID_H

@@ -1,6 +1,7 @@
 #include "vmm/msr.h"
 
 #include "arch/x86/cpu.h"
+#include "vmm/kvm_pv.h"
 #include "vmm/vlapic_dev.h"
 
 #define MSR_TSC                  0x10
@@ -24,6 +25,8 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     enum msr_result r = vlapic_dev_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
+        r = kvm_pv_msr_read(v, index, value);
+    if (r == MSR_NOT_MINE)
         r = virt->msr_read(v, index, value);
     if (r != MSR_NOT_MINE)
         return r == MSR_DONE ? 0 : -1;
@@ -43,6 +46,8 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
     enum msr_result r = vlapic_dev_msr_write(v, index, value);
+    if (r == MSR_NOT_MINE)
+        r = kvm_pv_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)
         r = virt->msr_write(v, index, value);
     if (r != MSR_NOT_MINE)

@@ -3,7 +3,8 @@
  * the VMCB/VMCS are the backend's (virt->msr_read/msr_write); pollux adds a
  * small allow-list: the TSC (host TSC plus the VM's offset), the microcode
  * signature (0), IA32_FEATURE_CONTROL (locked, VMX off), IA32_MISC_ENABLE
- * (fast strings), and the performance counters (read 0, writes dropped).
+ * (fast strings), the performance counters (read 0, writes dropped) and
+ * KVM's paravirtual MSRs (vmm/kvm_pv.h).
  * Anything else is a #GP, as on a CPU without that MSR.
  */
 #ifndef POLLUX_VMM_MSR_H
