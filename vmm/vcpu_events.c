@@ -136,13 +136,6 @@ void vcpu_halt(struct vcpu *v)
     spin_unlock_irqrestore(&v->lock, flags);
 }
 
-static void trace_window(const struct vcpu *v, const struct halt_poll_change *c)
-{
-    trace_line(v->vm, "kvm_halt_poll_ns", "vcpu %u: halt_poll_ns %llu (%s %llu)", v->id,
-               (unsigned long long)c->new_ns, c->kind == HALT_POLL_GROW ? "grow" : "shrink",
-               (unsigned long long)c->old_ns);
-}
-
 void vcpu_halt_finish(struct vcpu *v)
 {
     uint64_t flags = spin_lock_irqsave(&v->lock);
@@ -180,5 +173,5 @@ void vcpu_halt_finish(struct vcpu *v)
     struct halt_poll_change c =
         halt_poll_end(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v), halt_ns, h.valid);
     if (c.kind != HALT_POLL_KEEP && trace_on(TRACE_HALT_POLL))
-        trace_window(v, &c);
+        trace_record(v->vm, TRACE_HALT_POLL, v->id, c.kind == HALT_POLL_GROW, c.new_ns, c.old_ns);
 }

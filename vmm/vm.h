@@ -103,6 +103,8 @@ struct vcpu {
     struct vcpu_stats stats;
 };
 
+struct trace_ring;
+
 struct vm {
     struct vmconfig cfg; /* name, memory size, vCPU count, ... */
     unsigned index;
@@ -118,8 +120,9 @@ struct vm {
     uint64_t unhandled_io_reads, unhandled_io_writes;
     uint8_t shutdown_port_match; /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
-    uint8_t pic_imr[2];  /* legacy PIC masks: stored, nothing is delivered through them */
-    unsigned live_vcpus; /* vCPUs not yet retired; the last one out reports and frees */
+    uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
+    struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
+    unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;

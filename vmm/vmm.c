@@ -12,10 +12,12 @@
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/loader.h"
+#include "vmm/trace.h"
 #include "vmm/vcpu.h"
 
-#define TWO_MIB    (2ull << 20)
-#define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
+#define TWO_MIB          (2ull << 20)
+#define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
+#define TRACE_RING_PAGES ((sizeof(struct trace_ring) + PAGE_SIZE - 1) / PAGE_SIZE)
 
 static unsigned vms_alive;
 static unsigned vms_failed;
@@ -56,6 +58,8 @@ static void vm_free(struct vm *vm)
         virt->vm_destroy(vm);
     if (vm->mem)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
+    if (vm->trace)
+        pmm_free(&host_pmm, (uint64_t)vm->trace, TRACE_RING_PAGES);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
@@ -125,6 +129,10 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     if (virt->vm_init(vm) ||
         virt->vm_map(vm, 0, vm->mem_hpa, vm->cfg.mem, PT_READ | PT_WRITE | PT_EXEC)) {
         reject(name, "out of memory for the nested page tables");
+        goto fail;
+    }
+    if (trace_mask && !(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
+        reject(name, "out of memory for the trace buffer");
         goto fail;
     }
     vm->index = index;
@@ -323,6 +331,7 @@ void vmm_vcpu_retired(struct vm *vm)
         return;
     /* The last vCPU out: nothing else refers to the VM any more. */
     vuart_flush(&vm->uart);
+    trace_flush(vm);
     report_stop(vm);
     for (unsigned i = 0; i < vm->nvcpus; i++)
         report_vcpu_stats(vm, vm->vcpus[i]);

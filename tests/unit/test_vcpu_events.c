@@ -40,25 +40,9 @@ void sched_poll(struct vcpu *pv, uint64_t deadline)
         ;
 }
 
-/* Trace stand-in: keep the last line. */
-unsigned trace_mask;
-static char traced[256];
-static unsigned traces;
-
-void trace_line(const struct vm *tvm, const char *event, const char *fmt, ...)
+void sched_wake(struct vcpu *w)
 {
-    char details[160];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(details, sizeof(details), fmt, ap);
-    va_end(ap);
-    snprintf(traced, sizeof(traced), "%s: %s: %s", tvm->cfg.name, event, details);
-    traces++;
-}
-
-void sched_wake(struct vcpu *v)
-{
-    (void)v;
+    (void)w;
     __atomic_add_fetch(&wakes, 1, __ATOMIC_RELAXED);
 }
 
@@ -76,6 +60,27 @@ unsigned sched_this_cpu(void)
 static struct vm vm;
 static struct vcpu v;
 
+/* The console stand-in for trace_flush: count the lines. */
+static unsigned printed;
+
+void kprintf(const char *fmt, ...)
+{
+    (void)fmt;
+    printed++;
+}
+
+static struct trace_ring ring;
+
+/* The last trace record, as its console line. */
+static const char *last_trace(void)
+{
+    static char line[192];
+    assert_true(ring.next > 0);
+    trace_format(&ring.rec[(ring.next - 1) % TRACE_RING_RECORDS], vm.cfg.name, line, sizeof(line));
+    /* Drop the time: it is the host's TSC here. */
+    return strchr(line, ' ') + 1;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -92,7 +97,9 @@ static int setup(void **state)
     struct vlapic_ipi ipi;
     bool send;
     vlapic_mmio_write(&v.lapic, 0xf0, svr, 0, &ipi, &send); /* software-enable */
-    wakes = kicks = polls = traces = 0;
+    wakes = kicks = polls = printed = 0;
+    memset(&ring, 0, sizeof(ring));
+    vm.trace = &ring;
     current_cpu = 0;
     during_poll = NULL;
     poll_spins = 0;
@@ -346,7 +353,7 @@ static void test_guest_opt_out(void **state)
     assert_int_equal(v.halt_poll.window_ns, 50000);
     assert_int_equal(v.stats.halt_attempted_poll, 0);
     assert_int_equal(v.stats.halt_attempted_poll_optout, 0);
-    assert_int_equal(traces, 0);
+    assert_int_equal(ring.next, 0);
 }
 
 static void test_vm_maximum_overrides(void **state)
@@ -375,8 +382,8 @@ static void test_trace_line_format(void **state)
                                 .poll_end = 0,
                                 .woken = 50000};
     vcpu_halt_finish(&v);
-    assert_int_equal(traces, 1);
-    assert_string_equal(traced, "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 10000 (grow 0)");
+    assert_int_equal(ring.next, 1);
+    assert_string_equal(last_trace(), "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 10000 (grow 0)");
     /* A 1 ms halt: shrink. */
     v.halt = (struct vcpu_halt){.active = true,
                                 .poll_allowed = true,
@@ -386,8 +393,9 @@ static void test_trace_line_format(void **state)
                                 .poll_end = 0,
                                 .woken = 1000000};
     vcpu_halt_finish(&v);
-    assert_string_equal(traced, "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 0 (shrink 10000)");
-    /* Caught within the window: no change, no line. */
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 0 (shrink 10000)");
+    /* Caught within the window: no change, no record. */
     v.halt = (struct vcpu_halt){.active = true,
                                 .poll_allowed = true,
                                 .blocked = true,
@@ -396,7 +404,11 @@ static void test_trace_line_format(void **state)
                                 .poll_end = 0,
                                 .woken = 0};
     vcpu_halt_finish(&v);
-    assert_int_equal(traces, 2);
+    assert_int_equal(ring.next, 2);
+    /* Nothing is printed until the VM stops; then every record, in order. */
+    assert_int_equal(printed, 0);
+    trace_flush(&vm);
+    assert_int_equal(printed, 2);
     /* Off by default. */
     trace_mask = 0;
     v.halt = (struct vcpu_halt){.active = true,
@@ -407,7 +419,18 @@ static void test_trace_line_format(void **state)
                                 .poll_end = 0,
                                 .woken = 50000};
     vcpu_halt_finish(&v);
-    assert_int_equal(traces, 2);
+    assert_int_equal(ring.next, 2);
+}
+
+static void test_trace_ring_keeps_the_newest(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < TRACE_RING_RECORDS + 5; i++)
+        trace_record(&vm, TRACE_HALT_POLL, 1, 1, i + 1, i);
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_halt_poll_ns: vcpu 1: halt_poll_ns 4101 (grow 4100)");
+    trace_flush(&vm);
+    assert_int_equal(printed, 1 + TRACE_RING_RECORDS); /* how many were lost, then the rest */
 }
 
 /* The race: the halting vCPU and the sender run at once, many times. */
@@ -497,6 +520,7 @@ int main(void)
         cmocka_unit_test_setup(test_guest_opt_out, setup),
         cmocka_unit_test_setup(test_vm_maximum_overrides, setup),
         cmocka_unit_test_setup(test_trace_line_format, setup),
+        cmocka_unit_test_setup(test_trace_ring_keeps_the_newest, setup),
         cmocka_unit_test_setup(test_no_lost_wakeup_race, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
