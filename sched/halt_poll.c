@@ -71,44 +71,51 @@ static struct halt_poll_change adaptive_end(struct halt_poll *hp, const struct h
     return change(HALT_POLL_KEEP, window, window);
 }
 
+/* Forget the oldest halt if the ring is full, remember this one: O(n) in the sorted copy. */
 static void predict_record(struct halt_poll *hp, uint64_t halt_ns)
 {
-    hp->recent[hp->recent_next] = halt_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)halt_ns;
+    uint32_t d = halt_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)halt_ns;
+    unsigned n = hp->recent_count;
+    if (n == HALT_POLL_PREDICT_HALTS) {
+        uint32_t old = hp->recent[hp->recent_next];
+        unsigned i = 0;
+        while (hp->sorted[i] != old)
+            i++;
+        for (n--; i < n; i++)
+            hp->sorted[i] = hp->sorted[i + 1];
+    }
+    unsigned i = n;
+    for (; i > 0 && hp->sorted[i - 1] > d; i--)
+        hp->sorted[i] = hp->sorted[i - 1];
+    hp->sorted[i] = d;
+    hp->recent[hp->recent_next] = d;
     hp->recent_next = (hp->recent_next + 1) % HALT_POLL_PREDICT_HALTS;
-    if (hp->recent_count < HALT_POLL_PREDICT_HALTS)
-        hp->recent_count++;
+    hp->recent_count = n + 1;
 }
 
 /*
  * What polling for w ns would have paid over the remembered halts: a halt
  * that ended within w is worth max (the most the rules ever spend to catch
  * one wake-up) minus the time polled for it; one that outlasted w cost w.
- */
-static int64_t predict_payoff(const struct halt_poll *hp, uint64_t max, uint64_t w)
-{
-    int64_t payoff = 0;
-    for (unsigned i = 0; i < hp->recent_count; i++) {
-        uint64_t d = hp->recent[i];
-        payoff += d <= w ? (int64_t)(max - d) : -(int64_t)w;
-    }
-    return payoff;
-}
-
-/*
  * The candidates are each remembered halt plus an eighth (so the same halt
  * with a little jitter is still caught), capped at max: the best window is
  * always just past some halt's duration. Ties go to the shorter window.
+ * One pass over the sorted halts: the candidates ascend with them, and so
+ * does the number of halts each catches.
  */
 uint64_t halt_poll_predict_window(const struct halt_poll *hp, uint64_t max)
 {
-    uint64_t best = 0;
+    unsigned n = hp->recent_count, caught = 0;
+    uint64_t caught_sum = 0, best = 0;
     int64_t best_payoff = 0;
-    for (unsigned i = 0; i < hp->recent_count; i++) {
-        uint64_t d = hp->recent[i], w = d + d / 8;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t d = hp->sorted[i], w = d + d / 8;
         if (w > max)
             w = max;
-        int64_t payoff = predict_payoff(hp, max, w);
-        if (payoff > best_payoff || (payoff == best_payoff && payoff > 0 && w < best)) {
+        for (; caught < n && hp->sorted[caught] <= w; caught++)
+            caught_sum += hp->sorted[caught];
+        int64_t payoff = (int64_t)(caught * max - caught_sum) - (int64_t)((n - caught) * w);
+        if (payoff > best_payoff) {
             best = w;
             best_payoff = payoff;
         }

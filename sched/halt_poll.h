@@ -39,13 +39,17 @@ struct halt_poll_params {
 
 extern struct halt_poll_params halt_poll_params;
 
-/* predict: how many recent halts it remembers (about 4 ms of a 250 Hz tick's history per vCPU). */
+/* predict: how many recent halts it remembers. */
 #define HALT_POLL_PREDICT_HALTS 16
 
 struct halt_poll {
     uint64_t window_ns; /* halt_poll_ns of this vCPU: the next halt's poll window (a gauge) */
-    /* predict: the durations of the last halts in ns (saturated at 2^32-1), a ring. */
+    /*
+     * predict: the durations of the last halts in ns (saturated at 2^32-1),
+     * in arrival order (a ring) and the same values in ascending order.
+     */
     uint32_t recent[HALT_POLL_PREDICT_HALTS];
+    uint32_t sorted[HALT_POLL_PREDICT_HALTS];
     unsigned recent_count, recent_next;
 };
 

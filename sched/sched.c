@@ -183,6 +183,11 @@ bool sched_should_yield(void)
     return yield;
 }
 
+bool sched_others_waiting(void)
+{
+    return !queue_empty(this_rq());
+}
+
 void sched_poll(struct vcpu *v, uint64_t deadline)
 {
     struct runqueue *rq = this_rq();

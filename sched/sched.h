@@ -66,6 +66,9 @@ bool sched_should_yield(void);
  */
 void sched_poll(struct vcpu *v, uint64_t deadline);
 
+/* Does another vCPU wait for this CPU? (A lock-free look, for the halt path.) */
+bool sched_others_waiting(void);
+
 /* Per-CPU accounting (busy, idle and polling time) for @cpu_stats at shutdown. */
 void sched_report(void);
 

@@ -112,7 +112,8 @@ void vcpu_halt(struct vcpu *v)
     uint64_t window = 0;
     if (v->halt.poll_allowed)
         window = halt_poll_begin(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v));
-    if (window) {
+    /* A poll would end at once, with the CPU handed over: KVM starts one anyway, pollux not. */
+    if (window && !sched_others_waiting()) {
         v->halt.polled = true;
         vcpu_set_state(v, VCPU_POLLING, now);
         spin_unlock_irqrestore(&v->lock, flags);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <string.h>
 
 #include "sched/halt_poll.h"
 
@@ -278,6 +279,49 @@ static void test_predict_partial_bucket_up_to_max(void **state)
     assert_int_equal(feed(&hp, &p, 100000, 150000, 16), 0);
 }
 
+/* The one-pass choice against the definition, every candidate tried in full. */
+static uint64_t predict_by_definition(const uint32_t *halts, unsigned n, uint64_t max)
+{
+    uint64_t best = 0;
+    int64_t best_payoff = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t w = halts[i] + halts[i] / 8;
+        w = w > max ? max : w;
+        int64_t payoff = 0;
+        for (unsigned j = 0; j < n; j++)
+            payoff += halts[j] <= w ? (int64_t)(max - halts[j]) : -(int64_t)w;
+        if (payoff > best_payoff || (payoff == best_payoff && payoff > 0 && w < best)) {
+            best = w;
+            best_payoff = payoff;
+        }
+    }
+    return best;
+}
+
+static void test_predict_matches_its_definition(void **state)
+{
+    (void)state;
+    struct halt_poll_params p = predict();
+    uint32_t rng = 12345;
+    for (int round = 0; round < 200; round++) {
+        struct halt_poll hp = {0};
+        uint32_t last[HALT_POLL_PREDICT_HALTS];
+        unsigned n = 0;
+        for (int i = 0; i < 40; i++) {
+            rng = rng * 1664525u + 1013904223u;
+            /* Short, medium and long halts, with repeats to exercise ties. */
+            uint32_t d = (rng >> 8) % 4 == 0 ? 4000000 : ((rng >> 12) % 64) * 5000;
+            feed(&hp, &p, MAX, d, 1);
+            if (n == HALT_POLL_PREDICT_HALTS)
+                memmove(last, last + 1, sizeof(last) - sizeof(last[0]));
+            else
+                n++;
+            last[n - 1] = d;
+            assert_int_equal(hp.window_ns, predict_by_definition(last, n, MAX));
+        }
+    }
+}
+
 static void test_predict_max_zero(void **state)
 {
     (void)state;
@@ -306,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_predict_forgets_short_halts),
         cmocka_unit_test(test_predict_mixed_keeps_the_short_window),
         cmocka_unit_test(test_predict_partial_bucket_up_to_max),
+        cmocka_unit_test(test_predict_matches_its_definition),
         cmocka_unit_test(test_predict_max_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,6 +57,13 @@ unsigned sched_this_cpu(void)
     return current_cpu;
 }
 
+static bool others_waiting;
+
+bool sched_others_waiting(void)
+{
+    return others_waiting;
+}
+
 static struct vm vm;
 static struct vcpu v;
 
@@ -103,6 +110,7 @@ static int setup(void **state)
     current_cpu = 0;
     during_poll = NULL;
     poll_spins = 0;
+    others_waiting = false;
     trace_mask = 0;
     halt_poll_params = (struct halt_poll_params){200000, 2, 10000, 2, HALT_POLL_ADAPTIVE};
     return 0;
@@ -305,6 +313,21 @@ static void test_poll_caught_the_wakeup(void **state)
     assert_int_equal(v.stats.halt_successful_poll, 1);
     assert_int_equal(v.stats.halt_poll_invalid, 0);
     assert_int_equal(v.stats.halts, 1);
+}
+
+static void test_no_poll_when_another_vcpu_waits(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 50000;
+    others_waiting = true;
+    vcpu_halt(&v);
+    assert_int_equal(polls, 0);
+    assert_int_equal(v.state, VCPU_BLOCKED);
+    send_interrupt(0x40);
+    vcpu_halt_finish(&v);
+    assert_int_equal(v.stats.halt_attempted_poll, 0);
+    /* The window still follows the halts: a short one keeps it. */
+    assert_int_equal(v.halt_poll.window_ns, 50000);
 }
 
 static void test_poll_missed_then_blocked(void **state)
@@ -516,6 +539,7 @@ int main(void)
         cmocka_unit_test_setup(test_no_poll_with_a_zero_window, setup),
         cmocka_unit_test_setup(test_poll_caught_the_wakeup, setup),
         cmocka_unit_test_setup(test_poll_missed_then_blocked, setup),
+        cmocka_unit_test_setup(test_no_poll_when_another_vcpu_waits, setup),
         cmocka_unit_test_setup(test_stop_ends_a_poll_as_invalid, setup),
         cmocka_unit_test_setup(test_guest_opt_out, setup),
         cmocka_unit_test_setup(test_vm_maximum_overrides, setup),
