@@ -8,19 +8,29 @@ struct halt_poll_params halt_poll_params = {
     .mode = HALT_POLL_ADAPTIVE,
 };
 
-uint64_t halt_poll_begin(struct halt_poll *hp, const struct halt_poll_params *p, uint64_t max)
-{
-    if (p->mode == HALT_POLL_FIXED)
-        hp->window_ns = max;
-    else if (hp->window_ns > max)
-        hp->window_ns = max;
-    return hp->window_ns;
-}
-
 static struct halt_poll_change change(enum halt_poll_change_kind kind, uint64_t old_ns,
                                       uint64_t new_ns)
 {
     return (struct halt_poll_change){kind, old_ns, new_ns};
+}
+
+uint64_t halt_poll_begin(struct halt_poll *hp, const struct halt_poll_params *p, uint64_t max,
+                         struct halt_poll_change *c)
+{
+    uint64_t old = hp->window_ns;
+    *c = change(HALT_POLL_KEEP, old, old);
+    if (p->mode == HALT_POLL_FIXED) {
+        hp->window_ns = max;
+    } else if (p->mode == HALT_POLL_PREDICT && hp->predict_stale) {
+        hp->predict_stale = false;
+        hp->window_ns = halt_poll_predict_window(hp, max);
+        if (hp->window_ns != old)
+            *c =
+                change(hp->window_ns > old ? HALT_POLL_GROW : HALT_POLL_SHRINK, old, hp->window_ns);
+    } else if (hp->window_ns > max) {
+        hp->window_ns = max;
+    }
+    return hp->window_ns;
 }
 
 /* KVM's grow_halt_poll_ns, capped at max so that no window (or trace line) exceeds it. */
@@ -131,12 +141,11 @@ struct halt_poll_change halt_poll_end(struct halt_poll *hp, const struct halt_po
     case HALT_POLL_FIXED:
         return change(HALT_POLL_KEEP, old, old);
     case HALT_POLL_PREDICT:
-        if (valid)
+        if (valid) {
             predict_record(hp, halt_ns);
-        hp->window_ns = halt_poll_predict_window(hp, max);
-        if (hp->window_ns == old)
-            return change(HALT_POLL_KEEP, old, old);
-        return change(hp->window_ns > old ? HALT_POLL_GROW : HALT_POLL_SHRINK, old, hp->window_ns);
+            hp->predict_stale = true;
+        }
+        return change(HALT_POLL_KEEP, old, old);
     default:
         return adaptive_end(hp, p, max, halt_ns, valid);
     }

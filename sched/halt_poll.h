@@ -5,10 +5,11 @@
  * vmm/vcpu_events.c does the polling and calls in here.
  *
  * Contract, per halt of one vCPU whose host polling is allowed:
- *   window = halt_poll_begin(hp, params, max);   poll for up to window ns
+ *   window = halt_poll_begin(hp, params, max, &change);  poll up to window ns
  *   ... the halt ends, halt_ns after it began (polling plus blocking) ...
  *   change = halt_poll_end(hp, params, max, halt_ns, valid);
  * max is the effective maximum (the VM's halt_poll_ns= or the global one).
+ * A halt that cannot poll (another vCPU waits for the CPU) may skip begin.
  * A vCPU whose guest turned polling off (MSR_KVM_POLL_CONTROL) calls
  * neither: its window is neither used nor adjusted, as in KVM.
  *
@@ -51,18 +52,26 @@ struct halt_poll {
     uint32_t recent[HALT_POLL_PREDICT_HALTS];
     uint32_t sorted[HALT_POLL_PREDICT_HALTS];
     unsigned recent_count, recent_next;
+    bool predict_stale; /* halts were recorded since the window was chosen */
 };
 
 enum halt_poll_change_kind { HALT_POLL_KEEP, HALT_POLL_GROW, HALT_POLL_SHRINK };
 
-/* What halt_poll_end did to the window, for the kvm_halt_poll_ns trace. */
+/* What halt_poll_begin or halt_poll_end did to the window, for the kvm_halt_poll_ns trace. */
 struct halt_poll_change {
     enum halt_poll_change_kind kind; /* KEEP: no trace line */
     uint64_t old_ns, new_ns;
 };
 
-/* At the start of a halt: clamp the window to max and return how long to poll (0: do not). */
-uint64_t halt_poll_begin(struct halt_poll *hp, const struct halt_poll_params *p, uint64_t max);
+/*
+ * At the start of a halt: clamp the window to max and return how long to
+ * poll (0: do not). predict chooses its window here rather than in
+ * halt_poll_end, off the path back into the guest: the CPU is about to spin
+ * or idle anyway. *change reports a window predict moved (KEEP otherwise:
+ * the clamp is silent, as in KVM).
+ */
+uint64_t halt_poll_begin(struct halt_poll *hp, const struct halt_poll_params *p, uint64_t max,
+                         struct halt_poll_change *change);
 
 /*
  * After the halt: adjust the window from the whole halt's duration. valid is

@@ -93,6 +93,13 @@ uint64_t vcpu_halt_poll_max(const struct vcpu *v)
     return vm_max >= 0 ? (uint64_t)vm_max : halt_poll_params.max_ns;
 }
 
+static void trace_window(struct vcpu *v, const struct halt_poll_change *c)
+{
+    if (c->kind != HALT_POLL_KEEP && trace_on(TRACE_HALT_POLL))
+        trace_record(v->vm, TRACE_HALT_POLL, v->id, c->kind == HALT_POLL_GROW, c->new_ns,
+                     c->old_ns);
+}
+
 void vcpu_halt(struct vcpu *v)
 {
     uint64_t flags = spin_lock_irqsave(&v->lock);
@@ -110,10 +117,13 @@ void vcpu_halt(struct vcpu *v)
         .poll_end = now,
     };
     uint64_t window = 0;
-    if (v->halt.poll_allowed)
-        window = halt_poll_begin(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v));
     /* A poll would end at once, with the CPU handed over: KVM starts one anyway, pollux not. */
-    if (window && !sched_others_waiting()) {
+    if (v->halt.poll_allowed && !sched_others_waiting()) {
+        struct halt_poll_change c;
+        window = halt_poll_begin(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v), &c);
+        trace_window(v, &c);
+    }
+    if (window) {
         v->halt.polled = true;
         vcpu_set_state(v, VCPU_POLLING, now);
         spin_unlock_irqrestore(&v->lock, flags);
@@ -173,6 +183,5 @@ void vcpu_halt_finish(struct vcpu *v)
         return;
     struct halt_poll_change c =
         halt_poll_end(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v), halt_ns, h.valid);
-    if (c.kind != HALT_POLL_KEEP && trace_on(TRACE_HALT_POLL))
-        trace_record(v->vm, TRACE_HALT_POLL, v->id, c.kind == HALT_POLL_GROW, c.new_ns, c.old_ns);
+    trace_window(v, &c);
 }

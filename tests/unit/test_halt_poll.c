@@ -11,6 +11,8 @@
 
 #define MAX 200000
 
+static struct halt_poll_change c0; /* what begin reports, where a test does not look */
+
 static struct halt_poll_params kvm(uint64_t grow, uint64_t shrink)
 {
     return (struct halt_poll_params){MAX, grow, 10000, shrink, HALT_POLL_ADAPTIVE};
@@ -26,7 +28,8 @@ static void run_steps(const struct halt_poll_params *p, const struct step *s, si
 {
     for (size_t i = 0; i < n; i++) {
         struct halt_poll hp = {.window_ns = s[i].window};
-        halt_poll_begin(&hp, p, s[i].max);
+        struct halt_poll_change unused;
+        halt_poll_begin(&hp, p, s[i].max, &unused);
         struct halt_poll_change c = halt_poll_end(&hp, p, s[i].max, s[i].halt_ns, true);
         if (c.kind != s[i].kind || hp.window_ns != s[i].after || c.new_ns != s[i].after) {
             fail_msg("step %zu: window %llu, max %llu, halt %llu: got kind %d window %llu, want "
@@ -107,12 +110,12 @@ static void test_max_zero_stops_polling_at_once(void **state)
     (void)state;
     struct halt_poll_params p = kvm(2, 2);
     struct halt_poll hp = {.window_ns = MAX};
-    assert_int_equal(halt_poll_begin(&hp, &p, 0), 0);
+    assert_int_equal(halt_poll_begin(&hp, &p, 0, &c0), 0);
     struct halt_poll_change c = halt_poll_end(&hp, &p, 0, 50, true);
     assert_int_equal(c.kind, HALT_POLL_KEEP);
     assert_int_equal(hp.window_ns, 0);
     /* And it stays off: a short halt does not grow it. */
-    assert_int_equal(halt_poll_begin(&hp, &p, 0), 0);
+    assert_int_equal(halt_poll_begin(&hp, &p, 0, &c0), 0);
     halt_poll_end(&hp, &p, 0, 50, true);
     assert_int_equal(hp.window_ns, 0);
 }
@@ -122,7 +125,7 @@ static void test_max_lowered_below_window(void **state)
     (void)state;
     struct halt_poll_params p = kvm(2, 2);
     struct halt_poll hp = {.window_ns = MAX};
-    assert_int_equal(halt_poll_begin(&hp, &p, 50000), 50000);
+    assert_int_equal(halt_poll_begin(&hp, &p, 50000, &c0), 50000);
     assert_int_equal(hp.window_ns, 50000);
     struct halt_poll_change c = halt_poll_end(&hp, &p, 50000, 60000, true);
     assert_int_equal(c.kind, HALT_POLL_SHRINK);
@@ -135,7 +138,7 @@ static void test_invalid_wakeup_shrinks(void **state)
     (void)state;
     struct halt_poll_params p = kvm(2, 2);
     struct halt_poll hp = {.window_ns = 40000};
-    halt_poll_begin(&hp, &p, MAX);
+    halt_poll_begin(&hp, &p, MAX, &c0);
     struct halt_poll_change c = halt_poll_end(&hp, &p, MAX, 1000, false);
     assert_int_equal(c.kind, HALT_POLL_SHRINK);
     assert_int_equal(hp.window_ns, 20000);
@@ -165,7 +168,7 @@ static void test_replay_seed_sequence(void **state)
     };
     struct halt_poll hp = {0};
     for (size_t i = 0; i < sizeof(halts) / sizeof(halts[0]); i++) {
-        halt_poll_begin(&hp, &p, MAX);
+        halt_poll_begin(&hp, &p, MAX, &c0);
         struct halt_poll_change c = halt_poll_end(&hp, &p, MAX, halts[i], true);
         assert_int_equal(c.kind, want[i].kind);
         assert_int_equal(c.new_ns, want[i].new_ns);
@@ -180,11 +183,11 @@ static void test_fixed_always_polls_max(void **state)
     p.mode = HALT_POLL_FIXED;
     struct halt_poll hp = {0};
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(halt_poll_begin(&hp, &p, MAX), MAX);
+        assert_int_equal(halt_poll_begin(&hp, &p, MAX, &c0), MAX);
         struct halt_poll_change c = halt_poll_end(&hp, &p, MAX, i ? 5000000 : 10, true);
         assert_int_equal(c.kind, HALT_POLL_KEEP);
     }
-    assert_int_equal(halt_poll_begin(&hp, &p, 0), 0);
+    assert_int_equal(halt_poll_begin(&hp, &p, 0, &c0), 0);
 }
 
 static struct halt_poll_params predict(void)
@@ -194,15 +197,16 @@ static struct halt_poll_params predict(void)
     return p;
 }
 
-/* Feed n halts of halt_ns; returns the window predict chose last. */
+/* Feed n halts of halt_ns; returns the window the next halt polls for. */
 static uint64_t feed(struct halt_poll *hp, const struct halt_poll_params *p, uint64_t max,
                      uint64_t halt_ns, int n)
 {
     for (int i = 0; i < n; i++) {
-        halt_poll_begin(hp, p, max);
-        halt_poll_end(hp, p, max, halt_ns, true);
+        halt_poll_begin(hp, p, max, &c0);
+        struct halt_poll_change c = halt_poll_end(hp, p, max, halt_ns, true);
+        assert_int_equal(c.kind, HALT_POLL_KEEP); /* predict moves its window at begin */
     }
-    return hp->window_ns;
+    return halt_poll_begin(hp, p, max, &c0);
 }
 
 static void test_predict_without_history_does_not_poll(void **state)
@@ -211,7 +215,7 @@ static void test_predict_without_history_does_not_poll(void **state)
     struct halt_poll_params p = predict();
     struct halt_poll hp = {0};
     assert_int_equal(halt_poll_predict_window(&hp, MAX), 0);
-    assert_int_equal(halt_poll_begin(&hp, &p, MAX), 0);
+    assert_int_equal(halt_poll_begin(&hp, &p, MAX, &c0), 0);
 }
 
 static void test_predict_short_halts_poll_just_past_them(void **state)
@@ -221,7 +225,11 @@ static void test_predict_short_halts_poll_just_past_them(void **state)
     struct halt_poll hp = {0};
     /* An eighth past the halts, so that jitter does not make them miss. */
     assert_int_equal(feed(&hp, &p, MAX, 12000, 1), 13500);
+    assert_int_equal(c0.kind, HALT_POLL_GROW); /* the trace reports predict's moves too */
+    assert_int_equal(c0.old_ns, 0);
+    assert_int_equal(c0.new_ns, 13500);
     assert_int_equal(feed(&hp, &p, MAX, 12000, 20), 13500);
+    assert_int_equal(c0.kind, HALT_POLL_KEEP);
     /* The longest of a spread of short halts that pays. */
     assert_int_equal(feed(&hp, &p, MAX, 40000, 8), 45000);
 }
@@ -328,7 +336,7 @@ static void test_predict_max_zero(void **state)
     struct halt_poll_params p = predict();
     struct halt_poll hp = {0};
     feed(&hp, &p, MAX, 12000, 10);
-    assert_int_equal(halt_poll_begin(&hp, &p, 0), 0);
+    assert_int_equal(halt_poll_begin(&hp, &p, 0, &c0), 0);
     assert_int_equal(halt_poll_predict_window(&hp, 0), 0);
 }
 
