@@ -45,3 +45,9 @@ unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/ept.c arch/x86/pagetable.c
+UNIT_TESTS += spin
+unit_spin_SRCS := sched/spin.c
+UNIT_TESTS += yield
+unit_yield_SRCS := sched/yield.c
+UNIT_TESTS += balance
+unit_balance_SRCS := sched/balance.c

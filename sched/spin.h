@@ -1,0 +1,86 @@
+/*
+ * Spin detection policy: when does a vCPU executing PAUSE count as spinning
+ * on a lock? Pure arithmetic, no locks and no clocks of its own, so every
+ * rule is unit-tested on the host (tests/unit/test_spin.c); vmm/pause.c
+ * applies it to PAUSE exits and the backends program the hardware.
+ *
+ * One detector is active per vCPU, chosen at boot from what the CPU offers:
+ *   ple:          VMX PAUSE-loop exiting. The CPU exits once the guest has
+ *                 spun (PAUSEs at most ple_gap TSC cycles apart) for
+ *                 ple_window cycles, at CPL 0 only.
+ *   pause_filter: SVM pause filter. The CPU exits after pause_filter_count
+ *                 PAUSEs; with a threshold, only PAUSEs at most
+ *                 pause_filter_thresh cycles apart count (where the CPU lacks
+ *                 the threshold, count-only filtering, as KVM does).
+ *   software:     only unconditional PAUSE exiting exists (QEMU TCG; Intel
+ *                 nested KVM gives a nested hypervisor no PLE): pollux counts
+ *                 PAUSE exits itself (spin_sw_pause below).
+ *   off:          ple=off, or no way to intercept PAUSE.
+ * The hardware windows (ple_window, pause_filter_count) grow on each spin
+ * exit and shrink each time the vCPU is scheduled in, with KVM's
+ * arithmetic (spin_window_grow / spin_window_shrink), one implementation for
+ * both vendors.
+ */
+#ifndef POLLUX_SCHED_SPIN_H
+#define POLLUX_SCHED_SPIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum spin_detector {
+    SPIN_DETECT_OFF,
+    SPIN_DETECT_PLE,
+    SPIN_DETECT_PAUSE_FILTER,
+    SPIN_DETECT_SOFTWARE
+};
+
+const char *spin_detector_name(enum spin_detector d);
+
+/* A hardware window and how it moves: KVM's ple_window* or pause_filter_count* parameters. */
+struct spin_window_params {
+    uint64_t gap;    /* ple_gap / pause_filter_thresh: the largest distance between two PAUSEs of
+                        one loop, in TSC cycles (0 for count-only filtering) */
+    uint64_t base;   /* ple_window / pause_filter_count: the initial window */
+    uint64_t grow;   /* ple_window_grow / pause_filter_count_grow */
+    uint64_t shrink; /* ple_window_shrink / pause_filter_count_shrink */
+    uint64_t max;    /* ple_window_max / pause_filter_count_max */
+};
+
+/* The software detector's tunables (spin_sw_threshold, spin_sw_window_us). */
+struct spin_sw_params {
+    uint64_t threshold;     /* PAUSE exits that make a spin ... */
+    uint64_t window_cycles; /* ... when they all fall within this many TSC cycles */
+};
+
+struct spin_params {
+    bool enabled; /* ple=: false turns PAUSE interception off */
+    struct spin_window_params ple, pause_filter;
+    uint64_t sw_threshold, sw_window_us; /* the command line's units; see spin_sw_params */
+};
+
+extern struct spin_params spin_params;
+
+/*
+ * The window after a spin exit: a modifier below the base multiplies,
+ * otherwise it adds; a modifier of 0 resets to the base. The result is
+ * clamped to [base, max] (a max below the base counts as the base).
+ */
+uint64_t spin_window_grow(uint64_t window, const struct spin_window_params *p);
+
+/* The window when the vCPU is scheduled in: divides or subtracts, same rules and clamp. */
+uint64_t spin_window_shrink(uint64_t window, const struct spin_window_params *p);
+
+/* Per vCPU: the PAUSE exits seen in the current window. */
+struct spin_sw {
+    uint64_t window_start; /* host TSC of the first PAUSE exit counted */
+    uint64_t count;        /* PAUSE exits since window_start */
+};
+
+/*
+ * A PAUSE exit at host TSC now: true when it is the threshold-th within
+ * window_cycles of the first one counted (a spin; counting starts over).
+ * An exit after the window starts a new one.
+ */
+bool spin_sw_pause(struct spin_sw *s, const struct spin_sw_params *p, uint64_t now);
+
+#endif
