@@ -3,6 +3,7 @@
 #include "arch/x86/percpu.h"
 #include "boot/cmdline.h"
 #include "drivers/console.h"
+#include "sched/balance.h"
 #include "sched/halt_poll.h"
 #include "sched/sched.h"
 #include "vmm/trace.h"
@@ -26,6 +27,10 @@ static const struct option option_table[] = {
      "a vCPU's time slice in microseconds (default 4000)"},
     {"sched_wakeup_granularity_us", OPT_UINT, &sched_params.wakeup_granularity_us, 0, 1000000, 0,
      "how long a running vCPU keeps the CPU before a woken one preempts it (default 1000)"},
+    {"sched_balance", OPT_BOOL, &balance_params.enabled, 0, 0, 0,
+     "move vCPUs between CPUs to even out the load: on or off (default on)"},
+    {"sched_balance_ms", OPT_UINT, &balance_params.ms, 0, 60000, 0,
+     "the periodic balance's interval in ms; 0: four time slices (default 0)"},
     {"halt_poll_ns", OPT_UINT, &halt_poll_params.max_ns, 0, 0xffffffffu, 0,
      "the longest halt poll in ns; 0 turns polling off (default 200000)"},
     {"halt_poll_ns_grow", OPT_UINT, &halt_poll_params.grow, 0, 0xffffffffu, 0,

@@ -23,6 +23,13 @@ bool balance_may_run_on(int pin, int tied_cpu, bool on_cpu, unsigned cpu)
     return tied_cpu < 0 || (unsigned)tied_cpu == cpu;
 }
 
+unsigned balance_lock_order(unsigned a, unsigned b, unsigned order[2])
+{
+    order[0] = a < b ? a : b;
+    order[1] = a < b ? b : a;
+    return a == b ? 1 : 2;
+}
+
 unsigned balance_pull_order(const unsigned *waiting, unsigned ncpus, unsigned self, unsigned *order)
 {
     unsigned n = 0;
@@ -60,19 +67,34 @@ bool balance_pick_cpus(const struct balance_cpu *cpus, unsigned ncpus, unsigned 
     return true;
 }
 
-int balance_pick_vcpu(const struct balance_vcpu *waiting, unsigned n)
+/* The movable waiting vCPU with the least (or most) run time, first on ties; -1 if none. */
+static int pick(const struct balance_move *m, bool most)
 {
     int best = -1;
-    for (unsigned i = 0; i < n; i++)
-        if (waiting[i].movable && (best < 0 || waiting[i].run_cycles < waiting[best].run_cycles))
+    for (unsigned i = 0; i < m->nwaiting; i++) {
+        const struct balance_vcpu *w = &m->waiting[i];
+        if (!w->movable)
+            continue;
+        if (best < 0 || (most ? w->run_cycles > m->waiting[best].run_cycles
+                              : w->run_cycles < m->waiting[best].run_cycles))
             best = (int)i;
+    }
     return best;
 }
 
-bool balance_should_move(unsigned src_load, unsigned dst_load, uint64_t run_cycles,
-                         uint64_t dst_least_run)
+int balance_choose(const struct balance_move *m)
 {
-    if (src_load >= dst_load + 2)
-        return true;
-    return src_load == dst_load + 1 && (dst_load == 0 || run_cycles < dst_least_run);
+    if (m->src_load >= m->dst_load + 2)
+        return pick(m, false);
+    if (m->src_load != m->dst_load + 1)
+        return -1;
+    int p = pick(m, true);
+    if (p < 0 || m->dst_load == 0)
+        return p;
+    /* Everything that would stay behind must have run less than everything on the destination. */
+    uint64_t left_max = m->src_running ? m->src_running_run : 0;
+    for (unsigned i = 0; i < m->nwaiting; i++)
+        if (i != (unsigned)p && m->waiting[i].run_cycles > left_max)
+            left_max = m->waiting[i].run_cycles;
+    return left_max < m->dst_least_run ? p : -1;
 }

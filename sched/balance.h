@@ -10,18 +10,18 @@
  * balance_may_run_on). Loads count vCPUs: for placement, those placed on a
  * CPU; for balancing, those running or waiting there.
  *
- * Periodic balancing (every sched_balance_ms) moves one waiting vCPU from
- * the busiest CPU to the least loaded one: the waiting vCPU with the least
- * accumulated run time, so that N always-runnable vCPUs on M CPUs take
- * turns on the less crowded CPUs and each gets about M/N of a CPU. With
- * loads two or more apart it always moves; one apart, moving only swaps
- * which CPU is crowded, so it moves only when the vCPUs already on the
- * destination have all run longer than the one moved (they are ahead and
- * should now share). tests/unit/test_balance.c simulates the rule: three,
- * four, five, six and seven always-runnable vCPUs on two, three and four
- * CPUs each get within 2% of their share. It is a heuristic, not a proof:
- * in the same simulation five vCPUs on two CPUs leave one at 0.6 of the
- * others' share, so docs/scheduler.md claims only what is measured.
+ * Periodic balancing (every sched_balance_ms) moves at most one waiting
+ * vCPU from the busiest CPU to the least loaded one, so that N
+ * always-runnable vCPUs on M CPUs take turns on the less crowded CPUs and
+ * each gets about M/N of a CPU: the vCPUs furthest behind in accumulated
+ * run time should be the ones on the emptier CPU. With loads two or more
+ * apart, the destination stays the emptier CPU: the waiting vCPU with the
+ * least run time moves there. With loads one apart a move only swaps which
+ * CPU is crowded, and the vCPUs left behind are the ones that gain: so the
+ * waiting vCPU with the most run time moves, and only when everything left
+ * on the busiest CPU has run less than everything on the destination.
+ * tests/unit/test_balance.c simulates the rule: from three vCPUs on two
+ * CPUs to nine on four, each gets within 2% of its share.
  */
 #ifndef POLLUX_SCHED_BALANCE_H
 #define POLLUX_SCHED_BALANCE_H
@@ -45,6 +45,13 @@ int balance_place(const unsigned *placed, const bool *ready, unsigned ncpus);
  * on_cpu: it has not finished leaving the CPU it last ran on.
  */
 bool balance_may_run_on(int pin, int tied_cpu, bool on_cpu, unsigned cpu);
+
+/*
+ * Moving a vCPU takes the run-queue locks of both CPUs, always the lower CPU
+ * index first, so two CPUs moving vCPUs towards each other cannot deadlock.
+ * Fills order[] with the CPUs to lock, in order; returns 1 when a == b.
+ */
+unsigned balance_lock_order(unsigned a, unsigned b, unsigned order[2]);
 
 /*
  * A CPU about to idle: the other CPUs with vCPUs waiting in their queues,
@@ -80,15 +87,17 @@ struct balance_vcpu {
     bool movable;
 };
 
-/* The movable waiting vCPU with the least run time (first on ties), -1 if none. */
-int balance_pick_vcpu(const struct balance_vcpu *waiting, unsigned n);
+/* What the periodic balance sees of the two CPUs balance_pick_cpus chose. */
+struct balance_move {
+    unsigned src_load, dst_load;
+    const struct balance_vcpu *waiting; /* the busiest CPU's waiting vCPUs */
+    unsigned nwaiting;
+    bool src_running;         /* the busiest CPU runs a vCPU ... */
+    uint64_t src_running_run; /* ... which has run this long */
+    uint64_t dst_least_run;   /* the least run time among the destination's vCPUs */
+};
 
-/*
- * Move the chosen vCPU (run_cycles) from a CPU with src_load to one with
- * dst_load, whose vCPUs' least run time is dst_least_run (ignored when it
- * has none)?
- */
-bool balance_should_move(unsigned src_load, unsigned dst_load, uint64_t run_cycles,
-                         uint64_t dst_least_run);
+/* Which waiting vCPU moves (an index into waiting[]), -1 for none; see the top. */
+int balance_choose(const struct balance_move *m);
 
 #endif

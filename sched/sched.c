@@ -10,6 +10,7 @@
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
 #include "drivers/console.h"
+#include "sched/balance.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
 #include "vmm/vcpu.h"
@@ -20,7 +21,10 @@ struct sched_params sched_params = {
     .wakeup_granularity_us = 1000,
 };
 
-/* Lock order: a vCPU's lock before its run queue's, never the reverse. */
+/*
+ * Lock order: a vCPU's lock before its run queue's, never the reverse; two
+ * run queues in CPU-index order (balance_lock_order).
+ */
 struct runqueue {
     struct spinlock lock;
     struct rq_list queue;
@@ -30,12 +34,15 @@ struct runqueue {
     bool wakeup_pending;             /* a woken vCPU waits at the head of the queue */
     bool resched;                    /* the current vCPU must give up the CPU at its next exit */
     bool ready;                      /* the backend is enabled on this CPU */
+    unsigned placed;                 /* vCPUs of live VMs on this CPU: placement's load */
     uint64_t idle_cycles, busy_cycles;
     uint64_t poll_cycles; /* the part of busy_cycles spent halt polling */
 };
 
 static struct runqueue runqueues[MAX_CPUS];
-static unsigned next_placement;
+static uint64_t idle_cpus;    /* bit c: CPU c idles (changed under its queue's lock) */
+static uint64_t next_balance; /* host TSC of the next periodic balance */
+static unsigned balance_start;
 
 static inline struct runqueue *this_rq(void)
 {
@@ -48,7 +55,12 @@ static inline struct vcpu *link_vcpu(struct rq_link *l)
 }
 
 /* sched_params in TSC cycles, converted once at boot (the exit path asks on every exit). */
-static uint64_t slice_cycles, granularity_cycles;
+static uint64_t slice_cycles, granularity_cycles, balance_cycles;
+
+static inline unsigned rq_cpu(const struct runqueue *rq)
+{
+    return (unsigned)(rq - runqueues);
+}
 
 static void timer_irq(struct trap_frame *f)
 {
@@ -73,6 +85,7 @@ int sched_cpu_init(void)
     if (p->cpu == 0) {
         slice_cycles = sched_params.slice_us * tsc_khz / 1000;
         granularity_cycles = sched_params.wakeup_granularity_us * tsc_khz / 1000;
+        balance_cycles = balance_params.ms ? balance_params.ms * tsc_khz : 4 * slice_cycles;
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);
     }
@@ -94,14 +107,26 @@ bool sched_cpu_ready(unsigned cpu)
 
 int sched_place(int pin)
 {
-    if (pin >= 0)
-        return sched_cpu_ready((unsigned)pin) ? pin : -1;
-    for (unsigned tries = 0; tries < cpu_count; tries++) {
-        unsigned cpu = __atomic_fetch_add(&next_placement, 1, __ATOMIC_RELAXED) % cpu_count;
-        if (sched_cpu_ready(cpu))
-            return (int)cpu;
+    int cpu;
+    if (pin >= 0) {
+        cpu = sched_cpu_ready((unsigned)pin) ? pin : -1;
+    } else {
+        unsigned placed[MAX_CPUS];
+        bool ready[MAX_CPUS];
+        for (unsigned c = 0; c < cpu_count; c++) {
+            placed[c] = __atomic_load_n(&runqueues[c].placed, __ATOMIC_RELAXED);
+            ready[c] = runqueues[c].ready;
+        }
+        cpu = balance_place(placed, ready, cpu_count);
     }
-    return -1;
+    if (cpu >= 0)
+        __atomic_add_fetch(&runqueues[cpu].placed, 1, __ATOMIC_RELAXED);
+    return cpu;
+}
+
+void sched_unplace(const struct vcpu *v)
+{
+    __atomic_sub_fetch(&runqueues[v->cpu].placed, 1, __ATOMIC_RELAXED);
 }
 
 unsigned sched_this_cpu(void)
@@ -115,6 +140,13 @@ void sched_kick(unsigned cpu)
         lapic_send_ipi(cpus[cpu]->apic_id, VECTOR_KICK);
 }
 
+/* An idle CPU other than cpu, to pull a vCPU queued behind a busy one; -1 if none. */
+static int idle_cpu_besides(unsigned cpu)
+{
+    uint64_t idle = __atomic_load_n(&idle_cpus, __ATOMIC_ACQUIRE) & ~(1ull << cpu);
+    return idle && balance_params.enabled ? __builtin_ctzll(idle) : -1;
+}
+
 void sched_wake(struct vcpu *v)
 {
     struct runqueue *rq = &runqueues[v->cpu];
@@ -122,7 +154,10 @@ void sched_wake(struct vcpu *v)
     uint64_t flags = spin_lock_irqsave(&rq->lock);
     rq_push_head(&rq->queue, &v->rq_link);
     bool kick = rq->idle;
+    int helper = -1;
     if (rq->current) {
+        /* Its CPU is busy: an idle one takes it at once (idle pull), if it may run there. */
+        helper = v->pin < 0 ? idle_cpu_besides(v->cpu) : -1;
         /* The first woken vCPU shortens the running one's slice: that CPU must re-arm. */
         kick |= !rq->wakeup_pending;
         rq->wakeup_pending = true;
@@ -134,6 +169,8 @@ void sched_wake(struct vcpu *v)
     spin_unlock_irqrestore(&rq->lock, flags);
     if (kick)
         sched_kick(v->cpu);
+    if (helper >= 0)
+        sched_kick((unsigned)helper);
 }
 
 /* Lock-free peek: a vCPU queued after it is followed by a kick of this CPU. */
@@ -203,18 +240,172 @@ void sched_poll(struct vcpu *v, uint64_t deadline)
     rq->poll_cycles += rdtsc() - start;
 }
 
+/* Make v the CPU's current vCPU, with a fresh slice. Queue lock held. */
+static void start_slice(struct runqueue *rq, struct vcpu *v, uint64_t now)
+{
+    rq->current = v;
+    rq->slice_start = now;
+    rq->slice_end = now + slice_cycles;
+    rq->resched = false;
+    rq->wakeup_pending = false;
+}
+
 static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
 {
     struct rq_link *l = rq_pop(&rq->queue);
     if (!l)
         return NULL;
     struct vcpu *v = link_vcpu(l);
-    rq->current = v;
-    rq->slice_start = now;
-    rq->slice_end = now + slice_cycles;
-    rq->resched = false;
-    rq->wakeup_pending = false;
+    start_slice(rq, v, now);
     return v;
+}
+
+static void lock_pair(struct runqueue *a, struct runqueue *b)
+{
+    unsigned order[2];
+    unsigned n = balance_lock_order(rq_cpu(a), rq_cpu(b), order);
+    for (unsigned i = 0; i < n; i++)
+        spin_lock(&runqueues[order[i]].lock);
+}
+
+static void unlock_pair(struct runqueue *a, struct runqueue *b)
+{
+    spin_unlock(&a->lock);
+    if (a != b)
+        spin_unlock(&b->lock);
+}
+
+/* May v, queued on another CPU, run on cpu now? Its queue's lock held. */
+static bool can_take(struct vcpu *v, unsigned cpu)
+{
+    int tied = virt->unload_to_move ? v->loaded_cpu : -1;
+    return balance_may_run_on(v->pin, tied, __atomic_load_n(&v->on_cpu, __ATOMIC_ACQUIRE), cpu);
+}
+
+/*
+ * Move v out of from's queue to CPU to (both queues locked; the caller puts
+ * it in to's queue or runs it). Its wake-ups and kicks go to the new CPU from
+ * now on; its timer follows when it next runs (vcpu_run re-arms it on
+ * v->cpu; one that fires on the old CPU meanwhile only makes an interrupt
+ * pending and re-arms on the new one).
+ */
+static void move_locked(struct vcpu *v, struct runqueue *from, unsigned to)
+{
+    rq_remove(&from->queue, &v->rq_link);
+    if (rq_empty(&from->queue))
+        from->wakeup_pending = false;
+    __atomic_sub_fetch(&from->placed, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&runqueues[to].placed, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&v->cpu, to, __ATOMIC_RELAXED);
+    v->stats.migrations++;
+}
+
+/*
+ * This CPU has nothing to run: take a vCPU waiting in another CPU's queue,
+ * the busiest first, the first in queue order that may run here.
+ */
+static struct vcpu *pull(struct runqueue *rq, uint64_t now)
+{
+    unsigned self = rq_cpu(rq), waiting[MAX_CPUS], order[MAX_CPUS];
+    for (unsigned c = 0; c < cpu_count; c++)
+        waiting[c] = __atomic_load_n(&runqueues[c].queue.count, __ATOMIC_ACQUIRE);
+    unsigned n = balance_pull_order(waiting, cpu_count, self, order);
+    for (unsigned i = 0; i < n; i++) {
+        struct runqueue *src = &runqueues[order[i]];
+        struct vcpu *taken = NULL;
+        lock_pair(rq, src);
+        for (struct rq_link *l = src->queue.head.next; l != &src->queue.head; l = l->next) {
+            struct vcpu *v = link_vcpu(l);
+            if (can_take(v, self)) {
+                move_locked(v, src, self);
+                start_slice(rq, v, now);
+                taken = v;
+                break;
+            }
+        }
+        unlock_pair(rq, src);
+        if (taken)
+            return taken;
+    }
+    return NULL;
+}
+
+static uint64_t run_cycles(const struct vcpu *v, uint64_t now)
+{
+    uint64_t c = v->stats.cycles[VCPU_RUNNING];
+    if (__atomic_load_n(&v->state, __ATOMIC_RELAXED) == VCPU_RUNNING && now > v->state_since)
+        c += now - v->state_since;
+    return c;
+}
+
+static unsigned load(const struct runqueue *rq)
+{
+    return __atomic_load_n(&rq->queue.count, __ATOMIC_ACQUIRE) +
+           (__atomic_load_n(&rq->current, __ATOMIC_ACQUIRE) != NULL);
+}
+
+#define BALANCE_SCAN_MAX 64 /* waiting vCPUs a periodic balance considers on the busiest CPU */
+
+/* Move one waiting vCPU from the busiest CPU to the least loaded one (sched/balance.h). */
+static void balance_locked(struct runqueue *src, struct runqueue *dst, uint64_t now)
+{
+    unsigned to = rq_cpu(dst);
+    uint64_t dst_least = UINT64_MAX;
+    if (dst->current)
+        dst_least = run_cycles(dst->current, now);
+    for (struct rq_link *l = dst->queue.head.next; l != &dst->queue.head; l = l->next) {
+        uint64_t c = run_cycles(link_vcpu(l), now);
+        dst_least = c < dst_least ? c : dst_least;
+    }
+    struct balance_vcpu waiting[BALANCE_SCAN_MAX];
+    struct vcpu *who[BALANCE_SCAN_MAX];
+    unsigned n = 0;
+    for (struct rq_link *l = src->queue.head.next; l != &src->queue.head && n < BALANCE_SCAN_MAX;
+         l = l->next) {
+        struct vcpu *v = link_vcpu(l);
+        waiting[n] =
+            (struct balance_vcpu){run_cycles(v, now), can_take(v, to) && !v->balance_moved};
+        who[n++] = v;
+    }
+    struct balance_move m = {
+        .src_load = src->queue.count + (src->current != NULL),
+        .dst_load = dst->queue.count + (dst->current != NULL),
+        .waiting = waiting,
+        .nwaiting = n,
+        .src_running = src->current != NULL,
+        .src_running_run = src->current ? run_cycles(src->current, now) : 0,
+        .dst_least_run = dst_least,
+    };
+    int pick = balance_choose(&m);
+    if (pick < 0)
+        return;
+    struct vcpu *v = who[pick];
+    move_locked(v, src, to);
+    v->balance_moved = true;
+    rq_push_tail(&dst->queue, &v->rq_link);
+}
+
+static void periodic_balance(uint64_t now)
+{
+    uint64_t due = __atomic_load_n(&next_balance, __ATOMIC_RELAXED);
+    if (now < due || !__atomic_compare_exchange_n(&next_balance, &due, now + balance_cycles, false,
+                                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
+    struct balance_cpu cpus[MAX_CPUS];
+    for (unsigned c = 0; c < cpu_count; c++)
+        cpus[c] = (struct balance_cpu){load(&runqueues[c]), runqueues[c].ready};
+    unsigned src, dst;
+    if (!balance_pick_cpus(cpus, cpu_count, balance_start++, &src, &dst))
+        return;
+    struct runqueue *s = &runqueues[src], *d = &runqueues[dst];
+    lock_pair(s, d);
+    unsigned queued = d->queue.count;
+    balance_locked(s, d, now);
+    /* Its current vCPU may be timing no slice, or it idles: make it look at its queue. */
+    bool kick = d->queue.count != queued;
+    unlock_pair(s, d);
+    if (kick)
+        sched_kick(dst);
 }
 
 static void idle(struct runqueue *rq)
@@ -227,6 +418,7 @@ static void idle(struct runqueue *rq)
     rq->idle_cycles += rdtsc() - t0;
     spin_lock(&rq->lock);
     rq->idle = false;
+    __atomic_and_fetch(&idle_cpus, ~(1ull << rq_cpu(rq)), __ATOMIC_RELEASE);
     spin_unlock(&rq->lock);
 }
 
@@ -240,17 +432,26 @@ static void run_one(struct runqueue *rq, struct vcpu *v, uint64_t now)
     }
     spin_unlock(&v->lock);
     if (runnable) {
+        v->loaded_cpu = (int)rq_cpu(rq);
+        v->balance_moved = false;
         enum run_result r = vcpu_run(v);
         uint64_t end = rdtsc();
         rq->busy_cycles += end - now;
-        if (r == RUN_STOPPED || r == RUN_OFF)
-            virt->vcpu_unload(v); /* it may next run elsewhere, or its VM be freed */
+        /*
+         * Unloaded before it can be seen off this CPU (on_cpu below): it may
+         * next run elsewhere, or its VM be freed. A pinned vCPU keeps its
+         * context loaded: it comes back here.
+         */
+        if (r == RUN_STOPPED || r == RUN_OFF || (v->pin < 0 && virt->unload_to_move)) {
+            virt->vcpu_unload(v);
+            v->loaded_cpu = -1;
+        }
         if (r == RUN_STOPPED) {
             vcpu_retire(v);
         } else {
             bool retire = false;
             spin_lock(&v->lock);
-            v->on_cpu = false;
+            __atomic_store_n(&v->on_cpu, false, __ATOMIC_RELEASE);
             if (r == RUN_PREEMPTED) {
                 vcpu_set_state(v, VCPU_RUNNABLE, end);
                 spin_lock(&rq->lock);
@@ -283,19 +484,29 @@ void sched_run(bool (*done)(void))
     for (;;) {
         uint64_t now = rdtsc();
         timers_run_expired(now);
+        if (balance_params.enabled)
+            periodic_balance(now);
         spin_lock(&rq->lock);
         struct vcpu *v = pick_next(rq, now);
+        spin_unlock(&rq->lock);
+        if (!v && balance_params.enabled)
+            v = pull(rq, now);
         if (!v) {
-            if (done && done()) {
+            spin_lock(&rq->lock);
+            bool queued = !rq_empty(&rq->queue);
+            if (!queued && done && done()) {
                 spin_unlock(&rq->lock);
                 return;
             }
-            rq->idle = true;
+            if (!queued) {
+                rq->idle = true;
+                __atomic_or_fetch(&idle_cpus, 1ull << rq_cpu(rq), __ATOMIC_RELEASE);
+            }
             spin_unlock(&rq->lock);
-            idle(rq);
+            if (!queued)
+                idle(rq);
             continue;
         }
-        spin_unlock(&rq->lock);
         run_one(rq, v, now);
     }
 }

@@ -1,14 +1,16 @@
 /*
  * The vCPU scheduler: per-CPU run queues, time slices, blocking and waking.
  *
- * Each host CPU runs the vCPUs placed on it (sched_place: round robin, or
- * the VM's pin= list), first come first served, for a time slice each
- * (sched_slice_us). A slice ends early when the vCPU halts with nothing to
- * deliver (it blocks) or its VM stops. A slice is enforced by the VMX
- * preemption timer where the backend has one, else by the host local APIC
- * timer with physical interrupts intercepted, so even a guest spinning with
- * interrupts off is preempted. When the slice ends and nobody else waits,
- * the vCPU simply goes on.
+ * Each host CPU runs the vCPUs queued on it, first come first served, for a
+ * time slice each (sched_slice_us). A new vCPU is placed on the least
+ * loaded CPU, or the one its VM's pin= names. vCPUs move between CPUs
+ * (sched/balance.h): a CPU about to idle takes one waiting elsewhere, a
+ * periodic balance evens the queues out, and a directed yield runs a
+ * preempted vCPU on its spinning sibling's CPU; a pinned vCPU never moves. A slice ends early when
+ * the vCPU halts with nothing to deliver (it blocks) or its VM stops. A slice is enforced by the
+ * VMX preemption timer where the backend has one, else by the host local APIC timer with physical
+ * interrupts intercepted, so even a guest spinning with interrupts off is preempted. When the slice
+ * ends and nobody else waits, the vCPU simply goes on.
  *
  * Wake-up preemption rule: a vCPU woken from a halt goes to the head of its
  * CPU's queue (it has been waiting, like a sleeper in CFS). If that CPU is
@@ -38,8 +40,10 @@ extern struct sched_params sched_params;
 int sched_cpu_init(void);
 bool sched_cpu_ready(unsigned cpu);
 
-/* The host CPU for a new vCPU: pin (if >= 0) or the next CPU round robin. -1 if none. */
+/* The host CPU for a new vCPU: pin (if >= 0) or the least loaded one. -1 if none. */
 int sched_place(int pin);
+/* A placed vCPU's VM is gone: it no longer loads its CPU. */
+void sched_unplace(const struct vcpu *v);
 
 /* A vCPU that just became RUNNABLE (its lock held): queue it and kick per the rule above. */
 void sched_wake(struct vcpu *v);

@@ -58,6 +58,7 @@ struct vcpu_stats {
     uint64_t halt_poll_fail_hist[HALT_HIST_BUCKETS];
     uint64_t halt_wait_hist[HALT_HIST_BUCKETS];
     uint64_t halt_attempted_poll_optout; /* polls while the guest had opted out: a pollux bug */
+    uint64_t migrations;                 /* moves to another host CPU */
 };
 
 /* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu_events.c). */
@@ -79,7 +80,15 @@ struct vcpu {
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
     void *arch;              /* vendor context: VMCB or VMCS */
-    unsigned cpu;            /* host CPU it is placed on */
+    /*
+     * The host CPU it is on: it runs, polls or waits there, and wake-ups,
+     * kicks and its timer go there. Changed only while it is off every CPU,
+     * under the run-queue locks of both CPUs (sched/sched.c).
+     */
+    unsigned cpu;
+    int pin;                /* pin=: the only CPU it may run on, -1 if any */
+    int loaded_cpu;         /* the CPU its vendor context was last active on, -1 once unloaded */
+    bool balance_moved;     /* balancing moved it and it has not run since */
     struct rq_link rq_link;
     /*
      * lock protects state, lapic and the pending events below: an event is

@@ -49,6 +49,7 @@ static void vm_free(struct vm *vm)
         struct vcpu *v = vm->vcpus[i];
         if (!v)
             continue;
+        sched_unplace(v);
         if (virt)
             virt->vcpu_destroy(v);
         fpu_state_free(&v->fpu);
@@ -140,22 +141,26 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     vuart_init(&vm->uart, vm->cfg.name);
     fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
     for (unsigned i = 0; i < vm->cfg.vcpus; i++) {
-        int cpu = sched_place(i < vm->cfg.npins ? (int)vm->cfg.pins[i] : -1);
-        if (cpu < 0) {
-            snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)",
-                     vm->cfg.pins[i], vm->cfg.pins[i], cpu_count);
-            reject(name, err);
-            goto fail;
-        }
         struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
         if (!v) {
             reject(name, "out of memory for the vCPUs");
+            goto fail;
+        }
+        int pin = i < vm->cfg.npins ? (int)vm->cfg.pins[i] : -1;
+        int cpu = sched_place(pin);
+        if (cpu < 0) {
+            pmm_free(&host_pmm, (uint64_t)v, (sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
+            snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)",
+                     vm->cfg.pins[i], vm->cfg.pins[i], cpu_count);
+            reject(name, err);
             goto fail;
         }
         vm->vcpus[vm->nvcpus++] = v;
         v->vm = vm;
         v->id = i;
         v->cpu = (unsigned)cpu;
+        v->pin = pin;
+        v->loaded_cpu = -1;
         if (fpu_state_init(&v->fpu) || virt->vcpu_create(v)) {
             reject(name, "out of memory for the vCPUs");
             goto fail;

@@ -142,6 +142,13 @@ struct virt_ops {
     void (*vcpu_reset_real)(struct vcpu *v, uint8_t sipi_vector);
     /* v will run on another host CPU next: drop what ties it to this one. */
     void (*vcpu_unload)(struct vcpu *v);
+    /*
+     * A vCPU's context stays active on the CPU it last ran on until
+     * vcpu_unload there (VMX: only that CPU can VMCLEAR its VMCS), so one
+     * that may move is unloaded whenever it leaves its CPU. False: nothing
+     * ties it (SVM notices the move itself: a new ASID, a TLB flush).
+     */
+    bool unload_to_move;
 };
 
 extern const struct virt_ops *virt;

@@ -59,6 +59,20 @@ static void test_tied_context_and_leaving(void **state)
     assert_false(balance_may_run_on(-1, -1, true, 1)); /* still leaving its last CPU */
 }
 
+static void test_lock_order_lower_cpu_first(void **state)
+{
+    (void)state;
+    unsigned order[2];
+    assert_int_equal(balance_lock_order(3, 1, order), 2);
+    assert_int_equal(order[0], 1);
+    assert_int_equal(order[1], 3);
+    assert_int_equal(balance_lock_order(1, 3, order), 2);
+    assert_int_equal(order[0], 1);
+    assert_int_equal(order[1], 3);
+    assert_int_equal(balance_lock_order(2, 2, order), 1);
+    assert_int_equal(order[0], 2);
+}
+
 static void test_pull_order_busiest_first(void **state)
 {
     (void)state;
@@ -97,77 +111,149 @@ static void test_pick_cpus(void **state)
     assert_int_equal(dst, 3);
 }
 
-static void test_pick_vcpu_least_run_movable(void **state)
+static struct balance_move move_view(unsigned src_load, unsigned dst_load,
+                                     const struct balance_vcpu *w, unsigned n, uint64_t dst_least)
+{
+    return (struct balance_move){src_load, dst_load, w, n, false, 0, dst_least};
+}
+
+/* Loads two or more apart: the waiting vCPU furthest behind goes to the emptier CPU. */
+static void test_choose_least_run_when_far_apart(void **state)
 {
     (void)state;
     struct balance_vcpu w[4] = {{500, true}, {100, false}, {300, true}, {300, true}};
-    assert_int_equal(balance_pick_vcpu(w, 4), 2); /* 1 is pinned: never */
+    struct balance_move m = move_view(4, 1, w, 4, 0);
+    assert_int_equal(balance_choose(&m), 2); /* 1 is pinned elsewhere: never */
+    m = move_view(4, 2, w, 4, 0);
+    assert_int_equal(balance_choose(&m), 2);
     w[0].movable = w[2].movable = w[3].movable = false;
-    assert_int_equal(balance_pick_vcpu(w, 4), -1);
-}
-
-static void test_should_move(void **state)
-{
-    (void)state;
-    assert_true(balance_should_move(3, 1, 900, 100)); /* two apart: always */
-    assert_true(balance_should_move(2, 0, 900, 0));
-    assert_true(balance_should_move(2, 1, 100, 900)); /* one apart: the destination is ahead */
-    assert_false(balance_should_move(2, 1, 900, 100));
-    assert_false(balance_should_move(2, 1, 500, 500));
-    assert_false(balance_should_move(2, 2, 0, 900)); /* balanced */
+    assert_int_equal(balance_choose(&m), -1);
 }
 
 /*
- * nv always-runnable vCPUs on nc CPUs, in slices of one unit: each CPU runs
- * the head of its queue, which then goes to the tail (the scheduler's round
- * robin); every `period` slices one balance moves at most one vCPU, as
- * sched/sched.c does: the vCPU that ran last on a CPU is its running one,
- * the others wait. Returns each vCPU's run time in run[].
+ * Loads one apart: the vCPU most ahead moves, so the ones left with the
+ * emptier CPU are those behind, and only if they are behind everything on
+ * the destination.
  */
-#define SIM_MAX 8
+static void test_choose_most_run_when_one_apart(void **state)
+{
+    (void)state;
+    struct balance_vcpu w[2] = {{100, true}, {400, true}};
+    struct balance_move m = move_view(2, 1, w, 2, 900);
+    assert_int_equal(balance_choose(&m), 1); /* 100 stays: behind the destination's 900 */
+    m.dst_least_run = 100;
+    assert_int_equal(balance_choose(&m), -1); /* the one left is not behind: no move */
+    m.dst_least_run = 50;
+    assert_int_equal(balance_choose(&m), -1);
+    /* The running vCPU stays behind too, and counts. */
+    struct balance_vcpu one[1] = {{400, true}};
+    m = move_view(2, 1, one, 1, 900);
+    m.src_running = true;
+    m.src_running_run = 950;
+    assert_int_equal(balance_choose(&m), -1);
+    m.src_running_run = 800;
+    assert_int_equal(balance_choose(&m), 0);
+    /* A pinned waiting vCPU cannot move, but stays behind and counts. */
+    struct balance_vcpu pinned[2] = {{950, false}, {400, true}};
+    m = move_view(2, 1, pinned, 2, 900);
+    assert_int_equal(balance_choose(&m), -1);
+    /* An empty destination takes the one waiting vCPU. */
+    m = move_view(1, 0, one, 1, 0);
+    assert_int_equal(balance_choose(&m), 0);
+}
+
+static void test_choose_balanced_never_moves(void **state)
+{
+    (void)state;
+    struct balance_vcpu w[2] = {{0, true}, {0, true}};
+    struct balance_move m = move_view(2, 2, w, 2, 1000);
+    assert_int_equal(balance_choose(&m), -1);
+}
+
+/*
+ * nv always-runnable vCPUs on nc CPUs, in slices of one unit, as
+ * sched/sched.c runs them: each CPU runs its current vCPU; when others wait
+ * at the end of the slice it goes to the tail of the queue and the head
+ * runs next, a lone vCPU just goes on. The periodic balance runs when a CPU
+ * changes vCPUs and `period` slices have passed since the last one.
+ * Returns each vCPU's run time in run[].
+ */
+#define SIM_MAX 12
+
+struct sim {
+    unsigned queue[SIM_MAX][SIM_MAX], len[SIM_MAX];
+    int current[SIM_MAX];
+    bool moved[SIM_MAX];
+    uint64_t run[SIM_MAX];
+};
+
+static unsigned sim_load(const struct sim *s, unsigned c)
+{
+    return s->len[c] + (s->current[c] >= 0);
+}
+
+static void sim_balance(struct sim *s, unsigned nc, unsigned start)
+{
+    struct balance_cpu cpus[SIM_MAX];
+    for (unsigned c = 0; c < nc; c++)
+        cpus[c] = (struct balance_cpu){sim_load(s, c), true};
+    unsigned src, dst;
+    if (!balance_pick_cpus(cpus, nc, start, &src, &dst))
+        return;
+    uint64_t dst_least = UINT64_MAX;
+    for (unsigned i = 0; i < s->len[dst]; i++)
+        dst_least = s->run[s->queue[dst][i]] < dst_least ? s->run[s->queue[dst][i]] : dst_least;
+    if (s->current[dst] >= 0 && s->run[s->current[dst]] < dst_least)
+        dst_least = s->run[s->current[dst]];
+    struct balance_vcpu w[SIM_MAX];
+    for (unsigned i = 0; i < s->len[src]; i++)
+        w[i] = (struct balance_vcpu){s->run[s->queue[src][i]], !s->moved[s->queue[src][i]]};
+    struct balance_move m = {
+        cpus[src].load, cpus[dst].load,       w,
+        s->len[src],    s->current[src] >= 0, s->current[src] >= 0 ? s->run[s->current[src]] : 0,
+        dst_least};
+    int pick = balance_choose(&m);
+    if (pick < 0)
+        return;
+    unsigned v = s->queue[src][pick];
+    memmove(&s->queue[src][pick], &s->queue[src][pick + 1],
+            (s->len[src] - (unsigned)pick - 1) * sizeof(unsigned));
+    s->len[src]--;
+    s->queue[dst][s->len[dst]++] = v;
+    s->moved[v] = true;
+}
 
 static void simulate(unsigned nv, unsigned nc, bool balance, unsigned slices, uint64_t *run)
 {
-    unsigned queue[SIM_MAX][SIM_MAX], len[SIM_MAX] = {0};
-    bool moved[SIM_MAX] = {false};
-    for (unsigned v = 0; v < nv; v++) {
-        queue[v % nc][len[v % nc]++] = v; /* placement alternates */
-        run[v] = 0;
-    }
-    for (unsigned t = 1, start = 0; t <= slices; t++) {
+    struct sim s;
+    memset(&s, 0, sizeof(s));
+    for (unsigned c = 0; c < nc; c++)
+        s.current[c] = -1;
+    for (unsigned v = 0; v < nv; v++)
+        s.queue[v % nc][s.len[v % nc]++] = v; /* placement alternates */
+    unsigned next_balance = 4, start = 0;
+    for (unsigned t = 0; t < slices; t++) {
         for (unsigned c = 0; c < nc; c++) {
-            if (!len[c])
-                continue;
-            unsigned v = queue[c][0];
-            memmove(&queue[c][0], &queue[c][1], (len[c] - 1) * sizeof(unsigned));
-            queue[c][len[c] - 1] = v;
-            run[v]++;
-            moved[v] = false;
+            if (s.current[c] < 0 && s.len[c]) {
+                s.current[c] = (int)s.queue[c][0];
+                memmove(&s.queue[c][0], &s.queue[c][1], --s.len[c] * sizeof(unsigned));
+                s.moved[s.current[c]] = false;
+            }
+            if (s.current[c] >= 0)
+                s.run[s.current[c]]++;
         }
-        if (!balance || t % 4)
-            continue;
-        struct balance_cpu cpus[SIM_MAX];
-        for (unsigned c = 0; c < nc; c++)
-            cpus[c] = (struct balance_cpu){len[c], true};
-        unsigned src, dst;
-        if (!balance_pick_cpus(cpus, nc, start++, &src, &dst))
-            continue;
-        uint64_t dst_least = UINT64_MAX;
-        for (unsigned i = 0; i < len[dst]; i++)
-            if (run[queue[dst][i]] < dst_least)
-                dst_least = run[queue[dst][i]];
-        struct balance_vcpu w[SIM_MAX];
-        for (unsigned i = 0; i + 1 < len[src]; i++) /* the last one is running */
-            w[i] = (struct balance_vcpu){run[queue[src][i]], !moved[queue[src][i]]};
-        int pick = balance_pick_vcpu(w, len[src] - 1);
-        if (pick < 0 || !balance_should_move(len[src], len[dst], w[pick].run_cycles, dst_least))
-            continue;
-        unsigned v = queue[src][pick];
-        memmove(&queue[src][pick], &queue[src][pick + 1], (len[src] - pick - 1) * sizeof(unsigned));
-        len[src]--;
-        queue[dst][len[dst]++] = v;
-        moved[v] = true;
+        for (unsigned c = 0; c < nc; c++) {
+            if (s.current[c] < 0 || !s.len[c])
+                continue;
+            s.queue[c][s.len[c]++] = (unsigned)s.current[c];
+            s.current[c] = -1;
+            if (balance && t + 1 >= next_balance) {
+                next_balance = t + 1 + 4;
+                sim_balance(&s, nc, start++);
+            }
+        }
     }
+    memcpy(run, s.run, nv * sizeof(uint64_t));
 }
 
 static void assert_fair(unsigned nv, unsigned nc, unsigned slices, unsigned percent)
@@ -187,11 +273,10 @@ static void assert_fair(unsigned nv, unsigned nc, unsigned slices, unsigned perc
 static void test_always_runnable_share_fairly(void **state)
 {
     (void)state;
-    assert_fair(3, 2, 1200, 2);
-    assert_fair(4, 3, 1200, 2);
-    assert_fair(5, 3, 1200, 2);
-    assert_fair(6, 4, 1200, 2);
-    assert_fair(7, 4, 1200, 2);
+    const unsigned cases[][2] = {{3, 2}, {5, 2}, {7, 2}, {4, 3}, {5, 3},
+                                 {7, 3}, {5, 4}, {6, 4}, {7, 4}, {9, 4}};
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_fair(cases[i][0], cases[i][1], 2400, 2);
 }
 
 /* Without balancing, the vCPU alone on its CPU runs twice as much as the two sharing one. */
@@ -212,10 +297,12 @@ int main(void)
         cmocka_unit_test(test_place_alternates),
         cmocka_unit_test(test_pinned_never_moves),
         cmocka_unit_test(test_tied_context_and_leaving),
+        cmocka_unit_test(test_lock_order_lower_cpu_first),
         cmocka_unit_test(test_pull_order_busiest_first),
         cmocka_unit_test(test_pick_cpus),
-        cmocka_unit_test(test_pick_vcpu_least_run_movable),
-        cmocka_unit_test(test_should_move),
+        cmocka_unit_test(test_choose_least_run_when_far_apart),
+        cmocka_unit_test(test_choose_most_run_when_one_apart),
+        cmocka_unit_test(test_choose_balanced_never_moves),
         cmocka_unit_test(test_always_runnable_share_fairly),
         cmocka_unit_test(test_no_balance_lone_vcpu_runs_twice),
     };

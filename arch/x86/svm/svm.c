@@ -566,4 +566,5 @@ const struct virt_ops svm_ops = {
     .set_nmi_window = svm_set_nmi_window,
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
+    .unload_to_move = false,
 };

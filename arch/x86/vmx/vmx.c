@@ -1274,4 +1274,5 @@ const struct virt_ops vmx_ops = {
     .set_nmi_window = vmx_set_nmi_window,
     .vcpu_reset_real = vmx_vcpu_reset_real,
     .vcpu_unload = vmx_vcpu_unload,
+    .unload_to_move = true,
 };
