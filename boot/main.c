@@ -22,6 +22,7 @@
 #include "drivers/power.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "vmm/pause.h"
 #include "vmm/vmm.h"
 
 #define MB2_INFO_MAX (1u << 20)
@@ -115,6 +116,8 @@ static void report_boot(void)
     json_u64(&j, "mem_free_mb", host_pmm.nfree * PAGE_SIZE >> 20);
     json_u64(&j, "modules", boot_info.mod_count);
     json_u64(&j, "protocol", (uint64_t)boot_info.protocol);
+    json_str(&j, "spin_detector", spin_detector_name(pause_detector()));
+    json_bool(&j, "pause_backstop", pause_backstop());
     json_object(&j, "features");
     json_bool(&j, "x2apic", virt_features.x2apic);
     json_bool(&j, "tsc_deadline", virt_features.tsc_deadline);
@@ -213,6 +216,7 @@ void kernel_main(uint32_t magic, uint32_t info)
 
     fpu_cpu_init();
     sched_cpu_init();
+    pause_setup();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
     report_boot();
 

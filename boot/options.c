@@ -6,6 +6,8 @@
 #include "sched/balance.h"
 #include "sched/halt_poll.h"
 #include "sched/sched.h"
+#include "sched/spin.h"
+#include "sched/yield.h"
 #include "vmm/trace.h"
 
 static const char *const halt_poll_modes[] = {
@@ -41,8 +43,36 @@ static const struct option option_table[] = {
      "divisor a poll window shrinks by; 0: back to 0 at once (default 2)"},
     {"halt_poll_mode", OPT_ENUM, &halt_poll_params.mode, 0, 0, halt_poll_modes,
      "adaptive (KVM's rules), fixed (always the maximum) or predict (default adaptive)"},
+    {"ple", OPT_BOOL, &spin_params.enabled, 0, 0, 0,
+     "spin detection from PAUSE exits (PLE, pause filter, software): on or off (default on)"},
+    {"ple_gap", OPT_UINT, &spin_params.ple.gap, 1, 0xffffffffu, 0,
+     "VMX: most TSC cycles between two PAUSEs of one loop (default 128)"},
+    {"ple_window", OPT_UINT, &spin_params.ple.base, 1, 0xffffffffu, 0,
+     "VMX: TSC cycles of PAUSE loop before an exit, initially (default 4096)"},
+    {"ple_window_grow", OPT_UINT, &spin_params.ple.grow, 0, 0xffffffffu, 0,
+     "VMX: window growth per exit, a factor below ple_window, else added; 0 resets (default 2)"},
+    {"ple_window_shrink", OPT_UINT, &spin_params.ple.shrink, 0, 0xffffffffu, 0,
+     "VMX: window shrink when scheduled in, as grow; 0 resets to ple_window (default 0)"},
+    {"ple_window_max", OPT_UINT, &spin_params.ple.max, 1, 0xffffffffu, 0,
+     "VMX: the largest window (default 4294967295)"},
+    {"pause_filter_count", OPT_UINT, &spin_params.pause_filter.base, 1, 0xffff, 0,
+     "SVM: PAUSEs before an exit, initially (default 3000)"},
+    {"pause_filter_thresh", OPT_UINT, &spin_params.pause_filter.gap, 0, 0xffff, 0,
+     "SVM: most cycles between two counted PAUSEs, where the CPU has it (default 128)"},
+    {"pause_filter_count_grow", OPT_UINT, &spin_params.pause_filter.grow, 0, 0xffffffffu, 0,
+     "SVM: count growth per exit, as ple_window_grow (default 2)"},
+    {"pause_filter_count_shrink", OPT_UINT, &spin_params.pause_filter.shrink, 0, 0xffffffffu, 0,
+     "SVM: count shrink when scheduled in, as ple_window_shrink (default 0)"},
+    {"pause_filter_count_max", OPT_UINT, &spin_params.pause_filter.max, 1, 0xffff, 0,
+     "SVM: the largest count (default 65535)"},
+    {"spin_sw_threshold", OPT_UINT, &spin_params.sw_threshold, 1, 1000000, 0,
+     "software detector: PAUSE exits that make a spin (default 8)"},
+    {"spin_sw_window_us", OPT_UINT, &spin_params.sw_window_us, 1, 1000000, 0,
+     "software detector: ... within this many us (default 1000)"},
+    {"yield_pivot", OPT_ENUM, &yield_pivot, 0, 0, yield_pivot_names,
+     "where a directed yield's scan starts: vcpu_id, last_boosted or none (default vcpu_id)"},
     {"trace", OPT_FLAGS, &trace_mask, 0, 0, trace_names,
-     "comma-separated traces to print: halt_poll (default none)"},
+     "comma-separated traces to print: halt_poll, ple (default none)"},
     {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 3, 0,
      "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic (default 0)"},
 };

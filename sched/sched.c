@@ -13,6 +13,8 @@
 #include "sched/balance.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
+#include "sched/yield.h"
+#include "vmm/trace.h"
 #include "vmm/vcpu.h"
 #include "vmm/vmm.h"
 
@@ -29,6 +31,7 @@ struct runqueue {
     struct spinlock lock;
     struct rq_list queue;
     struct vcpu *current;
+    struct vcpu *handoff;            /* a directed yield's target: runs next, in no queue */
     uint64_t slice_start, slice_end; /* host TSC */
     bool idle;                       /* halted in sched_run waiting for work */
     bool wakeup_pending;             /* a woken vCPU waits at the head of the queue */
@@ -252,6 +255,16 @@ static void start_slice(struct runqueue *rq, struct vcpu *v, uint64_t now)
 
 static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
 {
+    struct vcpu *target = rq->handoff;
+    if (target) {
+        /* The rest of the spinner's slice, but at least the wake-up granularity. */
+        rq->handoff = NULL;
+        rq->current = target;
+        rq->resched = false;
+        if (rq->slice_end < now + granularity_cycles)
+            rq->slice_end = now + granularity_cycles;
+        return target;
+    }
     struct rq_link *l = rq_pop(&rq->queue);
     if (!l)
         return NULL;
@@ -328,6 +341,92 @@ static struct vcpu *pull(struct runqueue *rq, uint64_t now)
             return taken;
     }
     return NULL;
+}
+
+/* A directed yield in progress on this CPU: the spinner's VM. */
+struct yield_ctx {
+    struct vm *vm;
+    struct runqueue *rq;
+};
+
+static void yield_look(void *p, unsigned index, struct yield_candidate *c)
+{
+    struct yield_ctx *ctx = p;
+    struct vcpu *t = ctx->vm->vcpus[index];
+    enum vcpu_state st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+    *c = (struct yield_candidate){
+        .on_cpu = st == VCPU_RUNNING || st == VCPU_POLLING,
+        /* Not runnable at all: halted, waiting for a startup IPI, stopped. */
+        .halted = st != VCPU_RUNNING && st != VCPU_POLLING && st != VCPU_RUNNABLE,
+        .irq_pending = t->nmi_pending || vlapic_highest_pending(&t->lapic) >= 0,
+        .preempted_in_user = t->spin.preempted_in_user,
+        .pinned_elsewhere = t->pin >= 0 && (unsigned)t->pin != rq_cpu(ctx->rq),
+        .spin = &t->spin.loop,
+    };
+}
+
+/* Take the target out of whatever queue holds it: it runs next here (pick_next). */
+static enum yield_take yield_take(void *p, unsigned index)
+{
+    struct yield_ctx *ctx = p;
+    struct vcpu *t = ctx->vm->vcpus[index];
+    unsigned here = rq_cpu(ctx->rq), from = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
+    struct runqueue *src = &runqueues[from];
+    lock_pair(ctx->rq, src);
+    /* Still where it was seen, waiting in its queue, and free to come. */
+    bool ok = t->cpu == from && t->rq_link.queued && can_take(t, here);
+    if (ok) {
+        if (from != here) {
+            move_locked(t, src, here);
+        } else {
+            rq_remove(&src->queue, &t->rq_link);
+            if (rq_empty(&src->queue))
+                src->wakeup_pending = false;
+        }
+        ctx->rq->handoff = t;
+    }
+    unlock_pair(ctx->rq, src);
+    return ok ? YIELD_TAKEN : YIELD_RACED;
+}
+
+bool sched_on_spin(struct vcpu *v)
+{
+    struct vm *vm = v->vm;
+    struct runqueue *rq = this_rq();
+    struct vcpu_stats *st = &v->stats;
+    struct guest_mode m;
+    virt->get_mode(v, &m);
+    yield_spin_begin(&v->spin.loop);
+    struct yield_ctx ctx = {vm, rq};
+    struct yield_source src = {yield_look, yield_take, &ctx};
+    struct yield_outcome out;
+    unsigned last = __atomic_load_n(&vm->last_boosted, __ATOMIC_RELAXED);
+    enum yield_pivot pivot = (enum yield_pivot)yield_pivot;
+    yield_scan(&src, vm->nvcpus, v->id, pivot, m.cpl == 0, &last, &out);
+    unsigned skipped = 0;
+    for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++) {
+        st->directed_yield_skipped[i] += out.skipped[i];
+        skipped += out.skipped[i];
+    }
+    st->directed_yield_attempted += pivot != YIELD_PIVOT_NONE;
+    st->directed_yield_failed_tries += out.failed_tries;
+    st->directed_yield_gave_up += out.gave_up;
+    enum trace_ple decision;
+    if (out.target >= 0) {
+        __atomic_store_n(&vm->last_boosted, last, __ATOMIC_RELAXED);
+        st->directed_yield_successful++;
+        decision = TRACE_YIELD_BOOSTED;
+    } else if (!queue_empty(rq)) {
+        st->spin_slice_yields++;
+        decision = TRACE_YIELD_SLICE;
+    } else {
+        yield_spin_end(&v->spin.loop); /* it keeps running: no longer a preempted spinner */
+        decision = TRACE_YIELD_KEPT_CPU;
+    }
+    if (trace_on(TRACE_PLE))
+        trace_record(vm, TRACE_PLE, v->id, decision, (uint64_t)(out.target + 1),
+                     trace_yield_pack(pivot, skipped, out.failed_tries, out.gave_up));
+    return decision != TRACE_YIELD_KEPT_CPU;
 }
 
 static uint64_t run_cycles(const struct vcpu *v, uint64_t now)

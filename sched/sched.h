@@ -63,6 +63,16 @@ void sched_prepare_entry(struct vcpu *v);
 bool sched_should_yield(void);
 
 /*
+ * From the vCPU loop: v was caught spinning (vmm/pause.c). Directed yield
+ * (sched/yield.h): a sibling preempted while it could run is taken from
+ * whatever queue holds it and runs next on this CPU, in the rest of v's
+ * slice (at least sched_wakeup_granularity_us). Without one, v gives up the
+ * rest of its slice if another vCPU waits for this CPU. True: v must leave
+ * the CPU now (back to the tail of its queue).
+ */
+bool sched_on_spin(struct vcpu *v);
+
+/*
  * Halt polling, on v's CPU with interrupts off: spin with PAUSE, taking host
  * interrupts (timers, kicks) between spins, until v leaves the POLLING state
  * (a wake-up came), the host TSC reaches deadline, or another vCPU waits for

@@ -1,6 +1,15 @@
 #include "sched/yield.h"
 
+#include <stddef.h>
+
 unsigned yield_pivot = YIELD_PIVOT_VCPU_ID;
+
+const char *const yield_pivot_names[] = {
+    [YIELD_PIVOT_VCPU_ID] = "vcpu_id",
+    [YIELD_PIVOT_LAST_BOOSTED] = "last_boosted",
+    [YIELD_PIVOT_NONE] = "none",
+    NULL,
+};
 
 unsigned yield_first(enum yield_pivot pivot, unsigned me, unsigned last_boosted, unsigned n)
 {

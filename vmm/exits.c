@@ -14,6 +14,7 @@
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
 #include "vmm/msr.h"
+#include "vmm/pause.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 
@@ -54,6 +55,12 @@ static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
     v->regs.rcx = r.ecx;
     v->regs.rdx = r.edx;
     vcpu_skip_instruction(v, e);
+}
+
+static void handle_pause(struct vcpu *v, const struct exit_record *e)
+{
+    vcpu_skip_instruction(v, e);
+    pause_exit(v);
 }
 
 static void handle_hlt(struct vcpu *v, const struct exit_record *e)
@@ -186,7 +193,7 @@ static const exit_handler handlers[EXIT_REASON_COUNT] = {
     [EXIT_NONE] = handle_nothing,
     [EXIT_CPUID] = handle_cpuid,
     [EXIT_HLT] = handle_hlt,
-    [EXIT_PAUSE] = handle_skip,
+    [EXIT_PAUSE] = handle_pause,
     [EXIT_IO] = handle_io,
     [EXIT_MSR_READ] = handle_msr_read,
     [EXIT_MSR_WRITE] = handle_msr_write,

@@ -4,11 +4,41 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "lib/format.h"
+#include "sched/yield.h"
 #include "vmm/vm.h"
 
 const char *const trace_names[TRACE_KIND_COUNT + 1] = {
     [TRACE_HALT_POLL] = "halt_poll",
+    [TRACE_PLE] = "ple",
 };
+
+static void format_ple(const struct trace_record *r, const char *vm_name, char *buf, size_t len)
+{
+    unsigned long long ns = (unsigned long long)r->ns;
+    if (r->flag == TRACE_PLE_GROW || r->flag == TRACE_PLE_SHRINK) {
+        /* KVM's kvm_ple_window_update tracepoint. */
+        snprintf(buf, len, "%llu: %s: kvm_ple_window_update: vcpu %u old %llu new %llu (%s)", ns,
+                 vm_name, r->vcpu, (unsigned long long)r->arg[1], (unsigned long long)r->arg[0],
+                 r->flag == TRACE_PLE_GROW ? "grow" : "shrink");
+        return;
+    }
+    uint64_t a = r->arg[1];
+    unsigned pivot = (unsigned)(a >> 40) % 3 /* enum yield_pivot */,
+             failed = (unsigned)(a >> 24) & 0xff;
+    unsigned skipped = (unsigned)a & 0xffffff;
+    const char *what = r->flag == TRACE_YIELD_BOOSTED ? "runs it now"
+                       : r->flag == TRACE_YIELD_SLICE ? "gives up its slice"
+                                                      : "keeps its CPU";
+    char target[24];
+    if (r->arg[0])
+        snprintf(target, sizeof(target), "%llu", (unsigned long long)r->arg[0] - 1);
+    else
+        snprintf(target, sizeof(target), "none");
+    snprintf(buf, len,
+             "%llu: %s: directed_yield: vcpu %u pivot %s target %s: %s (%u skipped, %u failed%s)",
+             ns, vm_name, r->vcpu, yield_pivot_names[pivot], target, what, skipped, failed,
+             (a >> 32) & 1 ? ", gave up" : "");
+}
 unsigned trace_mask;
 
 void trace_record(struct vm *vm, enum trace_kind kind, unsigned vcpu, uint32_t flag, uint64_t arg0,
@@ -36,6 +66,9 @@ void trace_format(const struct trace_record *r, const char *vm_name, char *buf, 
         snprintf(buf, len, "%llu: %s: kvm_halt_poll_ns: vcpu %u: halt_poll_ns %llu (%s %llu)",
                  (unsigned long long)r->ns, vm_name, r->vcpu, (unsigned long long)r->arg[0],
                  r->flag ? "grow" : "shrink", (unsigned long long)r->arg[1]);
+        break;
+    case TRACE_PLE:
+        format_ple(r, vm_name, buf, len);
         break;
     default:
         snprintf(buf, len, "%llu: %s: unknown trace record %u", (unsigned long long)r->ns, vm_name,

@@ -20,8 +20,30 @@
 
 enum trace_kind {
     TRACE_HALT_POLL, /* kvm_halt_poll_ns: a vCPU's polling window changed */
+    TRACE_PLE,       /* kvm_ple_window_update and directed_yield (flag: enum trace_ple) */
     TRACE_KIND_COUNT
 };
+
+/*
+ * TRACE_PLE records. Window changes: arg0 the new window, arg1 the old one.
+ * Yield decisions: arg0 the target's id + 1 (0: none), arg1 packs the
+ * scan (trace_yield_pack).
+ */
+enum trace_ple {
+    TRACE_PLE_GROW,
+    TRACE_PLE_SHRINK,
+    TRACE_YIELD_BOOSTED,  /* the target runs now in the spinner's place */
+    TRACE_YIELD_SLICE,    /* no target: the spinner gave up the rest of its slice */
+    TRACE_YIELD_KEPT_CPU, /* no target and nobody else to run: the spinner goes on */
+};
+
+/* A scan's pivot, skips, failed tries and give-up, in one trace argument. */
+static inline uint64_t trace_yield_pack(unsigned pivot, unsigned skipped, unsigned failed,
+                                        bool gave_up)
+{
+    return (uint64_t)pivot << 40 | (uint64_t)gave_up << 32 | (uint64_t)(failed & 0xff) << 24 |
+           (skipped & 0xffffff);
+}
 
 /* The names trace= accepts, bit i of trace_mask for trace_names[i]; NULL-terminated. */
 extern const char *const trace_names[TRACE_KIND_COUNT + 1];
@@ -37,8 +59,8 @@ static inline bool trace_on(enum trace_kind k)
 struct trace_record {
     uint64_t ns; /* since boot */
     uint16_t kind, vcpu;
-    uint32_t flag;   /* TRACE_HALT_POLL: 1 grow, 0 shrink */
-    uint64_t arg[2]; /* TRACE_HALT_POLL: the new window, the old one */
+    uint32_t flag;   /* TRACE_HALT_POLL: 1 grow, 0 shrink; TRACE_PLE: enum trace_ple */
+    uint64_t arg[2]; /* TRACE_HALT_POLL: the new window, the old one; TRACE_PLE: above */
 };
 
 struct trace_ring {

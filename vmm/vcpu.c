@@ -6,6 +6,7 @@
 #include "arch/x86/tsc.h"
 #include "sched/sched.h"
 #include "vmm/exits.h"
+#include "vmm/pause.h"
 #include "vmm/vmm.h"
 
 static void timer_expired(struct timer *t, uint64_t now)
@@ -120,6 +121,7 @@ enum run_result vcpu_run(struct vcpu *v)
     struct vm *vm = v->vm;
     if (v->halt.active)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
+    pause_sched_in(v);
     uint64_t flags = spin_lock_irqsave(&v->lock);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
@@ -150,10 +152,23 @@ enum run_result vcpu_run(struct vcpu *v)
             result = RUN_BLOCKED;
             break;
         }
+        if (v->spin.detected) {
+            v->spin.detected = false;
+            if (sched_on_spin(v)) {
+                result = RUN_PREEMPTED;
+                break;
+            }
+        }
         if (sched_should_yield()) {
             result = RUN_PREEMPTED;
             break;
         }
+    }
+    if (result == RUN_PREEMPTED && vm->nvcpus > 1) {
+        /* For its siblings' directed yields: a vCPU preempted in user mode holds no kernel lock. */
+        struct guest_mode m;
+        virt->get_mode(v, &m);
+        v->spin.preempted_in_user = m.cpl == 3;
     }
     debugregs_save(&v->debug);
     fpu_guest_leave(&v->fpu);

@@ -15,7 +15,9 @@
 #include "arch/x86/virt.h"
 #include "sched/halt_poll.h"
 #include "sched/runqueue.h"
+#include "sched/spin.h"
 #include "sched/timer.h"
+#include "sched/yield.h"
 #include "vmm/fwcfg.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
@@ -59,6 +61,26 @@ struct vcpu_stats {
     uint64_t halt_wait_hist[HALT_HIST_BUCKETS];
     uint64_t halt_attempted_poll_optout; /* polls while the guest had opted out: a pollux bug */
     uint64_t migrations;                 /* moves to another host CPU */
+    /* Spin detection and directed yield (docs/directed_yield.md). */
+    uint64_t pause_exits;          /* PAUSE exits taken for spin detection */
+    uint64_t pause_exits_backstop; /* ple=off: PAUSE exits kept only for preemption */
+    uint64_t spins_detected;       /* exits (or software-counted runs of them) that were spins */
+    uint64_t directed_yield_attempted;    /* spins that scanned for a vCPU to yield to */
+    uint64_t directed_yield_successful;   /* ... and ran one in the spinner's place */
+    uint64_t directed_yield_failed_tries; /* candidates that could not be taken after all */
+    uint64_t directed_yield_gave_up;      /* scans ended by YIELD_MAX_FAILED_TRIES */
+    uint64_t directed_yield_skipped[YIELD_SKIP_COUNT];
+    uint64_t spin_slice_yields; /* spins without a target that gave up the rest of the slice */
+};
+
+/* A vCPU's spin detection and directed-yield state (vmm/pause.c, sched/yield.h). */
+struct vcpu_spin {
+    enum spin_detector detector;
+    uint64_t window;        /* the hardware window now: ple_window or pause_filter_count */
+    struct spin_sw sw;      /* the software detector's count */
+    struct yield_spin loop; /* KVM's spin_loop: in_spin_loop, dy_eligible */
+    bool detected;          /* the last exit was a spin: the run loop acts on it */
+    bool preempted_in_user; /* it last left its CPU preempted at CPL 3 */
 };
 
 /* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu_events.c). */
@@ -86,9 +108,9 @@ struct vcpu {
      * under the run-queue locks of both CPUs (sched/sched.c).
      */
     unsigned cpu;
-    int pin;                /* pin=: the only CPU it may run on, -1 if any */
-    int loaded_cpu;         /* the CPU its vendor context was last active on, -1 once unloaded */
-    bool balance_moved;     /* balancing moved it and it has not run since */
+    int pin;            /* pin=: the only CPU it may run on, -1 if any */
+    int loaded_cpu;     /* the CPU its vendor context was last active on, -1 once unloaded */
+    bool balance_moved; /* balancing moved it and it has not run since */
     struct rq_link rq_link;
     /*
      * lock protects state, lapic and the pending events below: an event is
@@ -107,6 +129,7 @@ struct vcpu {
     bool on_cpu;                /* between being picked to run and having left its CPU */
     int sipi_vector;            /* a startup IPI to act on before the next entry, -1 none */
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
+    struct vcpu_spin spin;
     struct vcpu_halt halt;
     uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
     struct vcpu_stats stats;
@@ -132,6 +155,7 @@ struct vm {
     uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
+    unsigned last_boosted;    /* the vCPU the last successful directed yield ran */
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;

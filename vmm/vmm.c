@@ -12,6 +12,7 @@
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/loader.h"
+#include "vmm/pause.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
 
@@ -166,6 +167,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
             goto fail;
         }
         vcpu_init_events(v);
+        pause_vcpu_init(v);
         v->debug.dr6 = DR6_INIT;
         v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
@@ -320,6 +322,26 @@ static void report_vcpu_stats(struct vm *vm, struct vcpu *v)
     json_u64(&j, "halt_poll_ns", v->halt_poll.window_ns);
     json_u64(&j, "poll_control", v->poll_control);
     json_u64(&j, "halt_attempted_poll_optout", st->halt_attempted_poll_optout);
+    json_str(&j, "spin_detector", spin_detector_name(v->spin.detector));
+    json_u64(&j, "pause_exits", st->pause_exits);
+    json_u64(&j, "pause_exits_backstop", st->pause_exits_backstop);
+    json_u64(&j, "spins_detected", st->spins_detected);
+    json_u64(&j, "ple_window", v->spin.window);
+    json_u64(&j, "directed_yield_attempted", st->directed_yield_attempted);
+    json_u64(&j, "directed_yield_successful", st->directed_yield_successful);
+    json_u64(&j, "directed_yield_failed_tries", st->directed_yield_failed_tries);
+    json_u64(&j, "directed_yield_gave_up", st->directed_yield_gave_up);
+    static const char *const skip_keys[YIELD_SKIP_COUNT] = {
+        [YIELD_SKIP_RUNNING] = "directed_yield_skipped_running",
+        [YIELD_SKIP_BLOCKED] = "directed_yield_skipped_blocked",
+        [YIELD_SKIP_USER_MODE] = "directed_yield_skipped_user_mode",
+        [YIELD_SKIP_NOT_ELIGIBLE] = "directed_yield_skipped_not_eligible",
+        [YIELD_SKIP_PINNED] = "directed_yield_skipped_pinned",
+    };
+    for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++)
+        json_u64(&j, skip_keys[i], st->directed_yield_skipped[i]);
+    json_u64(&j, "spin_slice_yields", st->spin_slice_yields);
+    json_u64(&j, "migrations", st->migrations);
     console_event("stats", &j);
     kprintf(
         "pollux: %s vcpu %u: %llu halts, %llu polled (%llu caught), %llu us polling, "

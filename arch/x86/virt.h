@@ -92,7 +92,23 @@ struct guest_mode {
 
 enum msr_result { MSR_NOT_MINE, MSR_DONE, MSR_FAULT };
 
-enum intercept { INTERCEPT_HLT, INTERCEPT_PAUSE };
+enum intercept { INTERCEPT_HLT };
+
+/* How the CPU can make PAUSE exit (virt_ops.pause_hw). */
+enum pause_hw {
+    PAUSE_HW_NONE,          /* not at all */
+    PAUSE_HW_EVERY,         /* only unconditional PAUSE exiting: every PAUSE exits */
+    PAUSE_HW_LOOP,          /* VMX PAUSE-loop exiting (gap and window) */
+    PAUSE_HW_FILTER,        /* SVM pause filter, count only */
+    PAUSE_HW_FILTER_THRESH, /* SVM pause filter, count and threshold */
+};
+
+/* What set_pause_exiting asks for. */
+enum pause_exiting {
+    PAUSE_EXIT_NEVER,
+    PAUSE_EXIT_EVERY,    /* unconditional PAUSE exiting */
+    PAUSE_EXIT_FILTERED, /* PLE, or the pause filter: see set_pause_exiting */
+};
 
 struct virt_ops {
     const char *name;
@@ -116,6 +132,15 @@ struct virt_ops {
     enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
     void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);
+    enum pause_hw (*pause_hw)(void);
+    /*
+     * How PAUSE exits for v from its next entry on, kept across INIT and
+     * startup-IPI resets. FILTERED: VMX PLE with ple_window = window and
+     * ple_gap = gap; SVM's pause filter with count = window and threshold =
+     * gap (0: count only). Never unconditional exiting together with PLE.
+     */
+    void (*set_pause_exiting)(struct vcpu *v, enum pause_exiting mode, uint32_t window,
+                              uint32_t gap);
     void (*set_tsc_offset)(struct vcpu *v, uint64_t offset);
     /*
      * A timer that counts only while the guest runs and forces
@@ -149,6 +174,13 @@ struct virt_ops {
      * ties it (SVM notices the move itself: a new ASID, a TLB flush).
      */
     bool unload_to_move;
+    /*
+     * A guest spinning with interrupts off may be preempted only through
+     * PAUSE exits (Bochs 2.7's SVM does not take the INTR intercept while
+     * the guest has IF=0): with ple=off, PAUSE exits stay on where the CPU
+     * can filter them.
+     */
+    bool pause_backstop;
 };
 
 extern const struct virt_ops *virt;

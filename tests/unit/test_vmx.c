@@ -820,9 +820,48 @@ static void test_control_checks(void **state)
     assert_int_equal(vmx_check_guest(&check_caps, &s, why, sizeof(why)), -1);
 }
 
+/* PLE and unconditional PAUSE exiting are never set together: the latter would override PLE. */
+static void test_pause_controls(void **state)
+{
+    (void)state;
+    unsigned ple = VMX_OPT_PLE, every = VMX_OPT_PAUSE_EXITING;
+    uint32_t proc = PROC_PAUSE | PROC_HLT, proc2 = PROC2_EPT;
+    vmx_pause_controls(ple, PAUSE_EXIT_FILTERED, &proc, &proc2);
+    assert_int_equal(proc, PROC_HLT);
+    assert_int_equal(proc2, PROC2_EPT | PROC2_PLE);
+    vmx_pause_controls(ple, PAUSE_EXIT_NEVER, &proc, &proc2);
+    assert_int_equal(proc, PROC_HLT);
+    assert_int_equal(proc2, PROC2_EPT);
+    vmx_pause_controls(every, PAUSE_EXIT_EVERY, &proc, &proc2);
+    assert_int_equal(proc, PROC_HLT | PROC_PAUSE);
+    assert_int_equal(proc2, PROC2_EPT);
+    /* Asked for what the CPU lacks: nothing rather than the wrong kind of exit. */
+    vmx_pause_controls(every, PAUSE_EXIT_FILTERED, &proc, &proc2);
+    assert_int_equal(proc, PROC_HLT);
+    assert_int_equal(proc2, PROC2_EPT);
+}
+
+/*
+ * Moving a VMCS: only where it is active may it be loaded again without
+ * more; a cleared one needs host state and flushes; one active elsewhere
+ * is refused until that CPU clears it.
+ */
+static void test_vmcs_load_rules(void **state)
+{
+    (void)state;
+    assert_int_equal(vmx_load_action(true, 0, 0), VMX_LOAD_CURRENT);
+    assert_int_equal(vmx_load_action(false, 0, 0), VMX_LOAD_PTRLD);
+    assert_int_equal(vmx_load_action(false, -1, 0), VMX_LOAD_FRESH);
+    assert_int_equal(vmx_load_action(false, -1, 3), VMX_LOAD_FRESH);
+    assert_int_equal(vmx_load_action(false, 1, 0), VMX_LOAD_REFUSE);
+    assert_int_equal(vmx_load_action(false, 0, 1), VMX_LOAD_REFUSE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pause_controls),
+        cmocka_unit_test(test_vmcs_load_rules),
         cmocka_unit_test(test_controls_from_true_caps),
         cmocka_unit_test(test_forced_bits_are_set),
         cmocka_unit_test(test_true_controls_choose_the_msr),

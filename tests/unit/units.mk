@@ -39,7 +39,8 @@ unit_mmio_decode_SRCS := vmm/mmio_decode.c
 UNIT_TESTS += runqueue
 unit_runqueue_SRCS :=
 UNIT_TESTS += vcpu_events
-unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/kvm_pv.c vmm/trace.c sched/halt_poll.c
+unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/kvm_pv.c vmm/trace.c sched/halt_poll.c \
+	sched/yield.c
 UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
@@ -51,3 +52,5 @@ UNIT_TESTS += yield
 unit_yield_SRCS := sched/yield.c
 UNIT_TESTS += balance
 unit_balance_SRCS := sched/balance.c
+UNIT_TESTS += svm_sched
+unit_svm_sched_SRCS := arch/x86/svm/svm_sched.c

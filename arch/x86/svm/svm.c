@@ -6,41 +6,36 @@
 #include "arch/x86/pagetable.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/svm/svm_exit.h"
+#include "arch/x86/svm/svm_sched.h"
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "vmm/vm.h"
 
-#define CR0_PG        (1u << 31)
-#define PAT_DEFAULT   0x0007040600070406ull
-#define IOPM_PAGES    3
-#define MSRPM_PAGES   2
-#define TLB_FLUSH_ALL 1
-/* KVM's defaults: exit after this many PAUSEs (within the threshold's cycles, where supported). */
-#define VECTOR_DB           1
-#define RFLAGS_TF           (1u << 8)
-#define DR6_BS              (1u << 14)
-#define PAUSE_FILTER_COUNT  3000
-#define PAUSE_FILTER_THRESH 128
+#define CR0_PG      (1u << 31)
+#define PAT_DEFAULT 0x0007040600070406ull
+#define IOPM_PAGES  3
+#define MSRPM_PAGES 2
+#define VECTOR_DB   1
+#define RFLAGS_TF   (1u << 8)
+#define DR6_BS      (1u << 14)
 
 void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
 
-/* Per host CPU. ASIDs are per CPU: a vCPU gets a fresh one when it comes to a
- * CPU it did not last run on, or when that CPU ran out and started a new
- * generation (flushing all ASIDs), as KVM does. */
+/* Per host CPU. ASIDs are per CPU (svm_sched.h). */
 struct svm_cpu {
     uint64_t hsave_pa;
     uint64_t host_vmcb_pa;
-    uint32_t next_asid;
-    uint64_t asid_generation;
+    struct svm_asid_cpu asids;
 };
 
 struct svm_vcpu {
     struct vmcb *vmcb;
-    uint32_t asid;
-    uint64_t asid_generation;
-    int asid_cpu;
+    struct svm_asid_vcpu asid;
+    /* set_pause_exiting's request, applied again after every reset. */
+    enum pause_exiting pause_mode;
+    uint32_t pause_window, pause_gap;
     uint64_t reinject; /* EXITINTINFO of an event interrupted by the exit, to deliver again */
     /*
      * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
@@ -101,8 +96,7 @@ static int svm_cpu_enable(char *err, size_t errlen)
     }
     c->hsave_pa = (uint64_t)hsave;
     c->host_vmcb_pa = (uint64_t)host_vmcb;
-    c->next_asid = 1;
-    c->asid_generation = 1;
+    c->asids = (struct svm_asid_cpu){.next_asid = 1, .generation = 1};
     wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
     p->virt = c;
     return 0;
@@ -152,7 +146,7 @@ static int svm_vcpu_create(struct vcpu *v)
         return -1;
     }
     s->vmcb = vmcb;
-    s->asid_cpu = -1;
+    s->asid.cpu = -1;
     v->arch = s;
     return 0;
 }
@@ -170,6 +164,19 @@ static void svm_vcpu_destroy(struct vcpu *v)
 static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t limit)
 {
     *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
+}
+
+static void apply_pause(struct svm_vcpu *s)
+{
+    struct svm_pause_fields f = svm_pause_filter(s->pause_mode, s->pause_window, s->pause_gap,
+                                                 virt_features.pause_filter_thresh);
+    struct vmcb *vmcb = s->vmcb;
+    if (f.intercept)
+        vmcb->intercept_misc1 |= SVM_INTERCEPT_PAUSE;
+    else
+        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_PAUSE;
+    vmcb->pause_filter_count = f.count;
+    vmcb->pause_filter_thresh = f.thresh;
 }
 
 /* State shared by every reset: intercepts, nested paging, TSC offset, no pending event. */
@@ -194,18 +201,7 @@ static struct vmcb *reset_common(struct vcpu *v)
     vmcb->vintr = SVM_VINTR_MASKING;
     vmcb->np_enable = 1;
     vmcb->n_cr3 = npt->root;
-    /*
-     * Where PAUSE exits can be filtered, a spinning guest leaves guest mode
-     * now and then, so its slice can end even where the host timer's
-     * interrupt does not reach it (Bochs 2.7 with guest IF=0). Without a
-     * filter every PAUSE would exit: then it stays off.
-     */
-    if (virt_features.pause_filter) {
-        vmcb->intercept_misc1 |= SVM_INTERCEPT_PAUSE;
-        vmcb->pause_filter_count = PAUSE_FILTER_COUNT;
-        if (virt_features.pause_filter_thresh)
-            vmcb->pause_filter_thresh = PAUSE_FILTER_THRESH;
-    }
+    apply_pause(s);
 
     set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
     set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
@@ -218,7 +214,7 @@ static struct vmcb *reset_common(struct vcpu *v)
     vmcb->dr7 = 0x400;
     vmcb->g_pat = PAT_DEFAULT;
     v->regs = (struct guest_regs){.rflags = 0x2};
-    s->asid_cpu = -1;
+    s->asid.cpu = -1; /* the VMCB's ASID was just cleared */
     s->reinject = 0;
     s->nmi_masked = false;
     s->iret_seen = false;
@@ -250,18 +246,13 @@ static void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector)
 
 static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
 {
-    if (s->asid_cpu == (int)cpu && s->asid_generation == c->asid_generation)
+    struct svm_asid_entry e = svm_asid_assign(&s->asid, &c->asids, cpu, max_asid);
+    if (!e.fresh)
         return;
-    if (c->next_asid >= max_asid) {
-        c->asid_generation++;
-        c->next_asid = 1;
-    }
-    s->asid = c->next_asid++;
-    s->asid_generation = c->asid_generation;
-    s->asid_cpu = (int)cpu;
-    /* The ASID may have served another vCPU on this CPU before. */
-    s->vmcb->tlb_control = TLB_FLUSH_ALL;
-    s->vmcb->asid = s->asid;
+    s->vmcb->asid = s->asid.asid;
+    s->vmcb->tlb_control = e.tlb_control;
+    if (e.clear_clean)
+        s->vmcb->clean_bits = 0;
 }
 
 static inline void clgi(void)
@@ -452,12 +443,30 @@ static enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t va
 
 static void svm_set_intercept(struct vcpu *v, enum intercept what, bool on)
 {
-    uint32_t bit = what == INTERCEPT_HLT ? SVM_INTERCEPT_HLT : SVM_INTERCEPT_PAUSE;
+    (void)what; /* INTERCEPT_HLT */
     struct vmcb *vmcb = svm(v)->vmcb;
     if (on)
-        vmcb->intercept_misc1 |= bit;
+        vmcb->intercept_misc1 |= SVM_INTERCEPT_HLT;
     else
-        vmcb->intercept_misc1 &= ~bit;
+        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_HLT;
+}
+
+/* Every SVM CPU can intercept PAUSE; a pause filter makes it exit only on a loop. */
+static enum pause_hw svm_pause_hw(void)
+{
+    if (!virt_features.pause_filter)
+        return PAUSE_HW_EVERY;
+    return virt_features.pause_filter_thresh ? PAUSE_HW_FILTER_THRESH : PAUSE_HW_FILTER;
+}
+
+static void svm_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint32_t window,
+                                  uint32_t gap)
+{
+    struct svm_vcpu *s = svm(v);
+    s->pause_mode = mode;
+    s->pause_window = window;
+    s->pause_gap = gap;
+    apply_pause(s);
 }
 
 static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
@@ -530,7 +539,7 @@ static void svm_set_nmi_window(struct vcpu *v, bool on)
 
 static void svm_vcpu_unload(struct vcpu *v)
 {
-    svm(v)->asid_cpu = -1; /* a new ASID, with a flush, on the next CPU */
+    svm(v)->asid.cpu = -1; /* a new ASID, with a flush, on the next CPU */
 }
 
 static bool svm_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
@@ -556,6 +565,8 @@ const struct virt_ops svm_ops = {
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
     .set_intercept = svm_set_intercept,
+    .pause_hw = svm_pause_hw,
+    .set_pause_exiting = svm_set_pause_exiting,
     .set_tsc_offset = svm_set_tsc_offset,
     .set_preemption_timer = svm_set_preemption_timer,
     .interrupt_allowed = svm_interrupt_allowed,
@@ -567,4 +578,5 @@ const struct virt_ops svm_ops = {
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
     .unload_to_move = false,
+    .pause_backstop = true,
 };

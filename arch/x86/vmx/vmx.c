@@ -70,6 +70,9 @@ struct vmx_vcpu {
     uint32_t pin, proc, proc2, entry;
     uint32_t vmcs_pin, vmcs_proc, vmcs_proc2, vmcs_entry;
     uint64_t tsc_offset, vmcs_tsc_offset;
+    /* set_pause_exiting's request, applied again after every reset. */
+    enum pause_exiting pause_mode;
+    uint32_t ple_gap, ple_window, vmcs_ple_gap, vmcs_ple_window;
     uint64_t cr0_shadow, cr4_shadow; /* read shadows: only pollux writes them */
     uint64_t timer_deadline;         /* host TSC; 0 = disarmed */
     uint64_t ept_generation;         /* of the VM's EPT, as last flushed on last_cpu */
@@ -528,14 +531,16 @@ static bool vmcs_load(struct vmx_vcpu *s)
 {
     struct percpu *p = this_cpu();
     struct vmx_cpu *c = p->virt;
-    if (c->current_vmcs == (uint64_t)s->vmcs)
+    enum vmx_load_action act =
+        vmx_load_action(c->current_vmcs == (uint64_t)s->vmcs, s->last_cpu, p->cpu);
+    if (act == VMX_LOAD_CURRENT)
         return true;
-    if (s->last_cpu >= 0 && s->last_cpu != (int)p->cpu)
+    if (act == VMX_LOAD_REFUSE)
         return false;
     if (!vmptrld((uint64_t)s->vmcs))
         panic("vmx: VMPTRLD of VMCS 0x%lx failed", (unsigned long)(uint64_t)s->vmcs);
     c->current_vmcs = (uint64_t)s->vmcs;
-    if (s->last_cpu < 0) {
+    if (act == VMX_LOAD_FRESH) {
         s->last_cpu = (int)p->cpu;
         write_host(p);
         /* This CPU may cache translations of an earlier user of this EPT root or VPID. */
@@ -659,6 +664,9 @@ static void reset_vcpu(struct vcpu *v, struct vmcs_state *st)
     st->ctl.eptp = x->eptp;
     st->ctl.vpid = s->vpid;
     st->ctl.tsc_offset = v->vm->tsc_offset;
+    vmx_pause_controls(ctls.available, s->pause_mode, &st->ctl.proc, &st->ctl.proc2);
+    st->ctl.ple_gap = s->vmcs_ple_gap = s->ple_gap;
+    st->ctl.ple_window = s->vmcs_ple_window = s->ple_window;
     write_controls(&st->ctl);
     write_guest(&st->guest);
 
@@ -756,6 +764,10 @@ static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
         vmwrite(VMCS_ENTRY_CONTROLS, s->vmcs_entry = s->entry);
     if (s->tsc_offset != s->vmcs_tsc_offset)
         vmwrite(VMCS_TSC_OFFSET, s->vmcs_tsc_offset = s->tsc_offset);
+    if (s->ple_window != s->vmcs_ple_window)
+        vmwrite(VMCS_PLE_WINDOW, s->vmcs_ple_window = s->ple_window);
+    if (s->ple_gap != s->vmcs_ple_gap)
+        vmwrite(VMCS_PLE_GAP, s->vmcs_ple_gap = s->ple_gap);
 
     vmwrite(VMCS_GUEST_RIP, v->regs.rip);
     vmwrite(VMCS_GUEST_RSP, v->regs.rsp);
@@ -1168,13 +1180,29 @@ static enum msr_result vmx_msr_write(struct vcpu *v, uint32_t index, uint64_t va
 /* Control changes reach the VMCS at the next entry (prepare_entry). */
 static void vmx_set_intercept(struct vcpu *v, enum intercept what, bool on)
 {
+    (void)what; /* INTERCEPT_HLT */
     struct vmx_vcpu *s = v->arch;
-    if (what == INTERCEPT_HLT)
-        set_bit(&s->proc, PROC_HLT, on);
-    else if (ctls.available & VMX_OPT_PLE)
-        set_bit(&s->proc2, PROC2_PLE, on);
-    else if (ctls.available & VMX_OPT_PAUSE_EXITING)
-        set_bit(&s->proc, PROC_PAUSE, on);
+    set_bit(&s->proc, PROC_HLT, on);
+}
+
+static enum pause_hw vmx_pause_hw(void)
+{
+    if (ctls.available & VMX_OPT_PLE)
+        return PAUSE_HW_LOOP;
+    return (ctls.available & VMX_OPT_PAUSE_EXITING) ? PAUSE_HW_EVERY : PAUSE_HW_NONE;
+}
+
+/* Without PLE the window fields do not exist: they are never written (prepare_entry). */
+static void vmx_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint32_t window,
+                                  uint32_t gap)
+{
+    struct vmx_vcpu *s = v->arch;
+    s->pause_mode = mode;
+    vmx_pause_controls(ctls.available, mode, &s->proc, &s->proc2);
+    if (ctls.available & VMX_OPT_PLE) {
+        s->ple_window = window;
+        s->ple_gap = gap;
+    }
 }
 
 static void vmx_set_tsc_offset(struct vcpu *v, uint64_t offset)
@@ -1264,6 +1292,8 @@ const struct virt_ops vmx_ops = {
     .msr_read = vmx_msr_read,
     .msr_write = vmx_msr_write,
     .set_intercept = vmx_set_intercept,
+    .pause_hw = vmx_pause_hw,
+    .set_pause_exiting = vmx_set_pause_exiting,
     .set_tsc_offset = vmx_set_tsc_offset,
     .set_preemption_timer = vmx_set_preemption_timer,
     .interrupt_allowed = vmx_interrupt_allowed,

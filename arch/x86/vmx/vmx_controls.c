@@ -343,8 +343,6 @@ static void reset_common(const struct vmx_caps *c, const struct vmx_controls *ct
     k->cr4_mask = vmx_cr4_mask(c);
     k->cr0_shadow = cr0_shadow;
     k->cr4_shadow = 0;
-    k->ple_gap = VMX_PLE_GAP;
-    k->ple_window = VMX_PLE_WINDOW;
 
     struct vmx_guest_state *g = &s->guest;
     g->cr0 = vmx_cr0_real(c, k->cr0_shadow);
@@ -382,4 +380,24 @@ void vmx_reset_state_real(const struct vmx_caps *c, const struct vmx_controls *c
         segment((uint16_t)(sipi_vector << 8), (uint64_t)sipi_vector << 12, 0xffff, 0x9b);
     g->seg[SEG_ES] = g->seg[SEG_SS] = g->seg[SEG_DS] = g->seg[SEG_FS] = g->seg[SEG_GS] =
         segment(0, 0, 0xffff, 0x93);
+}
+
+void vmx_pause_controls(unsigned available, enum pause_exiting mode, uint32_t *proc,
+                        uint32_t *proc2)
+{
+    *proc &= ~PROC_PAUSE;
+    *proc2 &= ~PROC2_PLE;
+    if (mode == PAUSE_EXIT_FILTERED && (available & VMX_OPT_PLE))
+        *proc2 |= PROC2_PLE;
+    else if (mode == PAUSE_EXIT_EVERY && (available & VMX_OPT_PAUSE_EXITING))
+        *proc |= PROC_PAUSE;
+}
+
+enum vmx_load_action vmx_load_action(bool current_here, int active_cpu, unsigned cpu)
+{
+    if (current_here)
+        return VMX_LOAD_CURRENT;
+    if (active_cpu < 0)
+        return VMX_LOAD_FRESH;
+    return active_cpu == (int)cpu ? VMX_LOAD_PTRLD : VMX_LOAD_REFUSE;
 }

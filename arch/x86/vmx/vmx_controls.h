@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/virt.h"
+
 /* The capability MSRs, as read. */
 struct vmx_caps {
     uint64_t basic;                  /* IA32_VMX_BASIC */
@@ -113,8 +115,30 @@ struct vmcs_state {
     struct vmx_guest_state guest;
 };
 
-#define VMX_PLE_GAP    128
-#define VMX_PLE_WINDOW 4096
+/*
+ * The PAUSE controls for a set_pause_exiting request, given the optional
+ * features available: FILTERED is PAUSE-loop exiting, EVERY unconditional
+ * PAUSE exiting. Never both: unconditional exiting would override PLE.
+ */
+void vmx_pause_controls(unsigned available, enum pause_exiting mode, uint32_t *proc,
+                        uint32_t *proc2);
+
+/*
+ * Making a vCPU's VMCS current on a CPU (vmcs_load in vmx.c). A VMCS is
+ * active on at most one CPU, and only that CPU can VMCLEAR it: until then
+ * no other CPU may load it. On the CPU where it is active, VMPTRLD is
+ * enough; a cleared VMCS coming to a CPU also needs that CPU's host state
+ * and a flush of the EPT and VPID translations the CPU may cache from an
+ * earlier user of them.
+ */
+enum vmx_load_action {
+    VMX_LOAD_CURRENT, /* already the current VMCS here: nothing to do */
+    VMX_LOAD_PTRLD,   /* active here, not current: VMPTRLD */
+    VMX_LOAD_FRESH,   /* cleared: VMPTRLD, host state, INVEPT and INVVPID */
+    VMX_LOAD_REFUSE,  /* active on another CPU: vcpu_unload there first */
+};
+
+enum vmx_load_action vmx_load_action(bool current_here, int active_cpu, unsigned cpu);
 
 /*
  * CR0/CR4 bits the host owns (guest/host mask): those VMX forces (CR0.NE,
