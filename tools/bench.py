@@ -10,7 +10,11 @@ pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
 would measure QEMU's scheduler).
 halt polling: pingpong on two CPUs and on one, and idletick, under each
 polling policy, on Bochs VMX with 2 CPUs (docs/halt_polling.md reads the
-table). Prints Markdown tables; compare numbers within one run.
+table).
+yield: spinlock with 2, 4 and 6 vCPUs on 2 CPUs under each spin policy, on
+Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU -icount (software
+detector) (docs/directed_yield.md reads the table).
+Prints Markdown tables; compare numbers within one run.
 """
 import argparse
 import os
@@ -128,12 +132,71 @@ def halt_poll_table(iters):
     return ok
 
 
+YIELD_POLICIES = [
+    ("`ple=off`", "ple=off"),
+    ("`yield_pivot=none`", "yield_pivot=none"),
+    ("`yield_pivot=last_boosted`", "yield_pivot=last_boosted"),
+    ("`yield_pivot=vcpu_id` (default)", ""),
+]
+YIELD_OVERCOMMIT = [("1x", 2), ("2x", 4), ("3x", 6)]
+YIELD_PLATFORMS = [
+    ("Bochs VMX (PLE)", ["--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2"]),
+    ("Bochs ryzen (pause filter)", ["--emu", "bochs", "--cpu", "ryzen", "--smp", "2"]),
+    ("QEMU -icount (software)", ["--emu", "qemu", "--smp", "2", "--icount", "0"]),
+]
+
+
+def yield_cell(platform, policy_args, vcpus, cycles):
+    """One boot: the spinlock guest's acquisitions, or an error."""
+    label, flags = platform
+    name = f"yield-{flags[1]}-{flags[3] if flags[1] == 'bochs' else 'icount'}-{vcpus}-" + \
+        (policy_args.replace("=", "-") or "default")
+    log, rundir = boot(name, flags + ["--args", policy_args],
+                       f"spinlock:vcpus={vcpus}:args={cycles}")
+    got = [e["value"] for e in log.all("bench") if e.get("guest") == "spinlock"]
+    if log.returncode != 0 or len(got) != 1:
+        return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
+    return got[0], ""
+
+
+def yield_table(cycles):
+    jobs = [(pf, pol, n) for pf in YIELD_PLATFORMS for pol in YIELD_POLICIES
+            for _, n in YIELD_OVERCOMMIT]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cells = list(pool.map(lambda j: yield_cell(j[0], j[1][1], j[2], cycles), jobs))
+    got = dict(zip([(pf[0], pol[0], n) for pf, pol, n in jobs], cells))
+    print(f"\nspinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs, 2 CPUs, "
+          "per spin policy (in brackets: the ratio to `ple=off`); 1x, 2x, 3x: 2, 4, 6 vCPUs. "
+          "Bochs with clock: sync=none and QEMU with -icount shift=0: deterministic, one guest "
+          "TSC tick per instruction\n")
+    head = ["policy"] + [f"{pf[0]}, {oc}" for pf in YIELD_PLATFORMS for oc, _ in YIELD_OVERCOMMIT]
+    print("| " + " | ".join(head) + " |")
+    print("|---|" + "---:|" * (len(head) - 1))
+    ok = True
+    for policy, _ in YIELD_POLICIES:
+        row = [policy]
+        for pf in YIELD_PLATFORMS:
+            for _, n in YIELD_OVERCOMMIT:
+                value, err = got[(pf[0], policy, n)]
+                base, _ = got[(pf[0], YIELD_POLICIES[0][0], n)]
+                if value is None:
+                    ok = False
+                    row.append(err)
+                elif base:
+                    row.append(f"{value} ({value / base:.2f})")
+                else:
+                    row.append(str(value))
+        print("| " + " | ".join(row) + " |")
+    return ok
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
-    p.add_argument("--only", default="exit,pingpong,haltpoll",
-                   help="comma-separated parts: exit, pingpong, haltpoll")
+    p.add_argument("--only", default="exit,pingpong,haltpoll,yield",
+                   help="comma-separated parts: exit, pingpong, haltpoll, yield")
+    p.add_argument("--spinlock-cycles", type=int, default=50000000)
     a = p.parse_args()
     parts = a.only.split(",")
     ok = True
@@ -143,6 +206,8 @@ def main():
         ok &= pingpong_table(a)
     if "haltpoll" in parts:
         ok &= halt_poll_table({"pp": a.pingpong_iters, "burst": 2000, "ticks": 50})
+    if "yield" in parts:
+        ok &= yield_table(a.spinlock_cycles)
     return 0 if ok else 1
 
 

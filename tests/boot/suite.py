@@ -412,6 +412,149 @@ GUESTS_HALTPOLL_OFF_CHECKS = [
 ]
 
 
+# ---- spin detection, directed yield, balancing --------------------------------
+
+SPIN_STATS_KEYS = (
+    "spin_detector", "pause_exits", "pause_exits_backstop", "spins_detected", "ple_window",
+    "directed_yield_attempted", "directed_yield_successful", "directed_yield_failed_tries",
+    "directed_yield_gave_up", "directed_yield_skipped_running", "directed_yield_skipped_blocked",
+    "directed_yield_skipped_user_mode", "directed_yield_skipped_not_eligible",
+    "directed_yield_skipped_pinned", "spin_slice_yields", "migrations")
+
+
+def spin_stats(log, vm, vcpus, detector):
+    """vm's per-vCPU @stats: every spin key present, the detector named, counters consistent."""
+    st = log.stats("vcpu", vm)
+    assert sorted(st) == list(range(vcpus)), f"{vm}: @stats for vCPUs {sorted(st)}"
+    for i, e in st.items():
+        missing = [k for k in SPIN_STATS_KEYS if k not in e.body]
+        assert not missing, f"{vm} vCPU {i}: @stats lacks {missing}"
+        assert e["spin_detector"] == detector, f"{vm} vCPU {i}: detector {e['spin_detector']}"
+        assert e["directed_yield_successful"] <= e["directed_yield_attempted"] <= \
+            e["spins_detected"], f"{vm} vCPU {i}: inconsistent counters {e}"
+    return st
+
+
+def spinlock_ran(vm, vcpus):
+    """The guest's own mutual-exclusion check passed (exit 0) and it counted acquisitions."""
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "acquisitions"]
+        assert len(got) == 1 and got[0]["vcpus"] == vcpus and got[0]["value"] > 0, \
+            f"[{vm}] spinlock reports {got}"
+        stop = [e for e in log.all("vm_stop") if e["vm"] == vm]
+        assert stop and (stop[0]["code"], stop[0]["reason"]) == (0, "debug-exit"), \
+            f"{vm}: {stop} (mutual exclusion violated?)"
+    check.__name__ = f"spinlock_ran({vm})"
+    return check
+
+
+def directed_yields(vm, vcpus, detector):
+    """Spins were detected and directed yields ran a sibling in the spinner's place."""
+    def check(log):
+        assert log.one("boot")["spin_detector"] == detector, "@boot spin_detector"
+        st = spin_stats(log, vm, vcpus, detector)
+        assert sum(e["pause_exits"] for e in st.values()) > 0, f"{vm}: no PAUSE exits"
+        assert sum(e["directed_yield_successful"] for e in st.values()) > 0, \
+            f"{vm}: no successful directed yield: {[e.body for e in st.values()]}"
+        assert all(e["pause_exits_backstop"] == 0 for e in st.values()), f"{vm}: backstop exits"
+    check.__name__ = f"directed_yields({vm},{detector})"
+    return check
+
+
+def no_spin_exits(vm, vcpus, backstop):
+    """ple=off: no PAUSE exit was a spin; only the SVM backstop's, counted apart, may remain."""
+    def check(log):
+        b = log.one("boot")
+        assert b["spin_detector"] == "off" and b["pause_backstop"] is backstop, f"@boot {b.body}"
+        st = spin_stats(log, vm, vcpus, "off")
+        for i, e in st.items():
+            assert e["pause_exits"] == e["spins_detected"] == e["directed_yield_attempted"] == 0, \
+                f"{vm} vCPU {i}: spin-detection exits with ple=off: {e}"
+        backstop_exits = sum(e["pause_exits_backstop"] for e in st.values())
+        pause = [e for e in log.all("vm_stop") if e["vm"] == vm][0]["exits"].get("pause", 0)
+        assert pause == backstop_exits, f"{vm}: {pause} PAUSE exits, {backstop_exits} backstop"
+        assert (backstop_exits > 0) == backstop, f"{vm}: {backstop_exits} backstop exits"
+    check.__name__ = f"no_spin_exits({vm})"
+    return check
+
+
+YIELD_TRACE = (r"vcpu (\d+) pivot (vcpu_id|last_boosted|none) target (\d+|none): "
+               r"(runs it now|gives up its slice|keeps its CPU) \((\d+) skipped, (\d+) failed"
+               r"(, gave up)?\)")
+
+
+def yield_traced(vm, vcpus):
+    """trace=ple: each yield decision with its target; the boosted targets are siblings."""
+    import re
+
+    def check(log):
+        lines = [t for t in log.traces if t.vm == vm and t.event == "directed_yield"]
+        assert lines, f"no directed_yield trace lines for {vm}"
+        boosted = 0
+        for t in lines:
+            m = re.fullmatch(YIELD_TRACE, t.details)
+            assert m, f"bad directed_yield line: {t.details}"
+            assert m.group(2) == "vcpu_id", t.details
+            if m.group(4) == "runs it now":
+                boosted += 1
+                assert m.group(3) != m.group(1) and int(m.group(3)) < vcpus, t.details
+            else:
+                assert m.group(3) == "none", t.details
+        st = log.stats("vcpu", vm)
+        lost = any(f"{vm}: " in ln and "trace records lost" in ln for ln in log.lines)
+        want = sum(e["directed_yield_successful"] for e in st.values())
+        assert lost or boosted == want, f"{boosted} boosts traced, {want} in @stats"
+    check.__name__ = f"yield_traced({vm})"
+    return check
+
+
+def hog_work(log, vms):
+    work = {e.vm: e["value"] for e in log.all("bench")
+            if e.get("guest") == "cpuhog" and e.vm in vms}
+    assert set(work) == set(vms) and all(w > 0 for w in work.values()), f"cpuhog reports {work}"
+    return work
+
+
+def balanced_hogs(vms, tolerance):
+    """Unpinned always-runnable VMs on fewer CPUs each did about the same work, by migrating."""
+    def check(log):
+        work = hog_work(log, vms)
+        assert (max(work.values()) - min(work.values())) / max(work.values()) < tolerance, \
+            f"unfair: {work}"
+        moves = {vm: log.stats("vcpu", vm)[0]["migrations"] for vm in vms}
+        assert sum(moves.values()) > 0, f"no migrations: {moves}"
+    return check
+
+
+def unbalanced_hogs(sharing, alone):
+    """sched_balance=off: the two sharing a CPU each did about half of the one alone."""
+    def check(log):
+        work = hog_work(log, sharing + (alone,))
+        for vm in sharing:
+            ratio = work[vm] / work[alone]
+            assert 0.4 < ratio < 0.6, f"{vm} did {ratio:.2f} of {alone}'s work: {work}"
+        moves = {vm: log.stats("vcpu", vm)[0]["migrations"] for vm in sharing + (alone,)}
+        assert not any(moves.values()), f"migrations with sched_balance=off: {moves}"
+        starts = {e["vm"]: e["cpu"] for e in log.all("vm_start")}
+        assert starts[sharing[0]] == starts[sharing[1]] != starts[alone], f"placed {starts}"
+    return check
+
+
+SPINLOCK_ARGS = 10000000  # guest TSC cycles: 0.1 s under Bochs (100 MHz)
+GUESTS_SPINLOCK = f"spinlock:vcpus=4:args={SPINLOCK_ARGS}"
+HOGS3 = " ".join(f"cpuhog:name=hog{i}:args=300" for i in (1, 2, 3))
+
+
+def spinlock_checks(detector):
+    return [spinlock_ran("spinlock", 4), directed_yields("spinlock", 4, detector),
+            vm_stops(spinlock=(0, "debug-exit")), shutdown(0)]
+
+
+def spinlock_off_checks(backstop):
+    return [spinlock_ran("spinlock", 4), no_spin_exits("spinlock", 4, backstop),
+            vm_stops(spinlock=(0, "debug-exit")), shutdown(0)]
+
+
 def make_fixtures(directory, build):
     """Corrupt modules for the rejection tests, made from a real image."""
     import os
@@ -498,6 +641,24 @@ def tests(full=False):
              guests=GUESTS_HALTPOLL_OFF),
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
              args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
+        # Spin detection and directed yield: 4 vCPUs on 2 CPUs with each detector; ple=off.
+        Test("qemu-spinlock", spinlock_checks("software") + [yield_traced("spinlock", 4)],
+             smp=2, args="trace=ple", guests="spinlock:vcpus=4"),
+        Test("qemu-spinlock-ple-off", spinlock_off_checks(False), smp=2, args="ple=off",
+             guests="spinlock:vcpus=4"),
+        Test("bochs-skylake-spinlock", spinlock_checks("ple"), emu="bochs", smp=2,
+             guests=GUESTS_SPINLOCK, timeout=300),
+        Test("bochs-ryzen-spinlock", spinlock_checks("pause_filter"), emu="bochs", cpu="ryzen",
+             smp=2, guests=GUESTS_SPINLOCK, timeout=300),
+        Test("bochs-ryzen-spinlock-ple-off", spinlock_off_checks(True), emu="bochs", cpu="ryzen",
+             smp=2, args="ple=off", guests=GUESTS_SPINLOCK, timeout=300),
+        # Three unpinned always-runnable VMs on two CPUs, with and without balancing.
+        Test("bochs-skylake-balance",
+             [balanced_hogs(("hog1", "hog2", "hog3"), 0.15), shutdown(0)], emu="bochs", smp=2,
+             guests=HOGS3, timeout=300),
+        Test("bochs-ryzen-balance-off",
+             [unbalanced_hogs(("hog1", "hog3"), "hog2"), shutdown(0)], emu="bochs", cpu="ryzen",
+             smp=2, args="sched_balance=off", guests=HOGS3, timeout=300),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
                                  rejects("hello"), shutdown(1)], emu="bochs",
              cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),

@@ -392,6 +392,31 @@ static void test_vm_maximum_overrides(void **state)
     assert_int_equal(vcpu_halt_poll_max(&v), 200000);
 }
 
+/* trace=ple: KVM's kvm_ple_window_update, and pollux's directed_yield decisions. */
+static void test_ple_trace_lines(void **state)
+{
+    (void)state;
+    vm.trace = &ring;
+    trace_record(&vm, TRACE_PLE, 2, TRACE_PLE_GROW, 8192, 4096);
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_ple_window_update: vcpu 2 old 4096 new 8192 (grow)");
+    trace_record(&vm, TRACE_PLE, 2, TRACE_PLE_SHRINK, 3000, 65535);
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_ple_window_update: vcpu 2 old 65535 new 3000 (shrink)");
+    trace_record(&vm, TRACE_PLE, 1, TRACE_YIELD_BOOSTED, 3 + 1,
+                 trace_yield_pack(YIELD_PIVOT_VCPU_ID, 1, 0, false));
+    assert_string_equal(last_trace(), "vm0: directed_yield: vcpu 1 pivot vcpu_id target 3: runs it "
+                                      "now (1 skipped, 0 failed)");
+    trace_record(&vm, TRACE_PLE, 0, TRACE_YIELD_SLICE, 0,
+                 trace_yield_pack(YIELD_PIVOT_LAST_BOOSTED, 4, 3, true));
+    assert_string_equal(last_trace(), "vm0: directed_yield: vcpu 0 pivot last_boosted target none: "
+                                      "gives up its slice (4 skipped, 3 failed, gave up)");
+    trace_record(&vm, TRACE_PLE, 5, TRACE_YIELD_KEPT_CPU, 0,
+                 trace_yield_pack(YIELD_PIVOT_NONE, 0, 0, false));
+    assert_string_equal(last_trace(), "vm0: directed_yield: vcpu 5 pivot none target none: keeps "
+                                      "its CPU (0 skipped, 0 failed)");
+}
+
 static void test_trace_line_format(void **state)
 {
     (void)state;
@@ -544,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup(test_guest_opt_out, setup),
         cmocka_unit_test_setup(test_vm_maximum_overrides, setup),
         cmocka_unit_test_setup(test_trace_line_format, setup),
+        cmocka_unit_test_setup(test_ple_trace_lines, setup),
         cmocka_unit_test_setup(test_trace_ring_keeps_the_newest, setup),
         cmocka_unit_test_setup(test_no_lost_wakeup_race, setup),
     };
