@@ -246,6 +246,8 @@ static void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector)
 
 static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
 {
+    if (svm_asid_current(&s->asid, &c->asids, cpu))
+        return;
     struct svm_asid_entry e = svm_asid_assign(&s->asid, &c->asids, cpu, max_asid);
     if (!e.fresh)
         return;

@@ -3,7 +3,7 @@
 struct svm_asid_entry svm_asid_assign(struct svm_asid_vcpu *v, struct svm_asid_cpu *c, unsigned cpu,
                                       uint32_t max_asid)
 {
-    if (v->cpu == (int)cpu && v->generation == c->generation)
+    if (svm_asid_current(v, c, cpu))
         return (struct svm_asid_entry){0};
     if (c->next_asid >= max_asid) {
         c->generation++;

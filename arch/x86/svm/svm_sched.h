@@ -40,6 +40,13 @@ struct svm_asid_entry {
     bool clear_clean;    /* every VMCB clean bit cleared */
 };
 
+/* The vCPU's ASID is still valid on cpu: the common case, tested before every VMRUN. */
+static inline bool svm_asid_current(const struct svm_asid_vcpu *v, const struct svm_asid_cpu *c,
+                                    unsigned cpu)
+{
+    return v->cpu == (int)cpu && v->generation == c->generation;
+}
+
 /* Before VMRUN on cpu, whose ASIDs are 1 .. max_asid - 1. */
 struct svm_asid_entry svm_asid_assign(struct svm_asid_vcpu *v, struct svm_asid_cpu *c, unsigned cpu,
                                       uint32_t max_asid);

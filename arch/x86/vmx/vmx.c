@@ -527,14 +527,10 @@ static void read_state(struct vmcs_state *s)
  * Make the vCPU's VMCS current on this CPU. False if it is still active on
  * another CPU (vmx_vcpu_unload was not called there).
  */
-static bool vmcs_load(struct vmx_vcpu *s)
+static __attribute__((noinline)) bool vmcs_switch(struct vmx_vcpu *s, struct percpu *p,
+                                                  struct vmx_cpu *c)
 {
-    struct percpu *p = this_cpu();
-    struct vmx_cpu *c = p->virt;
-    enum vmx_load_action act =
-        vmx_load_action(c->current_vmcs == (uint64_t)s->vmcs, s->last_cpu, p->cpu);
-    if (act == VMX_LOAD_CURRENT)
-        return true;
+    enum vmx_load_action act = vmx_load_action(false, s->last_cpu, p->cpu);
     if (act == VMX_LOAD_REFUSE)
         return false;
     if (!vmptrld((uint64_t)s->vmcs))
@@ -550,6 +546,16 @@ static bool vmcs_load(struct vmx_vcpu *s)
     return true;
 }
 
+/* VMX_LOAD_CURRENT, the case of every VMCS access of every exit, without a call or a frame. */
+static inline bool vmcs_load(struct vmx_vcpu *s)
+{
+    struct percpu *p = this_cpu();
+    struct vmx_cpu *c = p->virt;
+    if (c->current_vmcs == (uint64_t)s->vmcs)
+        return true;
+    return vmcs_switch(s, p, c);
+}
+
 static void vmcs_clear(struct vmx_vcpu *s)
 {
     struct vmx_cpu *c = cpu_state();
@@ -561,14 +567,23 @@ static void vmcs_clear(struct vmx_vcpu *s)
     s->last_cpu = -1;
 }
 
-/* The vCPU's state, its VMCS current here: for the ops vmm/ calls between runs. */
-static struct vmx_vcpu *loaded(struct vcpu *v)
+static __attribute__((noinline)) struct vmx_vcpu *load_or_panic(struct vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
-    if (!vmcs_load(s))
+    struct percpu *p = this_cpu();
+    if (!vmcs_switch(s, p, p->virt))
         panic("vmx: vCPU %u's VMCS is active on CPU %d, not on CPU %u (no vmx_vcpu_unload)", v->id,
-              s->last_cpu, this_cpu()->cpu);
+              s->last_cpu, p->cpu);
     return s;
+}
+
+/* The vCPU's state, its VMCS current here: for the ops vmm/ calls between runs. */
+static inline struct vmx_vcpu *loaded(struct vcpu *v)
+{
+    struct vmx_vcpu *s = v->arch;
+    if (cpu_state()->current_vmcs == (uint64_t)s->vmcs)
+        return s;
+    return load_or_panic(v);
 }
 
 void vmx_vcpu_unload(struct vcpu *v)
