@@ -123,6 +123,7 @@ enum run_result vcpu_run(struct vcpu *v)
     spin_unlock_irqrestore(&v->lock, flags);
     fpu_guest_enter(&v->fpu);
     debugregs_load(&v->debug);
+    guest_msrs_load(&v->msrs);
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
@@ -136,7 +137,9 @@ enum run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(v);
         struct exit_record e;
+        guest_msrs_enter(&v->msrs);
         virt->vcpu_run(v, &e);
+        guest_msrs_exit(&v->msrs);
         v->stats.exits[e.reason]++;
         handle_exit(v, &e);
         /*

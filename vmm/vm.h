@@ -16,6 +16,7 @@
 #include "sched/runqueue.h"
 #include "sched/timer.h"
 #include "vmm/fwcfg.h"
+#include "vmm/guest_msrs.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
 #include "vmm/vuart.h"
@@ -51,8 +52,9 @@ struct vcpu {
     struct guest_regs regs;
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
-    void *arch;              /* vendor context: VMCB or VMCS */
-    unsigned cpu;            /* host CPU it is placed on */
+    struct guest_msrs msrs;
+    void *arch;   /* vendor context: VMCB or VMCS */
+    unsigned cpu; /* host CPU it is placed on */
     struct rq_link rq_link;
     /*
      * lock protects state, lapic and the pending events below: an event is

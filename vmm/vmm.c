@@ -9,6 +9,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "vmm/cpu_model.h"
 #include "vmm/exits.h"
 #include "vmm/loader.h"
 #include "vmm/vcpu.h"
@@ -153,6 +154,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         }
         vcpu_init_events(v);
         v->debug.dr6 = DR6_INIT;
+        guest_msrs_reset(&v->msrs);
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();
         if (i == 0) {
@@ -177,6 +179,8 @@ unsigned vmm_start(const struct boot_info *bi)
 {
     struct vm *vms[BOOT_MAX_MODULES] = {0};
     unsigned rejected = 0;
+    if (virt)
+        cpu_model_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
         vms[i] = vm_create(&bi->mods[i], i, vms);
         if (!vms[i])

@@ -112,7 +112,10 @@ struct virt_ops {
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
     /* After an emulated instruction: the STI/MOV-SS shadow ends with it. */
     void (*clear_interrupt_shadow)(struct vcpu *v);
-    /* MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...). */
+    /*
+     * MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...).
+     * Writes of linear addresses arrive checked canonical (vmm/guest_msrs.c).
+     */
     enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
     void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);

@@ -363,11 +363,6 @@ static void svm_clear_interrupt_shadow(struct vcpu *v)
     svm(v)->vmcb->interrupt_shadow &= ~1ull;
 }
 
-static bool canonical(uint64_t a)
-{
-    return (uint64_t)((int64_t)(a << 16) >> 16) == a;
-}
-
 static bool pat_valid(uint64_t pat)
 {
     for (int i = 0; i < 8; i++) {
@@ -440,11 +435,6 @@ static enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t va
     if (!field)
         return MSR_NOT_MINE;
     if (index == MSR_PAT && !pat_valid(value))
-        return MSR_FAULT;
-    if ((index == MSR_LSTAR || index == MSR_CSTAR || index == MSR_KERNEL_GS_BASE ||
-         index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_SYSENTER_EIP ||
-         index == MSR_SYSENTER_ESP) &&
-        !canonical(value))
         return MSR_FAULT;
     *field = (index == MSR_SFMASK || index == MSR_SYSENTER_CS) ? (uint32_t)value : value;
     return MSR_DONE;

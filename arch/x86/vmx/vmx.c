@@ -193,7 +193,9 @@ static void read_caps(struct vmx_caps *c)
     c->cr0_fixed1 = rdmsr(MSR_VMX_CR0_FIXED1);
     c->cr4_fixed0 = rdmsr(MSR_VMX_CR4_FIXED0);
     c->cr4_fixed1 = rdmsr(MSR_VMX_CR4_FIXED1);
-    c->phys_bits = cpuid(0x80000000, 0).eax >= 0x80000008 ? cpuid(0x80000008, 0).eax & 0xff : 36;
+    bool sizes = cpuid(0x80000000, 0).eax >= 0x80000008;
+    c->phys_bits = sizes ? cpuid(0x80000008, 0).eax & 0xff : 36;
+    c->vaddr_bits = sizes ? (cpuid(0x80000008, 0).eax >> 8) & 0xff : 48;
 }
 
 /* Once, on the first CPU: capabilities, controls and the shared bitmaps. */
@@ -1142,11 +1144,6 @@ static enum msr_result vmx_msr_write(struct vcpu *v, uint32_t index, uint64_t va
         vmwrite(VMCS_GUEST_EFER, (value & ~EFER_LMA) | (efer & EFER_LMA));
         return MSR_DONE;
     }
-    bool address = index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_SYSENTER_ESP ||
-                   index == MSR_SYSENTER_EIP || index == MSR_LSTAR || index == MSR_CSTAR ||
-                   index == MSR_KERNEL_GS_BASE;
-    if (address && !vmx_canonical(value))
-        return MSR_FAULT;
     if (index == MSR_PAT && !vmx_pat_valid(value))
         return MSR_FAULT;
     if (index == MSR_SYSENTER_CS || index == MSR_SFMASK)
