@@ -38,7 +38,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
             vcpu_notify(t);
         break;
     case APIC_DM_NMI:
-        t->nmi_pending = true;
+        nmi_send(&t->nmi);
         vcpu_notify(t);
         break;
     case APIC_DM_INIT:

@@ -17,6 +17,7 @@
 #include "sched/timer.h"
 #include "vmm/fwcfg.h"
 #include "vmm/guest_msrs.h"
+#include "vmm/nmi.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
 #include "vmm/vuart.h"
@@ -66,7 +67,7 @@ struct vcpu {
     uint64_t state_since; /* host TSC of the last state change */
     struct vlapic lapic;
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
-    bool nmi_pending;
+    struct nmi_state nmi;
     bool init_pending;
     bool sipi_armed; /* in WAIT_SIPI and no startup IPI taken yet */
     bool halted;     /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */

@@ -139,6 +139,8 @@ struct virt_ops {
     void (*set_interrupt_window)(struct vcpu *v, bool on);
     /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */
     bool (*nmi_allowed)(struct vcpu *v);
+    /* An NMI is being injected, or the guest is in its handler (before the IRET). */
+    bool (*nmi_in_service)(struct vcpu *v);
     void (*inject_nmi)(struct vcpu *v);
     void (*set_nmi_window)(struct vcpu *v, bool on);
     /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */

@@ -39,9 +39,11 @@ unit_mmio_decode_SRCS := vmm/mmio_decode.c
 UNIT_TESTS += runqueue
 unit_runqueue_SRCS :=
 UNIT_TESTS += vcpu_events
-unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c
+unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/ept.c arch/x86/pagetable.c
 UNIT_TESTS += guest_msrs
 unit_guest_msrs_SRCS := vmm/guest_msrs.c
+UNIT_TESTS += nmi
+unit_nmi_SRCS := vmm/nmi.c

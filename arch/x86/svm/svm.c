@@ -494,6 +494,11 @@ static bool svm_nmi_allowed(struct vcpu *v)
     return !s->nmi_masked && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
 }
 
+static bool svm_nmi_in_service(struct vcpu *v)
+{
+    return svm(v)->nmi_masked; /* from the injection until the handler's IRET */
+}
+
 static void svm_inject_nmi(struct vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
@@ -552,6 +557,7 @@ const struct virt_ops svm_ops = {
     .inject_interrupt = svm_inject_interrupt,
     .set_interrupt_window = svm_set_interrupt_window,
     .nmi_allowed = svm_nmi_allowed,
+    .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
     .vcpu_reset_real = svm_vcpu_reset_real,

@@ -1216,6 +1216,22 @@ static bool vmx_nmi_allowed(struct vcpu *v)
            !event_queued(s);
 }
 
+static bool is_nmi_event(uint32_t info)
+{
+    return (info & INTR_INFO_VALID) &&
+           ((info & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT) == INTR_TYPE_NMI;
+}
+
+static bool vmx_nmi_in_service(struct vcpu *v)
+{
+    struct vmx_vcpu *s = loaded(v);
+    if (vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTERRUPTIBILITY_NMI)
+        return true;
+    if (s->event_injected && is_nmi_event((uint32_t)vmread(VMCS_ENTRY_INTR_INFO)))
+        return true;
+    return is_nmi_event(s->reinject);
+}
+
 static void vmx_inject_nmi(struct vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -1267,6 +1283,7 @@ const struct virt_ops vmx_ops = {
     .inject_interrupt = vmx_inject_interrupt,
     .set_interrupt_window = vmx_set_interrupt_window,
     .nmi_allowed = vmx_nmi_allowed,
+    .nmi_in_service = vmx_nmi_in_service,
     .inject_nmi = vmx_inject_nmi,
     .set_nmi_window = vmx_set_nmi_window,
     .vcpu_reset_real = vmx_vcpu_reset_real,
