@@ -10,6 +10,7 @@ GUEST_NAMES += smp
 GUEST_NAMES += timer
 GUEST_NAMES += pingpong
 GUEST_NAMES += cpuhog
+GUEST_NAMES += cpucheck
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj

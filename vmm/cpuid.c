@@ -115,6 +115,10 @@ static void computed(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *v
         }
         break;
     case 0xd:
+        if (subleaf <= 1) {
+            /* The guest's XCR0 and IA32_XSS are in force while pollux handles its exits. */
+            v[1] = host->ebx;
+        }
         if (subleaf == 0) {
             v[0] = (uint32_t)view->xcr0_supported;
             v[2] = view->xsave_size;

@@ -37,7 +37,7 @@ enum exit_reason {
     EXIT_INVD,
     EXIT_WBINVD,
     EXIT_XSETBV,
-    EXIT_CR8,          /* MOV to/from CR8: the guest's task priority (VMX; SVM keeps V_TPR) */
+    EXIT_CR8, /* MOV to/from CR8: the guest's task priority (VMX; SVM syncs V_TPR at entry/exit) */
     EXIT_UNDEFINED,    /* an instruction pollux refuses: the guest gets #UD */
     EXIT_ENTRY_FAILED, /* the CPU refused the guest state */
     EXIT_UNKNOWN,      /* a vendor exit pollux does not expect */
@@ -110,8 +110,12 @@ struct virt_ops {
     void (*vcpu_run)(struct vcpu *v, struct exit_record *e);
     void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
-    /* After an emulated instruction: the STI/MOV-SS shadow ends with it. */
-    void (*clear_interrupt_shadow)(struct vcpu *v);
+    /*
+     * After an instruction pollux emulated (RIP already past it): the
+     * STI/MOV-SS shadow ends with it, and if the guest had RFLAGS.TF set the
+     * single-step #DB (DR6.BS) follows it, as the CPU would have raised it.
+     */
+    void (*end_emulated_instruction)(struct vcpu *v);
     /*
      * MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...).
      * Writes of linear addresses arrive checked canonical (vmm/guest_msrs.c).

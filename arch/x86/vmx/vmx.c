@@ -23,6 +23,7 @@
 #include "vmm/vm.h"
 
 #define VMX_FAIL_INVALID     1 /* vmx_enter: CF, no current VMCS */
+#define VECTOR_DB            1
 #define VMX_FAIL_VALID       2 /* vmx_enter: ZF, see the VM-instruction error field */
 #define VPID_COUNT           65536
 #define HOST_IRQ_BACKSTOP_MS 1 /* see prepare_entry */
@@ -886,14 +887,6 @@ static int load_pdptes(struct vcpu *v, uint64_t cr3)
     return 0;
 }
 
-static void vmx_clear_interrupt_shadow(struct vcpu *v)
-{
-    loaded(v);
-    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
-    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
-        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
-}
-
 static void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -905,6 +898,19 @@ static void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
     }
     vmwrite(VMCS_ENTRY_INTR_INFO, info);
     s->event_injected = true;
+}
+
+static void vmx_end_emulated_instruction(struct vcpu *v)
+{
+    loaded(v);
+    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
+    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
+        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
+    if (v->regs.rflags & RFLAGS_TF) {
+        /* The guest's DR6 is in the CPU while it runs; an injected #DB does not touch it. */
+        dr6_write(dr6_single_step(dr6_read()));
+        vmx_inject_exception(v, VECTOR_DB, false, 0);
+    }
 }
 
 /*
@@ -952,7 +958,7 @@ static bool emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual,
     /* The CPU did not execute the write, so it did not flush the guest's TLB either. */
     s->flush_vpid = true;
     v->regs.rip += len;
-    vmx_clear_interrupt_shadow(v);
+    vmx_end_emulated_instruction(v);
     return true;
 }
 
@@ -1273,7 +1279,7 @@ const struct virt_ops vmx_ops = {
     .vcpu_run = vmx_vcpu_run,
     .inject_exception = vmx_inject_exception,
     .get_mode = vmx_get_mode,
-    .clear_interrupt_shadow = vmx_clear_interrupt_shadow,
+    .end_emulated_instruction = vmx_end_emulated_instruction,
     .msr_read = vmx_msr_read,
     .msr_write = vmx_msr_write,
     .set_intercept = vmx_set_intercept,
