@@ -59,10 +59,17 @@ static void vm_free(struct vm *vm)
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
-static bool name_taken(const char *name, struct vm **vms, unsigned n)
+/* The VMs created before the one being created now. */
+struct earlier_vms {
+    struct vm **vms;
+    unsigned count;
+};
+
+static bool name_taken(const char *name, void *ctx)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (vms[i] && !strcmp(vms[i]->cfg.name, name))
+    const struct earlier_vms *earlier = ctx;
+    for (unsigned i = 0; i < earlier->count; i++)
+        if (earlier->vms[i] && !strcmp(earlier->vms[i]->cfg.name, name))
             return true;
     return false;
 }
@@ -81,9 +88,10 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         reject(label, err);
         goto fail;
     }
-    if (name_taken(vm->cfg.name, vms, index)) {
-        size_t len = strlen(vm->cfg.name);
-        snprintf(vm->cfg.name + (len > VM_NAME_MAX - 4 ? VM_NAME_MAX - 4 : len), 5, "-%u", index);
+    struct earlier_vms earlier = {vms, index};
+    if (vmconfig_unique_name(vm->cfg.name, index, name_taken, &earlier, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
     }
     const char *name = vm->cfg.name;
     if (!virt) {
