@@ -10,6 +10,8 @@ GUEST_NAMES += smp
 GUEST_NAMES += timer
 GUEST_NAMES += pingpong
 GUEST_NAMES += cpuhog
+GUEST_NAMES += haltpoll
+GUEST_NAMES += idletick
 GUEST_NAMES += cpucheck
 
 GUEST_OUT := $(BUILD)/guests
@@ -24,7 +26,7 @@ GUEST_RUNTIME := $(GUEST_OBJ)/runtime/entry.o $(GUEST_OBJ)/runtime/runtime.o
 # The multiprocessor runtime (CPUs, local APIC, AP trampoline, timing) is an
 # archive, so a guest links only the parts it uses and the others none.
 GUEST_SMP_LIB := $(GUEST_OBJ)/runtime/libsmp.a
-GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline)
+GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline ping)
 GUEST_ELFS := $(patsubst %,$(GUEST_OUT)/%.elf,$(GUEST_NAMES))
 
 .PHONY: guests

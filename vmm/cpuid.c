@@ -3,6 +3,7 @@
 #include "lib/string.h"
 #include "vmm/cpuid_policy.h"
 #include "vmm/hypercall.h"
+#include "vmm/kvm_pv.h"
 
 #define HYPERVISOR_FIRST 0x40000000u
 #define HYPERVISOR_LAST  0x4fffffffu
@@ -138,8 +139,14 @@ static void computed(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *v
         out[i] |= v[i] & p->mask[i][CPUID_FROM_POLLUX];
 }
 
+/*
+ * The range reserved for hypervisors holds only pollux's and KVM's leaves:
+ * never the host's (an L0 hypervisor's own signature).
+ */
 static void hypervisor_leaf(uint32_t leaf, const struct cpuid_view *view, struct cpuid_regs *r)
 {
+    if (kvm_pv_cpuid(leaf, r))
+        return;
     *r = (struct cpuid_regs){0};
     if (leaf == POLLUX_CPUID_BASE) {
         const char *sig = POLLUX_CPUID_SIGNATURE;

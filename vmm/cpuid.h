@@ -2,8 +2,9 @@
  * The CPUID a guest sees: the host's, filtered by the policy of
  * docs/cpuid.md (vmm/cpuid_policy.h) and completed with what pollux
  * computes (the vCPU's APIC ID, the VM's topology, the XSAVE components it
- * switches). Leaves 0x40000000-0x4fffffff are pollux's own: 0x40000000
- * (signature "pollux") and 0x40000010 (timing); the others read 0.
+ * switches). Leaves 0x40000000-0x4fffffff are the hypervisor's: 0x40000000
+ * (signature "pollux") and 0x40000010 (timing) are pollux's own,
+ * 0x40000100-0x40000101 are KVM's (vmm/kvm_pv.h), the others read 0.
  */
 #ifndef POLLUX_VMM_CPUID_H
 #define POLLUX_VMM_CPUID_H

@@ -2,6 +2,7 @@
 
 #include "arch/x86/cpu.h"
 #include "vmm/guest_msrs.h"
+#include "vmm/kvm_pv.h"
 #include "vmm/vlapic_dev.h"
 
 #define MSR_TSC            0x10
@@ -24,6 +25,8 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
     enum msr_result r = guest_msrs_read(&guest_features, &v->msrs, index, value);
     if (r == MSR_NOT_MINE)
         r = vlapic_dev_msr_read(v, index, value);
+    if (r == MSR_NOT_MINE)
+        r = kvm_pv_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
         r = virt->msr_read(v, index, value);
     if (r != MSR_NOT_MINE)
@@ -49,6 +52,8 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
         guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
     if (r == MSR_NOT_MINE)
         r = vlapic_dev_msr_write(v, index, value);
+    if (r == MSR_NOT_MINE)
+        r = kvm_pv_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)
         r = virt->msr_write(v, index, value);
     if (r != MSR_NOT_MINE)

@@ -5,8 +5,8 @@
  * vmm/guest_msrs.c's; MSRs whose guest copy lives in the VMCB/VMCS are the
  * backend's (virt->msr_read/msr_write); pollux adds a small allow-list: the
  * TSC (host TSC plus the VM's offset), the microcode signature (0),
- * IA32_FEATURE_CONTROL (locked, VMX off), and the performance counters (read
- * 0, writes dropped).
+ * IA32_FEATURE_CONTROL (locked, VMX off), the performance counters (read 0,
+ * writes dropped) and KVM's paravirtual MSRs (vmm/kvm_pv.h).
  * Anything else is a #GP, as on a CPU without that MSR.
  */
 #ifndef POLLUX_VMM_MSR_H

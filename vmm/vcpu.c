@@ -120,6 +120,8 @@ static bool prepare_entry(struct vcpu *v, bool *window)
 enum run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
+    if (v->halt.active)
+        vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     uint64_t flags = spin_lock_irqsave(&v->lock);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);

@@ -85,7 +85,8 @@ static int set_pins(struct vmconfig *cfg, struct token word, struct token val, c
     return 0;
 }
 
-static const char *const keys[] = {"name", "path", "vcpus", "mem", "timeout_ms", "pin", "args"};
+static const char *const keys[] = {"name",       "path",         "vcpus", "mem",
+                                   "timeout_ms", "halt_poll_ns", "pin",   "args"};
 
 static bool known_key(struct token key)
 {
@@ -108,6 +109,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     snprintf(out->name, sizeof(out->name), "vm%u", index);
     out->vcpus = 1;
     out->mem = VM_MEM_DEFAULT;
+    out->halt_poll_ns = -1;
 
     while (cmdline_next(&cursor, &key, &val)) {
         struct token word = {key.s, (size_t)(cursor - key.s)};
@@ -154,6 +156,13 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         } else if (token_eq(key, "timeout_ms")) {
             if (!parse_u64(val, &out->timeout_ms))
                 return fail(err, errlen, word, "not a number");
+        } else if (token_eq(key, "halt_poll_ns")) {
+            if (!parse_u64(val, &n))
+                return fail(err, errlen, word, "not a number");
+            if (n > VM_HALT_POLL_NS_MAX)
+                return fail(err, errlen, word, "out of range [0, %llu]",
+                            (unsigned long long)VM_HALT_POLL_NS_MAX);
+            out->halt_poll_ns = (int64_t)n;
         } else {
             /* Only pin is left: args without '=' was refused as a missing value. */
             if (set_pins(out, word, val, err, errlen))

@@ -1,13 +1,16 @@
 /*
  * A VM's configuration from its multiboot module command line:
- *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n> pin=<cpu,cpu,...> args=<rest>
+ *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n> halt_poll_ns=<n>
+ *   pin=<cpu,cpu,...> args=<rest>
  * `args=` must come last and takes the rest of the line, spaces included.
  *
  * Contract: vmconfig_parse fills defaults (name "vm<index>", path "", vcpus
- * 1, mem 32 MiB, timeout_ms 0 = none, no pins, args "") and returns -1 with a
+ * 1, mem 32 MiB, timeout_ms 0 = none, halt_poll_ns -1 = the global maximum,
+ * no pins, args "") and returns -1 with a
  * one-line reason naming the offending word on: an unknown key, a word with
  * no value, a bad number, vcpus outside [1, max_vcpus], mem below 1 MiB, not
- * a multiple of 4 KiB, or reaching VM_MEM_LIMIT, more pins than vcpus, a name
+ * a multiple of 4 KiB, or reaching VM_MEM_LIMIT, halt_poll_ns above
+ * VM_HALT_POLL_NS_MAX, more pins than vcpus, a name
  * longer than VM_NAME_MAX or holding characters other than [A-Za-z0-9_.-].
  */
 #ifndef POLLUX_VMM_VMCONFIG_H
@@ -17,12 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VM_NAME_MAX    31
-#define VM_PATH_MAX    127
-#define VM_ARGS_MAX    1023
-#define VM_MAX_VCPUS   64
-#define VM_MEM_LIMIT   0xfee00000ull /* guest memory stays below the local APIC page */
-#define VM_MEM_DEFAULT (32ull << 20)
+#define VM_NAME_MAX         31
+#define VM_PATH_MAX         127
+#define VM_ARGS_MAX         1023
+#define VM_MAX_VCPUS        64
+#define VM_MEM_LIMIT        0xfee00000ull /* guest memory stays below the local APIC page */
+#define VM_MEM_DEFAULT      (32ull << 20)
+#define VM_HALT_POLL_NS_MAX 0xffffffffull /* as KVM's unsigned int halt_poll_ns */
 
 struct vmconfig {
     char name[VM_NAME_MAX + 1];
@@ -31,6 +35,8 @@ struct vmconfig {
     unsigned vcpus;
     uint64_t mem;
     uint64_t timeout_ms;
+    int64_t
+        halt_poll_ns; /* this VM's halt-polling maximum (KVM_CAP_HALT_POLL); -1: the global one */
     unsigned npins;
     unsigned pins[VM_MAX_VCPUS];
 };

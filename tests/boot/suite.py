@@ -397,6 +397,109 @@ GUESTS_HOGS_CHECKS = [
 ]
 
 
+# ---- halt polling -----------------------------------------------------------
+
+HALT_STATS_KEYS = (
+    "halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll_invalid",
+    "halt_wakeup", "halt_poll_success_ns", "halt_poll_fail_ns", "halt_wait_ns",
+    "halt_poll_success_hist", "halt_poll_fail_hist", "halt_wait_hist", "halt_poll_ns",
+    "poll_control", "halt_attempted_poll_optout")
+
+
+def vcpu_stats(log, vm, vcpus):
+    """vm's per-vCPU @stats records: one per vCPU, every key present, nothing polled against
+    the guest's will."""
+    st = log.stats("vcpu", vm)
+    assert sorted(st) == list(range(vcpus)), f"{vm}: @stats for vCPUs {sorted(st)}"
+    for i, e in st.items():
+        missing = [k for k in HALT_STATS_KEYS if k not in e.body]
+        assert not missing, f"{vm} vCPU {i}: @stats lacks {missing}"
+        assert e["halt_attempted_poll_optout"] == 0, f"{vm} vCPU {i} polled after opting out: {e}"
+        assert e["halt_successful_poll"] <= e["halt_attempted_poll"] <= e["halt_exits"], \
+            f"{vm} vCPU {i}: inconsistent counters {e}"
+    return st
+
+
+def polled(vm, vcpus):
+    """Halt polling caught wake-ups: a successful poll on some vCPU."""
+    def check(log):
+        st = vcpu_stats(log, vm, vcpus)
+        assert sum(e["halt_successful_poll"] for e in st.values()) > 0, \
+            f"{vm}: no successful poll: {[e.body for e in st.values()]}"
+    check.__name__ = f"polled({vm})"
+    return check
+
+
+def never_polled(vm, vcpus, poll_control=1):
+    """No poll was attempted, yet the vCPUs halted and were woken."""
+    def check(log):
+        st = vcpu_stats(log, vm, vcpus)
+        for i, e in st.items():
+            assert e["halt_attempted_poll"] == 0 and e["halt_poll_ns"] == 0, \
+                f"{vm} vCPU {i} polled: {e}"
+            assert e["poll_control"] == poll_control, f"{vm} vCPU {i}: poll_control {e}"
+        assert sum(e["halt_exits"] for e in st.values()) > 0, f"{vm}: no HLT exits"
+        assert sum(e["halt_wakeup"] for e in st.values()) > 0, f"{vm}: no wake-ups"
+    check.__name__ = f"never_polled({vm})"
+    return check
+
+
+HALT_POLL_TRACE = r"vcpu (\d+): halt_poll_ns (\d+) \((grow|shrink) (\d+)\)"
+
+
+def window_grew_then_shrank(vm, vcpus):
+    """trace=halt_poll: KVM's kvm_halt_poll_ns lines; each vCPU's window grew, then shrank to 0."""
+    import re
+
+    def check(log):
+        lines = [t for t in log.traces if t.vm == vm]
+        assert lines, f"no trace lines for {vm}"
+        per = {}
+        for t in lines:
+            m = re.fullmatch(HALT_POLL_TRACE, t.details)
+            assert t.event == "kvm_halt_poll_ns" and m, f"not KVM's format: {t.details}"
+            per.setdefault(int(m.group(1)), []).append((m.group(3), int(m.group(2)),
+                                                        int(m.group(4))))
+        assert sorted(per) == list(range(vcpus)), f"{vm}: traced vCPUs {sorted(per)}"
+        for i, changes in per.items():
+            first_grow = next(k for k, c in enumerate(changes) if c[0] == "grow")
+            assert changes[first_grow][1] > changes[first_grow][2], f"vCPU {i}: {changes[:3]}"
+            assert changes[-1][:2] == ("shrink", 0), f"{vm} vCPU {i} ends at {changes[-1]}"
+            assert max(c[1] for c in changes) > 0
+        st = vcpu_stats(log, vm, vcpus)
+        assert all(e["halt_poll_ns"] == 0 for e in st.values()), f"{vm}: window not back to 0"
+        ticks = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "ticks"]
+        assert len(ticks) == vcpus and all(e["value"] == 20 for e in ticks), f"ticks {ticks}"
+    check.__name__ = f"window_grew_then_shrank({vm})"
+    return check
+
+
+# pingpong alone on CPUs 0-1 polls; the rest share CPU 2: a VM with its maximum set to 0,
+# a guest that opts out and polls itself, and idletick under trace=halt_poll.
+GUESTS_HALTPOLL = " ".join([
+    "pingpong:vcpus=2:pin=0,1:args=200",
+    "pingpong:name=pp-nopoll:vcpus=2:pin=2,2:halt_poll_ns=0:args=50",
+    "haltpoll:vcpus=2:pin=2,2:args=50",
+    "idletick:vcpus=2:pin=2,2:args=200+20",
+])
+GUESTS_HALTPOLL_CHECKS = [
+    polled("pingpong", 2),
+    never_polled("pp-nopoll", 2),
+    never_polled("haltpoll", 2, poll_control=0),
+    guest_says("haltpoll", "poll control off on 2 vCPUs, bit 1 faults"),
+    window_grew_then_shrank("idletick", 2),
+    vm_stops(**{vm: (0, "debug-exit") for vm in ("pingpong", "pp-nopoll", "haltpoll", "idletick")}),
+    shutdown(0),
+]
+# With the global maximum at 0 nothing polls, whatever the guest.
+GUESTS_HALTPOLL_OFF = "pingpong:vcpus=2:args=100 idletick:vcpus=2:args=100+5"
+GUESTS_HALTPOLL_OFF_CHECKS = [
+    never_polled("pingpong", 2), never_polled("idletick", 2),
+    vm_stops(pingpong=(0, "debug-exit"), idletick=(0, "debug-exit")),
+    shutdown(0),
+]
+
+
 def make_fixtures(directory, build):
     """Corrupt modules for the rejection tests, made from a real image."""
     import os
@@ -476,6 +579,13 @@ def tests(full=False):
               shutdown(0)],
              smp=2, timeout=300, full_only=True,
              guests=" ".join(["hello"] + [f"fuzz:name=z{i}:args=20000+{i + 10}" for i in range(8)])),
+        # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
+        Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
+             args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
+        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS, smp=2, args="halt_poll_ns=0",
+             guests=GUESTS_HALTPOLL_OFF),
+        Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
+             args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
                                  rejects("hello"), shutdown(1)], emu="bochs",
              cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),
