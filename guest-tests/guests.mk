@@ -12,6 +12,7 @@ GUEST_NAMES += pingpong
 GUEST_NAMES += cpuhog
 GUEST_NAMES += haltpoll
 GUEST_NAMES += idletick
+GUEST_NAMES += cpucheck
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj

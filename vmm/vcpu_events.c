@@ -63,7 +63,7 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now)
 /* Would this event end a halt? An interrupt only if the guest has IF=1. */
 static bool has_wake_event(struct vcpu *v)
 {
-    if (v->nmi_pending || v->init_pending || v->vm->stopping)
+    if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
         return true;
     return (v->regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
 }

@@ -38,7 +38,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
             vcpu_notify(t);
         break;
     case APIC_DM_NMI:
-        t->nmi_pending = true;
+        nmi_send(&t->nmi);
         vcpu_notify(t);
         break;
     case APIC_DM_INIT:
@@ -145,8 +145,7 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
     }
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
-    v->regs.rip += op.len;
-    virt->clear_interrupt_shadow(v);
+    vcpu_advance(v, op.len);
     if (send)
         send_ipi(v, &ipi);
 }

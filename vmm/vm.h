@@ -17,6 +17,8 @@
 #include "sched/runqueue.h"
 #include "sched/timer.h"
 #include "vmm/fwcfg.h"
+#include "vmm/guest_msrs.h"
+#include "vmm/nmi.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
 #include "vmm/vuart.h"
@@ -78,8 +80,9 @@ struct vcpu {
     struct guest_regs regs;
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
-    void *arch;              /* vendor context: VMCB or VMCS */
-    unsigned cpu;            /* host CPU it is placed on */
+    struct guest_msrs msrs;
+    void *arch;   /* vendor context: VMCB or VMCS */
+    unsigned cpu; /* host CPU it is placed on */
     struct rq_link rq_link;
     /*
      * lock protects state, lapic and the pending events below: an event is
@@ -91,7 +94,7 @@ struct vcpu {
     uint64_t state_since; /* host TSC of the last state change */
     struct vlapic lapic;
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
-    bool nmi_pending;
+    struct nmi_state nmi;
     bool init_pending;
     bool sipi_armed;            /* in WAIT_SIPI and no startup IPI taken yet */
     bool halted;                /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */

@@ -175,3 +175,26 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         return fail(err, errlen, pin_word, "%u pins but vcpus=%u", out->npins, out->vcpus);
     return 0;
 }
+
+int vmconfig_unique_name(char name[VM_NAME_MAX + 1], unsigned index, vmconfig_name_taken taken,
+                         void *ctx, char *err, size_t errlen)
+{
+    if (!taken(name, ctx))
+        return 0;
+    char candidate[VM_NAME_MAX + 16];
+    int len = snprintf(candidate, sizeof(candidate), "%s-%u", name, index);
+    if (len > VM_NAME_MAX) {
+        snprintf(err, errlen,
+                 "name '%s' is taken, and with the suffix '-%u' it would be longer than %u "
+                 "characters: give the VM a name= of its own",
+                 name, index, VM_NAME_MAX);
+        return -1;
+    }
+    if (taken(candidate, ctx)) {
+        snprintf(err, errlen, "name '%s' is taken, and so is '%s': give the VM a name= of its own",
+                 name, candidate);
+        return -1;
+    }
+    memcpy(name, candidate, (size_t)len + 1);
+    return 0;
+}

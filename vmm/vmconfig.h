@@ -16,6 +16,7 @@
 #ifndef POLLUX_VMM_VMCONFIG_H
 #define POLLUX_VMM_VMCONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,5 +43,17 @@ struct vmconfig {
 
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,
                    char *err, size_t errlen);
+
+/* Does a VM created before already have this name? */
+typedef bool (*vmconfig_name_taken)(const char *name, void *ctx);
+
+/*
+ * Give the VM of module index a name no earlier VM has: a taken name gets
+ * the suffix "-<index>". Returns -1 with the reason, leaving name alone,
+ * when the name cannot take its suffix within VM_NAME_MAX characters (it is
+ * never cut short) or the suffixed name is taken too.
+ */
+int vmconfig_unique_name(char name[VM_NAME_MAX + 1], unsigned index, vmconfig_name_taken taken,
+                         void *ctx, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "vmm/cpu_model.h"
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/loader.h"
@@ -63,10 +64,17 @@ static void vm_free(struct vm *vm)
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
-static bool name_taken(const char *name, struct vm **vms, unsigned n)
+/* The VMs created before the one being created now. */
+struct earlier_vms {
+    struct vm **vms;
+    unsigned count;
+};
+
+static bool name_taken(const char *name, void *ctx)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (vms[i] && !strcmp(vms[i]->cfg.name, name))
+    const struct earlier_vms *earlier = ctx;
+    for (unsigned i = 0; i < earlier->count; i++)
+        if (earlier->vms[i] && !strcmp(earlier->vms[i]->cfg.name, name))
             return true;
     return false;
 }
@@ -85,9 +93,10 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         reject(label, err);
         goto fail;
     }
-    if (name_taken(vm->cfg.name, vms, index)) {
-        size_t len = strlen(vm->cfg.name);
-        snprintf(vm->cfg.name + (len > VM_NAME_MAX - 4 ? VM_NAME_MAX - 4 : len), 5, "-%u", index);
+    struct earlier_vms earlier = {vms, index};
+    if (vmconfig_unique_name(vm->cfg.name, index, name_taken, &earlier, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
     }
     const char *name = vm->cfg.name;
     if (!virt) {
@@ -162,6 +171,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         }
         vcpu_init_events(v);
         v->debug.dr6 = DR6_INIT;
+        guest_msrs_reset(&v->msrs);
         v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();
@@ -187,6 +197,8 @@ unsigned vmm_start(const struct boot_info *bi)
 {
     struct vm *vms[BOOT_MAX_MODULES] = {0};
     unsigned rejected = 0;
+    if (virt)
+        cpu_model_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
         vms[i] = vm_create(&bi->mods[i], i, vms);
         if (!vms[i])

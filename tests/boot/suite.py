@@ -7,6 +7,12 @@ together is itself part of the test and keeps `make test` within budget.
 Every test pins ACCEL=tcg (tools/test.py), so results do not depend on the
 machine. Keep the default set within the 15-minute CI budget on 2 cores.
 """
+import os
+
+import cpuid_policy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CPUID_TABLE = os.path.join(ROOT, "docs", "cpuid.md")
 
 
 class Test:
@@ -131,17 +137,99 @@ def rejects(*modules):
     return check
 
 
+# The checks cpucheck must have run on every backend, whatever its CPUID offers.
+CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "spec-ctrl-absent",
+                   "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
+                   "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
+                   "step-hypercall", "step-mmio", "tpr-cr8"}
+# Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
+CPUCHECK_BY_BIT = {
+    ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),
+    ("0x7.0", "ECX", 22): ("rdpid", "rdpid-absent"),
+    ("0xd.1", "EAX", 3): ("xsaves", "xsaves-absent"),
+    ("0x7.0", "ECX", 3): ("pku", "pku-absent"),
+    ("0x7.0", "ECX", 31): ("pks", "pks-absent"),
+    ("0x7.0", "ECX", 16): ("canonical-57", "canonical-48"),
+    ("0x7.0", "EBX", 10): ("invpcid", "invpcid-absent"),
+}
+
+
+def guest_cpuid(lines):
+    """cpucheck's `cpuid <leaf>[.<subleaf>] eax ebx ecx edx` lines -> {key: [4 ints]}."""
+    seen = {}
+    for ln in lines:
+        words = ln.split()
+        if len(words) == 6 and words[0] == "cpuid":
+            seen[words[1]] = [int(w, 16) for w in words[2:]]
+    return seen
+
+
+def cpucheck_passed(vm, vcpus=2):
+    """Every check passed, those for the features its CPUID offers included."""
+    def check(log):
+        lines = log.guest_lines.get(vm, [])
+        results = {}
+        for ln in lines:
+            if ln.startswith("check "):
+                name, _, outcome = ln[len("check "):].partition(": ")
+                results[name] = outcome
+        bad = {n: o for n, o in results.items() if o != "ok"}
+        assert not bad, f"[{vm}] failed checks: {bad}"
+        want = set(CPUCHECK_ALWAYS)
+        cpuid = guest_cpuid(lines)
+        for (key, reg, bit), names in CPUCHECK_BY_BIT.items():
+            offered = bool(cpuid[key]["EAX EBX ECX EDX".split().index(reg)] >> bit & 1)
+            want.add(names[0] if offered else names[1])
+        assert want <= set(results), f"[{vm}] checks not run: {sorted(want - set(results))}"
+        assert f"cpucheck: {len(results)} checks, 0 failed" in lines, f"[{vm}] no summary"
+        leaf1 = cpuid["0x1"]
+        assert leaf1[1] >> 24 == 0 and (leaf1[1] >> 16) & 0xff == vcpus, \
+            f"[{vm}] CPUID 1 EBX 0x{leaf1[1]:x}: want APIC ID 0 of {vcpus} vCPUs"
+    check.__name__ = f"cpucheck_passed({vm})"
+    return check
+
+
+def cpuid_follows_table(vm):
+    """What the guest read is docs/cpuid.md applied to the host's CPUID (@host_cpuid)."""
+    def check(log):
+        rows = cpuid_policy.parse(CPUID_TABLE)
+        host = log.one("host_cpuid").body
+        features = log.one("boot")["features"]
+        # The guest printed its CPUID at the start: APIC enabled, CR4.OSXSAVE and PKE clear.
+        state = {"apic.EN": True, "cr4.OSXSAVE": False, "cr4.PKE": False,
+                 "exec.RDTSCP": features["guest_rdtscp"],
+                 "exec.INVPCID": features["guest_invpcid"],
+                 "exec.XSAVES": features["guest_xsaves"]}
+        seen = guest_cpuid(log.guest_lines.get(vm, []))
+        assert "0x1" in seen and "0x7.0" in seen, f"[{vm}] printed no CPUID"
+        for key, got in seen.items():
+            assert key in host, f"@host_cpuid lacks {key}"
+            leaf, _, sub = key.partition(".")
+            h = host[key]
+            regs = [int(h[r], 16) for r in ("eax", "ebx", "ecx", "edx")]
+            want = cpuid_policy.expected(rows, int(leaf, 16), int(sub or 0), regs, state)
+            for i, reg in enumerate(cpuid_policy.REGS):
+                value, decided = want[reg]
+                assert got[i] & decided == value, \
+                    f"[{vm}] CPUID {key} {reg} 0x{got[i]:x}: the table says 0x{value:x} in " \
+                    f"0x{decided:x} (host 0x{regs[i]:x})"
+    check.__name__ = f"cpuid_follows_table({vm})"
+    return check
+
+
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
-# Three VMs at once, all exiting 0.
-GUESTS_OK = "hello hello exitbench:args=200"
+# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
+GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
 GUESTS_OK_CHECKS = [
     guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                "hypervisor bit: 1"),
     guest_says("hello-2", "hello, world", "cmdline: /boot/1-hello.elf"),
     benches("exitbench", EXITBENCH_OPS, 200),
+    cpucheck_passed("cpucheck"),
+    cpuid_follows_table("cpucheck"),
     vm_stops(**{"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
-                "exitbench": (0, "debug-exit")}),
+                "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}),
     rejects(),
     shutdown(0),
 ]

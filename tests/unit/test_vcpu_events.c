@@ -152,7 +152,7 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(v.state, VCPU_BLOCKED); /* IF=0: an interrupt does not end the halt */
     assert_int_equal(wakes, 0);
     uint64_t flags = spin_lock_irqsave(&v.lock);
-    v.nmi_pending = true; /* an NMI does */
+    nmi_send(&v.nmi); /* an NMI does */
     vcpu_notify(&v);
     spin_unlock_irqrestore(&v.lock, flags);
     assert_int_equal(v.state, VCPU_RUNNABLE);

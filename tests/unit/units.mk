@@ -29,7 +29,7 @@ unit_gpt_SRCS := vmm/gpt.c
 UNIT_TESTS += svm_exit
 unit_svm_exit_SRCS := arch/x86/svm/svm_exit.c
 UNIT_TESTS += cpuid
-unit_cpuid_SRCS := vmm/cpuid.c vmm/kvm_pv.c
+unit_cpuid_SRCS := vmm/cpuid.c vmm/kvm_pv.c $(CPUID_TABLE)
 UNIT_TESTS += vuart
 unit_vuart_SRCS := vmm/vuart.c
 UNIT_TESTS += vlapic
@@ -39,9 +39,14 @@ unit_mmio_decode_SRCS := vmm/mmio_decode.c
 UNIT_TESTS += runqueue
 unit_runqueue_SRCS :=
 UNIT_TESTS += vcpu_events
-unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/kvm_pv.c vmm/trace.c sched/halt_poll.c
+unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/trace.c \
+	sched/halt_poll.c
 UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/ept.c arch/x86/pagetable.c
+UNIT_TESTS += guest_msrs
+unit_guest_msrs_SRCS := vmm/guest_msrs.c
+UNIT_TESTS += nmi
+unit_nmi_SRCS := vmm/nmi.c
