@@ -139,6 +139,8 @@ struct virt_ops {
      */
     /* RFLAGS.IF set, no STI/MOV-SS shadow, no event already queued for entry. */
     bool (*interrupt_allowed)(struct vcpu *v);
+    /* The STI/MOV-SS shadow covers the instruction at RIP. */
+    bool (*in_interrupt_shadow)(struct vcpu *v);
     void (*inject_interrupt)(struct vcpu *v, uint8_t vector);
     void (*set_interrupt_window)(struct vcpu *v, bool on);
     /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */

@@ -490,6 +490,11 @@ static bool svm_interrupt_allowed(struct vcpu *v)
     return (v->regs.rflags & RFLAGS_IF) && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
 }
 
+static bool svm_in_interrupt_shadow(struct vcpu *v)
+{
+    return svm(v)->vmcb->interrupt_shadow & 1;
+}
+
 static void svm_inject_interrupt(struct vcpu *v, uint8_t vector)
 {
     svm(v)->vmcb->event_inj = vector | SVM_EVTINJ_TYPE_INTR | SVM_EVTINJ_VALID;
@@ -579,6 +584,7 @@ const struct virt_ops svm_ops = {
     .set_tsc_offset = svm_set_tsc_offset,
     .set_preemption_timer = svm_set_preemption_timer,
     .interrupt_allowed = svm_interrupt_allowed,
+    .in_interrupt_shadow = svm_in_interrupt_shadow,
     .inject_interrupt = svm_inject_interrupt,
     .set_interrupt_window = svm_set_interrupt_window,
     .nmi_allowed = svm_nmi_allowed,

@@ -1191,6 +1191,12 @@ static bool event_queued(const struct vmx_vcpu *s)
     return s->event_injected || (s->reinject & INTR_INFO_VALID);
 }
 
+static bool vmx_in_interrupt_shadow(struct vcpu *v)
+{
+    loaded(v);
+    return vmread(VMCS_GUEST_INTERRUPTIBILITY) & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS);
+}
+
 static bool vmx_interrupt_allowed(struct vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -1286,6 +1292,7 @@ const struct virt_ops vmx_ops = {
     .set_tsc_offset = vmx_set_tsc_offset,
     .set_preemption_timer = vmx_set_preemption_timer,
     .interrupt_allowed = vmx_interrupt_allowed,
+    .in_interrupt_shadow = vmx_in_interrupt_shadow,
     .inject_interrupt = vmx_inject_interrupt,
     .set_interrupt_window = vmx_set_interrupt_window,
     .nmi_allowed = vmx_nmi_allowed,
