@@ -15,6 +15,7 @@
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
 #include "boot/bootinfo.h"
+#include "boot/integrity.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
 #include "drivers/console.h"
@@ -162,6 +163,7 @@ static void fault_test(uint64_t kind)
 
 void kernel_main(uint32_t magic, uint32_t info)
 {
+    integrity_record();
     console_init();
     kprintf("\npollux: hypervisor starting\n");
     parse_boot_info(magic, info);
@@ -225,6 +227,8 @@ void kernel_main(uint32_t magic, uint32_t info)
     sched_run(vmm_all_stopped);
     sched_report();
     if (!vmm_all_succeeded())
+        failures++;
+    if (!integrity_report())
         failures++;
     system_shutdown(failures ? SHUTDOWN_FAILED : SHUTDOWN_OK);
 }

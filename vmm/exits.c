@@ -13,7 +13,9 @@
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
+#include "vmm/mmio.h"
 #include "vmm/msr.h"
+#include "vmm/unbacked.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 
@@ -158,11 +160,21 @@ static void handle_npf(struct vcpu *v, const struct exit_record *e)
         vlapic_dev_mmio(v, e);
         return;
     }
-    vm_fail(v, "bad-access", "%s guest-physical 0x%lx, outside the VM's memory",
-            e->npf.fetch   ? "instruction fetch from"
-            : e->npf.write ? "write to"
-                           : "read from",
-            e->npf.gpa);
+    if (unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch)) {
+        struct mmio_op op;
+        if (!mmio_fetch(v, e, "unbacked memory", &op))
+            return;
+        uint64_t value = unbacked_access(&v->vm->unbacked, &op);
+        if (!op.write)
+            mmio_load_done(v, &op, value);
+        mmio_retire(v, &op);
+        return;
+    }
+    vm_fail_access(v, e->npf.gpa, "%s guest-physical 0x%lx, outside the VM's memory",
+                   e->npf.fetch   ? "instruction fetch from"
+                   : e->npf.write ? "write to"
+                                  : "read from",
+                   e->npf.gpa);
 }
 
 static void handle_shutdown(struct vcpu *v, const struct exit_record *e)

@@ -85,7 +85,8 @@ static int set_pins(struct vmconfig *cfg, struct token word, struct token val, c
     return 0;
 }
 
-static const char *const keys[] = {"name", "path", "vcpus", "mem", "timeout_ms", "pin", "args"};
+static const char *const keys[] = {"name",       "path",     "vcpus", "mem",
+                                   "timeout_ms", "unbacked", "pin",   "args"};
 
 static bool known_key(struct token key)
 {
@@ -108,6 +109,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     snprintf(out->name, sizeof(out->name), "vm%u", index);
     out->vcpus = 1;
     out->mem = VM_MEM_DEFAULT;
+    out->unbacked = UNBACKED_STOP;
 
     while (cmdline_next(&cursor, &key, &val)) {
         struct token word = {key.s, (size_t)(cursor - key.s)};
@@ -154,6 +156,13 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         } else if (token_eq(key, "timeout_ms")) {
             if (!parse_u64(val, &out->timeout_ms))
                 return fail(err, errlen, word, "not a number");
+        } else if (token_eq(key, "unbacked")) {
+            if (token_eq(val, "stop"))
+                out->unbacked = UNBACKED_STOP;
+            else if (token_eq(val, "ignore"))
+                out->unbacked = UNBACKED_IGNORE;
+            else
+                return fail(err, errlen, word, "expected stop or ignore");
         } else {
             /* Only pin is left: args without '=' was refused as a missing value. */
             if (set_pins(out, word, val, err, errlen))

@@ -192,6 +192,7 @@ unsigned vmm_start(const struct boot_info *bi)
         json_str(&j, "vm", vm->cfg.name);
         json_u64(&j, "vcpus", vm->nvcpus);
         json_u64(&j, "mem_mb", vm->cfg.mem >> 20);
+        json_hex(&j, "mem_hpa", vm->mem_hpa);
         json_u64(&j, "cpu", vm->vcpus[0]->cpu);
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
@@ -234,8 +235,12 @@ static void report_stop(struct vm *vm)
     json_str(&j, "vm", vm->cfg.name);
     json_i64(&j, "code", vm->exit_code);
     json_str(&j, "reason", vm->stop_reason);
-    if (vm->stop_detail[0])
+    if (vm->stop_detail[0]) {
         json_str(&j, "detail", vm->stop_detail);
+        json_hex(&j, "rip", vm->stop_rip);
+    }
+    if (vm->stop_has_address)
+        json_hex(&j, "address", vm->stop_address);
     json_u64(&j, "run_us", to_us(rdtsc() - vm->start_tsc));
     uint64_t exits[EXIT_REASON_COUNT] = {0};
     for (unsigned i = 0; i < vm->nvcpus; i++)
@@ -244,6 +249,8 @@ static void report_stop(struct vm *vm)
     json_exits(&j, exits);
     json_u64(&j, "unhandled_io_reads", vm->unhandled_io_reads);
     json_u64(&j, "unhandled_io_writes", vm->unhandled_io_writes);
+    json_u64(&j, "unbacked_reads", vm->unbacked.reads);
+    json_u64(&j, "unbacked_writes", vm->unbacked.writes);
     json_object(&j, "vcpus");
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         const struct vcpu_stats *st = &vm->vcpus[i]->stats;

@@ -43,9 +43,18 @@ def virt_reason(words):
     return check
 
 
+def integrity(log):
+    """The hypervisor's text and read-only data are unchanged at shutdown."""
+    i = log.one("integrity")
+    assert i["text_ok"] is True and i["rodata_ok"] is True, f"@integrity {i.body}"
+    assert i["text_bytes"] > 0 and i["rodata_bytes"] > 0, f"@integrity {i.body}"
+
+
 def shutdown(status):
     def check(log):
         got = log.shutdown_status()
+        if got in (0, 1):  # every orderly shutdown checks the hypervisor's own image
+            integrity(log)
         if status == "nonzero":
             assert got != 0, "@shutdown status is 0, want non-zero"
             assert log.returncode != 0, "run exited 0 despite a non-zero @shutdown"
@@ -173,7 +182,67 @@ TIMEOUT_MS = {"spin": 200, "halt": 200}
 FUZZ_SEEDS = (1, 2)
 
 
-def guests_bad(bochs_svm=False):
+# Isolation (escape and memsum): in the same boot as the bad guests. Probe
+# VMs use unbacked=stop (the default) and stop at one address each; esc-sweep
+# tries them all under unbacked=ignore while memsum checksums its own RAM.
+ESCAPE_TEXT = (0x10000, 0x20000)  # escape is linked at 64 KiB (guests.mk)
+HV_LOAD_ADDR = 0x100000           # linker.ld
+ESCAPE_PROBES = {                  # vm: (mem, probe argument, address it must stop at)
+    "esc-above": ("2M", "0x200000", 0x200000),
+    "esc-hv": ("1M", hex(HV_LOAD_ADDR), HV_LOAD_ADDR),
+    "esc-high": ("1M", "high", None),  # 2^(MAXPHYADDR-1), from the guest's first line
+    "esc-ioapic": ("1M", "0xfec00000", 0xfec00000),
+    "esc-hpet": ("1M", "0xfed00000", 0xfed00000),
+}
+ISOLATION_GUESTS = (["escape:name=esc-sweep:mem=1M:unbacked=ignore:args=sweep",
+                     "memsum:mem=4M:args=3000"] +
+                    [f"escape:name={vm}:mem={mem}:args=probe+{arg}"
+                     for vm, (mem, arg, _) in ESCAPE_PROBES.items()])
+
+
+def escape_sweep(log):
+    vm = "esc-sweep"
+    bench = {e["op"]: e for e in log.all("bench") if e.vm == vm}
+    assert sorted(bench) == ["apic_odd", "pattern", "reserved_bit_pf", "sweep"], f"{vm}: {bench}"
+    for op in ("apic_odd", "pattern", "reserved_bit_pf"):
+        assert bench[op]["ok"] == 1, f"{vm}: {bench[op]}"
+    sweep = bench["sweep"]
+    assert sweep["bad"] == 0 and sweep["probes"] > 4000, f"{vm}: {sweep}"
+    stop = [e for e in log.all("vm_stop") if e["vm"] == vm][0]
+    # Every ignored access was counted, and nothing else (the local APIC is backed).
+    assert (stop["unbacked_reads"], stop["unbacked_writes"]) == (sweep["reads"], sweep["writes"]), \
+        f"{vm}: counted {stop['unbacked_reads']} reads, {stop['unbacked_writes']} writes; {sweep}"
+    # The sweep went over every MiB from 1 MiB to 4 GiB: memsum's host-physical RAM among them.
+    hpa = int([e for e in log.all("vm_start") if e["vm"] == "memsum"][0]["mem_hpa"], 16)
+    assert hpa % 0x100000 == 0 and 0x100000 <= hpa < 1 << 32, f"memsum at {hpa:#x} was not probed"
+
+
+def memsum_unchanged(log):
+    got = [e for e in log.all("bench") if e.vm == "memsum"]
+    assert len(got) == 1 and got[0]["before"] == got[0]["after"], f"memsum: {got}"
+    stops = [e["vm"] for e in log.all("vm_stop")]
+    assert stops.index("memsum") > stops.index("esc-sweep"), "memsum finished before the sweep"
+
+
+def escape_probes(log):
+    stops = {e["vm"]: e for e in log.all("vm_stop")}
+    for vm, (_, _, address) in ESCAPE_PROBES.items():
+        if address is None:
+            first = log.guest_lines.get(vm, [""])[0]
+            address = 1 << (int(first.rsplit(" ", 1)[1]) - 1)
+        e = stops[vm]
+        assert e.get("address") == hex(address), f"{vm} stopped at {e.get('address')}, want {address:#x}"
+        rip = int(e["rip"], 16)
+        assert ESCAPE_TEXT[0] <= rip < ESCAPE_TEXT[1], f"{vm}: rip {rip:#x} is not escape's code"
+        assert e["unbacked_reads"] == 0 and e["unbacked_writes"] == 0, f"{vm}: {e.body}"
+
+
+ISOLATION_STOPS = dict({"esc-sweep": (0, "debug-exit"), "memsum": (0, "debug-exit")},
+                       **{vm: (-1, "bad-access") for vm in ESCAPE_PROBES})
+ISOLATION_CHECKS = [escape_sweep, memsum_unchanged, escape_probes, integrity]
+
+
+def guests_bad(bochs_svm=False, isolation=False):
     words = ["hello"]
     for name, (args, _, _) in BAD_VMS.items():
         if bochs_svm and name == "triple":
@@ -187,11 +256,15 @@ def guests_bad(bochs_svm=False):
               for seed in FUZZ_SEEDS]
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
               "hello:name=nomem:mem=1G:vcpus=2"]
+    if isolation:
+        words += ISOLATION_GUESTS
     return " ".join(words)
 
 
-def guests_bad_checks(bochs_svm=False):
+def guests_bad_checks(bochs_svm=False, isolation=False):
     stops = {"hello": (0, "debug-exit")}
+    if isolation:
+        stops.update(ISOLATION_STOPS)
     for name, (_, code, reason) in BAD_VMS.items():
         if not (bochs_svm and name == "triple"):
             stops[name] = (code, reason)
@@ -199,7 +272,7 @@ def guests_bad_checks(bochs_svm=False):
         stops[f"fuzz{seed}"] = (0, "debug-exit")
     fuzz_done = [guest_done(f"fuzz{seed}", f"fuzz done: 2000 ops, seed {seed}")
                  for seed in FUZZ_SEEDS]
-    return fuzz_done + [
+    return fuzz_done + (ISOLATION_CHECKS if isolation else []) + [
         vm_stops(**stops),
         guest_says("hello", "hello, world"),
         guest_says("puts", "written by HC_PUTS",
@@ -343,7 +416,8 @@ def tests(full=False):
         Test("bochs-ryzen-smp1", [boot_line(1, "svm", ["npt", "nrips", "pause_filter"]),
                                   shutdown(0)], emu="bochs", cpu="ryzen", smp=1, timeout=240),
         Test("qemu-guests", GUESTS_OK_CHECKS, smp=2, guests=GUESTS_OK),
-        Test("qemu-guests-bad", guests_bad_checks(), smp=2, guests=guests_bad()),
+        Test("qemu-guests-bad", guests_bad_checks(isolation=True), smp=2,
+             guests=guests_bad(isolation=True)),
         Test("bochs-ryzen-guests", GUESTS_OK_CHECKS, emu="bochs", cpu="ryzen", smp=2,
              guests=GUESTS_OK, timeout=300),
         Test("bochs-ryzen-guests-bad", guests_bad_checks(bochs_svm=True), emu="bochs",
@@ -360,8 +434,8 @@ def tests(full=False):
              timeout=300),
         Test("bochs-skylake-guests-smp1", GUESTS_OK_CHECKS, emu="bochs", smp=1,
              guests=GUESTS_OK, timeout=300, full_only=True),
-        Test("bochs-skylake-guests-bad", guests_bad_checks(), emu="bochs", smp=2,
-             guests=guests_bad(), timeout=300),
+        Test("bochs-skylake-guests-bad", guests_bad_checks(isolation=True), emu="bochs", smp=2,
+             guests=guests_bad(isolation=True), timeout=300),
         Test("bochs-skylake-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", smp=2,
              guests=GUESTS_SMP, timeout=400),
         Test("bochs-skylake-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", smp=2,

@@ -208,6 +208,20 @@ static void test_path(void **state)
     assert_non_null(strstr(err, "path longer than 127 characters"));
 }
 
+static void test_unbacked(void **state)
+{
+    (void)state;
+    parse_ok("name=a");
+    assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    parse_ok("unbacked=ignore");
+    assert_int_equal(cfg.unbacked, UNBACKED_IGNORE);
+    parse_ok("unbacked=ignore unbacked=stop");
+    assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    expect_fail("unbacked=zero", "module option 'unbacked=zero': expected stop or ignore");
+    expect_fail("unbacked=Stop", "module option 'unbacked=Stop': expected stop or ignore");
+    expect_fail("unbacked=", "module option 'unbacked=': missing value");
+}
+
 static void test_pins(void **state)
 {
     (void)state;
@@ -275,6 +289,7 @@ int main(void)
         cmocka_unit_test_setup(test_timeout, setup),
         cmocka_unit_test_setup(test_name, setup),
         cmocka_unit_test_setup(test_path, setup),
+        cmocka_unit_test_setup(test_unbacked, setup),
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),
         cmocka_unit_test_setup(test_too_many_pins, setup),

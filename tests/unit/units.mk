@@ -43,3 +43,7 @@ unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/ept.c arch/x86/pagetable.c
+UNIT_TESTS += unbacked
+unit_unbacked_SRCS := vmm/unbacked.c
+UNIT_TESTS += checksum
+unit_checksum_SRCS := lib/checksum.c
