@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pollux test runner: host unit tests, then boot tests under QEMU and Bochs.
+"""pollux test runner: host unit tests, short fuzzing runs, then boot tests under QEMU and Bochs.
 
 Prints one line per test and a final `N passed, N failed` line; exits non-zero
 on any failure. --only takes a name or a glob; --full adds the long matrix
@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import suite  # noqa: E402
 from consolelog import ConsoleLog  # noqa: E402
+from fuzz import harness_name, run_harness  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
 
@@ -33,6 +34,25 @@ def run_unit(path):
     if res.returncode != 0:
         return False, res.stdout.strip().splitlines()[-12:], None
     return True, [], None
+
+
+# Each harness's share of `make test`: its seeds and regressions, then a short
+# fuzzing run with a fixed seed, so a failure reproduces.
+FUZZ_TEST_SECONDS = 2
+FUZZ_WORKDIR = os.path.join(BUILD, "test", "fuzz")
+
+
+def run_fuzz(binary):
+    if not os.path.exists(binary):
+        return False, [f"{binary} was not built"], None
+    name = harness_name(binary)
+    for sub in ("corpus", "crashes"):
+        shutil.rmtree(os.path.join(FUZZ_WORKDIR, sub, name), ignore_errors=True)
+    ok, stats, tail = run_harness(binary, FUZZ_WORKDIR, seconds=FUZZ_TEST_SECONDS, seed=1)
+    if ok:
+        return True, [], None
+    crashes = os.path.join(FUZZ_WORKDIR, "crashes", name)
+    return False, tail[-12:] + [f"input kept in {os.path.relpath(crashes, ROOT)}"], None
 
 
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
@@ -73,6 +93,7 @@ def main():
     p.add_argument("--full", action="store_true")
     p.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     p.add_argument("--units", default="", help="the unit-test binaries make built")
+    p.add_argument("--fuzz", default="", help="the fuzz harnesses make built")
     a = p.parse_args()
 
     suite.make_fixtures(FIXTURES, BUILD)
@@ -81,6 +102,9 @@ def main():
         name = "unit/" + os.path.basename(path)[len("test_"):]
         path = os.path.join(ROOT, path)
         jobs.append((name, lambda path=path: run_unit(path)))
+    for path in a.fuzz.split():
+        path = os.path.join(ROOT, path)
+        jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
     for t in suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:

@@ -122,7 +122,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
                 return fail(err, errlen, (struct token){key.s, key.len + 1},
                             "args longer than %u characters", VM_ARGS_MAX);
             memcpy(out->args, val.s, len + 1);
-            return 0;
+            break;
         }
         if (!known_key(key))
             return fail(err, errlen, word, "unknown key");

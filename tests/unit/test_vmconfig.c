@@ -236,6 +236,8 @@ static void test_pins(void **state)
     assert_int_equal(cfg.pins[1], 5);
     expect_fail("pin=1,2,3 vcpus=2", "module option 'pin=1,2,3': 3 pins but vcpus=2");
     expect_fail("pin=1,2", "module option 'pin=1,2': 2 pins but vcpus=1");
+    /* args= ends the words, not the checks (found by the fuzzer). */
+    expect_fail("vcpus=2 pin=0,1,2 args=a b", "module option 'pin=0,1,2': 3 pins but vcpus=2");
 }
 
 static void test_bad_pins(void **state)
