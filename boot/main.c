@@ -23,6 +23,7 @@
 #include "drivers/power.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/vmm.h"
 
 #define MB2_INFO_MAX (1u << 20)
@@ -158,6 +159,14 @@ static void fault_test(uint64_t kind)
         break;
     case 3:
         panic("fault_test=3 requested a software panic");
+    case 4:
+        /* The watchdog must catch it; this CPU runs its scheduler loop until it does. */
+        if (cpu_count < 2) {
+            kprintf("pollux: fault_test=4 needs a second CPU\n");
+            return;
+        }
+        watchdog_test_lockup(cpu_count - 1);
+        sched_run(0);
     }
 }
 
@@ -217,6 +226,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     sched_cpu_init();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
     report_boot();
+    watchdog_start();
 
     if (hv_options.fault_test)
         fault_test(hv_options.fault_test);

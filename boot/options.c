@@ -4,6 +4,7 @@
 #include "boot/cmdline.h"
 #include "drivers/console.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 
 struct hv_options hv_options = {
     .maxcpus = MAX_CPUS,
@@ -17,8 +18,11 @@ static const struct option option_table[] = {
      "a vCPU's time slice in microseconds (default 4000)"},
     {"sched_wakeup_granularity_us", OPT_UINT, &sched_params.wakeup_granularity_us, 0, 1000000, 0,
      "how long a running vCPU keeps the CPU before a woken one preempts it (default 1000)"},
-    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 3, 0,
-     "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic (default 0)"},
+    {"watchdog_ms", OPT_UINT, &watchdog_params.ms, 0, 600000, 0,
+     "a CPU without a heartbeat this long is locked up; 0 turns the watchdog off (default 2000)"},
+    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 4, 0,
+     "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic, "
+     "4 the last CPU spins with interrupts off (default 0)"},
 };
 
 static void report(struct token word, const char *reason, void *ctx)

@@ -12,6 +12,7 @@
 #include "drivers/console.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
+#include "sched/watchdog.h"
 #include "vmm/vcpu.h"
 #include "vmm/vmm.h"
 
@@ -260,6 +261,7 @@ void sched_run(bool (*done)(void))
     struct runqueue *rq = this_rq();
     irq_disable();
     for (;;) {
+        watchdog_beat();
         uint64_t now = rdtsc();
         timers_run_expired(now);
         spin_lock(&rq->lock);

@@ -5,6 +5,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/exits.h"
 #include "vmm/vmm.h"
 
@@ -126,6 +127,7 @@ enum run_result vcpu_run(struct vcpu *v)
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
+        watchdog_beat();
         if (vm->stopping) {
             result = RUN_STOPPED;
             break;

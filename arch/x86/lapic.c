@@ -102,6 +102,11 @@ void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
     icr_send(apic_id, ICR_ASSERT | vector);
 }
 
+void lapic_send_nmi(uint32_t apic_id)
+{
+    icr_send(apic_id, ICR_NMI | ICR_ASSERT);
+}
+
 void lapic_send_nmi_all_but_self(void)
 {
     icr_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);

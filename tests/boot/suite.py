@@ -17,8 +17,12 @@ class Test:
         self.args, self.guests, self.boot = args, guests, boot
 
     def run_flags(self):
+        args = self.args
+        # TCG's TSC is host time and a loaded host stalls emulated CPUs: a longer watchdog.
+        if self.emu == "qemu" and "watchdog_ms=" not in args:
+            args = f"{args} watchdog_ms=10000".strip()
         return ["--emu", self.emu, "--smp", str(self.smp), "--cpu", self.cpu, "--mem",
-                str(self.mem), "--args", self.args, "--guests", self.guests, "--boot", self.boot]
+                str(self.mem), "--args", args, "--guests", self.guests, "--boot", self.boot]
 
 
 # ---- reusable checks -------------------------------------------------------
@@ -76,6 +80,8 @@ def panic(vector, in_backtrace=None):
     def check(log):
         p = log.one("panic")
         assert p["vector"] == vector, f"@panic vector={p['vector']}, want {vector}"
+        kind = "exception" if vector >= 0 else "software"
+        assert p["kind"] == kind, f"@panic kind={p['kind']}, want {kind}"
         assert p["rip"].startswith("0x"), f"@panic rip {p['rip']}"
         assert p["cpu"] == 0, f"@panic cpu={p['cpu']}"
         text = "\n".join(log.lines)
@@ -87,6 +93,21 @@ def panic(vector, in_backtrace=None):
             bt = text.split("backtrace:", 1)[1]
             assert f"<{in_backtrace}+" in bt, f"backtrace does not name {in_backtrace}"
         assert not log.all("boot") or log.events.index(log.one("boot")) < log.events.index(p)
+    return check
+
+
+def lockup(cpu, detected_by, watchdog_ms):
+    """The watchdog caught `cpu` spinning with interrupts off (fault_test=4)."""
+    def check(log):
+        p = log.one("panic")
+        assert p["kind"] == "lockup", f"@panic kind={p['kind']}, want lockup"
+        assert (p["cpu"], p["detected_by"], p["vector"]) == (cpu, detected_by, 2), f"@panic {p.body}"
+        assert p["stale_ms"] >= watchdog_ms, f"fired after {p['stale_ms']} ms, before {watchdog_ms}"
+        text = "\n".join(log.lines)
+        for reg in ("rax 0x", "r15 0x", "rflags 0x"):
+            assert reg in text, f"register dump lacks '{reg}'"
+        bt = text.split("backtrace:", 1)[1] if "backtrace:" in text else ""
+        assert "<lockup_test_spin+" in bt, "backtrace does not name lockup_test_spin"
     return check
 
 
@@ -404,6 +425,10 @@ def tests(full=False):
                                  shutdown("nonzero")], args="bogus=1"),
         Test("qemu-fault-pagefault", [panic(14, "kernel_main"), shutdown(3)], smp=2,
              args="fault_test=1", timeout=60),
+        Test("qemu-lockup", [boot_line(2, "svm"), lockup(1, 0, 1000), shutdown(3)], smp=2,
+             args="fault_test=4 watchdog_ms=1000", timeout=60),
+        Test("bochs-skylake-lockup", [boot_line(2, "vmx"), lockup(1, 0, 1000), shutdown(3)],
+             emu="bochs", smp=2, args="fault_test=4 watchdog_ms=1000", timeout=240, full_only=True),
         Test("qemu-fault-ud", [panic(6, "kernel_main"), shutdown(3)], smp=1,
              args="fault_test=2", timeout=60, full_only=True),
         Test("qemu-fault-panic", [panic(-1, "kernel_main"), shutdown(3)], smp=4,

@@ -47,3 +47,5 @@ UNIT_TESTS += unbacked
 unit_unbacked_SRCS := vmm/unbacked.c
 UNIT_TESTS += checksum
 unit_checksum_SRCS := lib/checksum.c
+UNIT_TESTS += lockup
+unit_lockup_SRCS := sched/lockup.c
