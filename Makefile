@@ -89,7 +89,7 @@ BOOT ?= grub
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
-.PHONY: deps run debug test test-full bench unit fuzz format clean
+.PHONY: deps run debug test test-full soak bench unit fuzz format clean
 deps:
 	@tools/deps.sh
 
@@ -107,6 +107,11 @@ test: deps all $(UNIT_BINS) $(FUZZ_BINS)
 test-full: deps all $(UNIT_BINS) $(FUZZ_BINS)
 	@$(PYTHON) tools/test.py --full --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" \
 		$(if $(T),--only '$(T)')
+
+# The soak: an overcommitted mix on every platform for SOAK_SECONDS of virtual time.
+SOAK_SECONDS ?= 60
+soak: deps all
+	@$(PYTHON) tools/test.py --soak $(SOAK_SECONDS) $(if $(T),--only '$(T)')
 
 # Each harness for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions, at FUZZ_NICE;
 # FUZZ_ONLY=<name> runs one.

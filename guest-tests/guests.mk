@@ -12,6 +12,7 @@ GUEST_NAMES += pingpong
 GUEST_NAMES += cpuhog
 GUEST_NAMES += escape
 GUEST_NAMES += memsum
+GUEST_NAMES += spinlock
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj

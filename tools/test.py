@@ -91,6 +91,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--only", default="")
     p.add_argument("--full", action="store_true")
+    p.add_argument("--soak", type=int, default=0, metavar="SECONDS",
+                   help="only the soak, on every platform, for this much virtual time")
     p.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     p.add_argument("--units", default="", help="the unit-test binaries make built")
     p.add_argument("--fuzz", default="", help="the fuzz harnesses make built")
@@ -98,6 +100,8 @@ def main():
 
     suite.make_fixtures(FIXTURES, BUILD)
     jobs = []
+    if a.soak:
+        a.units = a.fuzz = ""
     for path in a.units.split():
         name = "unit/" + os.path.basename(path)[len("test_"):]
         path = os.path.join(ROOT, path)
@@ -105,7 +109,7 @@ def main():
     for path in a.fuzz.split():
         path = os.path.join(ROOT, path)
         jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
-    for t in suite.tests(full=a.full):
+    for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:
         jobs = [j for j in jobs if fnmatch.fnmatch(j[0], a.only) or j[0] == a.only

@@ -262,6 +262,11 @@ static void report_stop(struct vm *vm)
         json_u64(&j, "wait_us", to_us(st->cycles[VCPU_RUNNABLE]));
         json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
         json_u64(&j, "halts", st->halts);
+        json_object(&j, "timer");
+        json_u64(&j, "delivered", vm->vcpus[i]->lapic.timer_stats.delivered);
+        json_u64(&j, "coalesced", vm->vcpus[i]->lapic.timer_stats.coalesced);
+        json_u64(&j, "skipped", vm->vcpus[i]->lapic.timer_stats.skipped);
+        json_close(&j);
         json_exits(&j, st->exits);
         json_object(&j, "halt_ns_log2");
         for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {

@@ -11,8 +11,9 @@ machine. Keep the default set within the 15-minute CI budget on 2 cores.
 
 class Test:
     def __init__(self, name, checks, emu="qemu", smp=2, cpu="", mem=512, args="", guests="",
-                 boot="grub", timeout=120, full_only=False):
+                 boot="grub", timeout=120, full_only=False, soak=False):
         self.name, self.checks, self.timeout, self.full_only = name, checks, timeout, full_only
+        self.soak = soak
         self.emu, self.smp, self.cpu, self.mem = emu, smp, cpu, mem
         self.args, self.guests, self.boot = args, guests, boot
 
@@ -403,6 +404,90 @@ GUESTS_HOGS_CHECKS = [
 ]
 
 
+# ---- soak: an overcommitted mix (11 vCPUs on 2 CPUs) for a fixed virtual duration.
+# Every ping-pong round and timer tick must be accounted for, every VM must end
+# with code 0, none may have stalled for long, no lockup, and @integrity holds.
+SOAK_STALL_MS = 2000  # the longest a round trip or a timer tick may be late
+# Guest TSC rate, to size spinlock's run in cycles: QEMU passes the host's TSC
+# (about 2 GHz here), Bochs counts ips=100000000 per emulated second.
+SOAK_TSC_HZ = {"qemu": 2_000_000_000, "bochs": 100_000_000}
+
+
+def soak_work(seconds, emu):
+    return {"pp": seconds * 25, "ticks": seconds * 250, "hog_ms": seconds * 1000,
+            "lock_cycles": seconds * SOAK_TSC_HZ[emu], "fuzz_ops": seconds * 2000}
+
+
+def soak_guests(seconds, emu):
+    w = soak_work(seconds, emu)
+    timeout = f"timeout_ms={(seconds * 20 + 120) * 1000}"  # a hang ends as a failed VM
+    return " ".join([
+        f"pingpong:name=pp01:vcpus=2:pin=0,1:{timeout}:args={w['pp']}",
+        f"pingpong:name=pp11:vcpus=2:pin=1,1:{timeout}:args={w['pp']}",
+        f"spinlock:vcpus=3:{timeout}:args={w['lock_cycles']}",
+        f"timer:vcpus=2:{timeout}:args={w['ticks']}",
+        f"cpuhog:vcpus=2:{timeout}:args={w['hog_ms']}",
+        f"fuzz:name=fuzz1:mem=8M:{timeout}:args={w['fuzz_ops']}+101",
+        f"fuzz:name=fuzz2:mem=8M:{timeout}:args={w['fuzz_ops']}+102",
+    ])
+
+
+def soak_checks(seconds, emu):
+    w = soak_work(seconds, emu)
+
+    def no_stalls(log):
+        khz = log.one("boot")["tsc_khz"]
+        for e in log.all("bench"):
+            if e.get("op") == "ipi_roundtrip":
+                late_ms = e["max_cycles"] / khz
+                assert late_ms < SOAK_STALL_MS, f"[{e.vm}] a round trip took {late_ms:.0f} ms"
+            if e.get("op") == "periodic":
+                late_ms = e["max_late_us"] / 1000
+                assert late_ms < SOAK_STALL_MS, f"[{e.vm}] a tick came {late_ms:.0f} ms late"
+
+    def timer_accounted(log):
+        """Every timer interrupt pollux raised reached the guest, and every period is counted."""
+        stop = [e for e in log.all("vm_stop") if e["vm"] == "timer"][0]
+        for e in (e for e in log.all("bench") if e.vm == "timer" and e.get("op") == "periodic"):
+            t = stop["vcpus"][str(e["vcpu"])]["timer"]
+            assert e["interrupts"] == t["delivered"], \
+                f"timer vCPU {e['vcpu']}: took {e['interrupts']} interrupts, pollux raised {t}"
+            assert t["delivered"] + t["coalesced"] + t["skipped"] >= w["ticks"], \
+                f"timer vCPU {e['vcpu']}: {t} for {w['ticks']} periods"
+
+    def spinlock_ran(log):
+        got = [e for e in log.all("bench") if e.vm == "spinlock"]
+        assert len(got) == 1 and got[0]["vcpus"] == 3 and got[0]["value"] > 0, f"spinlock: {got}"
+
+    def hogs_worked(log):
+        got = [e for e in log.all("bench") if e.vm == "cpuhog"]
+        assert sorted(e["vcpu"] for e in got) == [0, 1], f"cpuhog reports {got}"
+        assert all(e["value"] > 0 for e in got), f"a cpuhog vCPU did no work: {got}"
+
+    vms = ("pp01", "pp11", "spinlock", "timer", "cpuhog", "fuzz1", "fuzz2")
+    return [
+        pingpong_ran("pp01", w["pp"]), pingpong_ran("pp11", w["pp"]),
+        timer_ticks("timer", 2, w["ticks"]), guest_says("timer", "oneshot ok"),
+        timer_accounted, spinlock_ran, hogs_worked, no_stalls,
+        guest_done("fuzz1", f"fuzz done: {w['fuzz_ops']} ops, seed 101"),
+        guest_done("fuzz2", f"fuzz done: {w['fuzz_ops']} ops, seed 102"),
+        vm_stops(**{vm: (0, "debug-exit") for vm in vms}),
+        vcpu_accounting("spinlock", 3),
+        shutdown(0),
+    ]
+
+
+SOAK_PLATFORMS = {"qemu": ("qemu", ""), "bochs-skylake": ("bochs", ""),
+                  "bochs-ryzen": ("bochs", "ryzen")}
+
+
+def soak_tests(seconds):
+    """`make soak`: the mix on every platform for `seconds` of virtual time."""
+    return [Test(f"soak-{plat}", soak_checks(seconds, emu), emu=emu, cpu=cpu, smp=2,
+                 guests=soak_guests(seconds, emu), timeout=seconds * 30 + 300, soak=True)
+            for plat, (emu, cpu) in SOAK_PLATFORMS.items()]
+
+
 def make_fixtures(directory, build):
     """Corrupt modules for the rejection tests, made from a real image."""
     import os
@@ -487,6 +572,9 @@ def tests(full=False):
               shutdown(0)],
              smp=2, timeout=300, full_only=True,
              guests=" ".join(["hello"] + [f"fuzz:name=z{i}:args=20000+{i + 10}" for i in range(8)])),
+        # The soak's short variant.
+        Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
+             timeout=180),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
                                  rejects("hello"), shutdown(1)], emu="bochs",
              cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),
