@@ -294,3 +294,12 @@ void sched_report(void)
         console_event("cpu_stats", &j);
     }
 }
+
+void sched_dump_cpu(unsigned cpu)
+{
+    struct runqueue *rq = &runqueues[cpu];
+    struct vcpu *cur = rq->current;
+    kprintf("  runqueue: %u queued, running %s/%u, idle %d, resched %d, wakeup_pending %d\n",
+            rq->queue.count, cur ? cur->vm->cfg.name : "-", cur ? cur->id : 0, rq->idle,
+            rq->resched, rq->wakeup_pending);
+}

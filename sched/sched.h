@@ -61,4 +61,7 @@ bool sched_should_yield(void);
 /* Per-CPU accounting for @cpu_stats at shutdown. */
 void sched_report(void);
 
+/* For a state dump (sched/watchdog.h): one line about a CPU's run queue, read without its lock. */
+void sched_dump_cpu(unsigned cpu);
+
 #endif

@@ -1,11 +1,15 @@
 #include "sched/watchdog.h"
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/ksyms.h"
 #include "arch/x86/panic.h"
+#include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "sched/lockup.h"
+#include "sched/sched.h"
 #include "sched/timer.h"
+#include "vmm/vmm.h"
 
 #define TICKS_PER_TIMEOUT 4
 
@@ -39,8 +43,40 @@ static void tick(struct timer *t, uint64_t now)
     panic_lockup_request(target, me, stale_ms);
 }
 
+static unsigned dump_turn; /* the CPU whose part of a state dump comes next */
+
+/*
+ * An NMI from outside (QEMU's inject-nmi, which tools/run.py sends to a run
+ * that timed out) reaches every CPU: each prints its state, in CPU order,
+ * the last one the VMs as well. A CPU that does not answer is passed over.
+ */
+static void state_dump(struct trap_frame *f)
+{
+    unsigned me = this_cpu()->cpu;
+    for (uint64_t until = rdtsc() + 200 * tsc_khz;
+         __atomic_load_n(&dump_turn, __ATOMIC_ACQUIRE) < me && rdtsc() < until;)
+        cpu_relax();
+    console_nmi_takeover();
+    uint64_t off;
+    const char *sym = ksyms_lookup(f->rip, &off);
+    unsigned checker = (me + cpu_count - 1) % cpu_count;
+    kprintf("pollux: state dump: cpu %u at rip 0x%lx <%s+0x%lx>, rflags 0x%lx: %lu heartbeats, "
+            "silent for %lu ms as cpu %u last counted\n",
+            me, f->rip, sym ? sym : "?", sym ? off : 0, f->rflags,
+            __atomic_load_n(&watchdog_beats[me], __ATOMIC_RELAXED),
+            tsc_to_ns(watches[checker].stale) / 1000000, checker);
+    sched_dump_cpu(me);
+    if (me + 1 == cpu_count) {
+        vmm_dump();
+        __atomic_store_n(&dump_turn, 0, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(&dump_turn, me + 1, __ATOMIC_RELEASE);
+    }
+}
+
 void watchdog_start(void)
 {
+    irq_register(2, state_dump);
     if (!watchdog_params.ms)
         return;
     uint64_t timeout = watchdog_params.ms * tsc_khz;

@@ -6,6 +6,11 @@
  * of sched/lockup.h; a CPU silent for watchdog_ms gets an NMI that prints
  * its registers and backtrace and @panic {"kind":"lockup",...}. With one
  * CPU there is nobody to check. watchdog_ms=0 turns it off.
+ *
+ * Its view on demand: an NMI from outside (QEMU's inject-nmi) makes every
+ * CPU print where it is, its heartbeats, its run queue, and then every VM's
+ * vCPUs (state, pending events, timer): tools/run.py asks for it when a run
+ * times out, so a hang's log says what was waiting for what.
  */
 #ifndef POLLUX_SCHED_WATCHDOG_H
 #define POLLUX_SCHED_WATCHDOG_H

@@ -56,6 +56,20 @@ def run_fuzz(binary):
 
 
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
+# Console logs of failed boot tests, kept across runs (a test's own directory is
+# emptied when it runs again): build/test-failures/<time>-<test>/.
+FAILURES = os.path.join(BUILD, "test-failures")
+
+
+def keep_failure(test, rundir):
+    """Copy what a failed boot left (console, emulator output, Bochs log) where it stays."""
+    dest = os.path.join(FAILURES, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{test.name}")
+    os.makedirs(dest, exist_ok=True)
+    for name in ("console.log", "emulator.out", "bochs.log", "com1.txt"):
+        src = os.path.join(rundir, name)
+        if os.path.exists(src):
+            shutil.copy(src, dest)
+    return os.path.join(dest, "console.log")
 
 
 def run_boot(test):
@@ -80,7 +94,7 @@ def run_boot(test):
             except AssertionError as e:
                 problems.append(str(e) or check.__name__)
     if problems:
-        return False, problems, logpath
+        return False, problems, keep_failure(test, rundir)
     shutil.rmtree(os.path.join(rundir, "iso"), ignore_errors=True)
     for iso in glob.glob(os.path.join(rundir, "*.iso")):
         os.remove(iso)

@@ -22,6 +22,7 @@
 
 #define SVR_ENABLE          (1u << 8)
 #define LVT_MASKED          (1u << 16)
+#define LVT_DELIVERY_NMI    (4u << 8)
 #define ICR_PENDING         (1u << 12)
 #define ICR_ASSERT          (1u << 14)
 #define ICR_LEVEL           (1u << 15)
@@ -56,7 +57,8 @@ void lapic_init(void)
     wr(LAPIC_TPR, 0);
     wr(LAPIC_LVT_TIMER, LVT_MASKED);
     wr(LAPIC_LVT_LINT0, LVT_MASKED);
-    wr(LAPIC_LVT_LINT1, LVT_MASKED);
+    /* LINT1 is the NMI input (a machine's NMI button, QEMU's inject-nmi): a state dump. */
+    wr(LAPIC_LVT_LINT1, LVT_DELIVERY_NMI);
     wr(LAPIC_LVT_ERROR, LVT_MASKED);
     wr(LAPIC_SVR, SVR_ENABLE | VECTOR_SPURIOUS);
     wr(LAPIC_ESR, 0);
