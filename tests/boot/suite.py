@@ -407,7 +407,9 @@ GUESTS_HOGS_CHECKS = [
 # ---- soak: an overcommitted mix (11 vCPUs on 2 CPUs) for a fixed virtual duration.
 # Every ping-pong round and timer tick must be accounted for, every VM must end
 # with code 0, none may have stalled for long, no lockup, and @integrity holds.
-SOAK_STALL_MS = 2000  # the longest a round trip or a timer tick may be late
+# The longest a round trip, or a vCPU's wait for its next timer tick, may take. Under
+# TCG the TSC is host time, which runs on while a busy host deschedules QEMU.
+SOAK_STALL_MS = 3000
 # Guest TSC rate, to size spinlock's run in cycles: QEMU passes the host's TSC
 # (about 2 GHz here), Bochs counts ips=100000000 per emulated second.
 SOAK_TSC_HZ = {"qemu": 2_000_000_000, "bochs": 100_000_000}
@@ -442,8 +444,8 @@ def soak_checks(seconds, emu):
                 late_ms = e["max_cycles"] / khz
                 assert late_ms < SOAK_STALL_MS, f"[{e.vm}] a round trip took {late_ms:.0f} ms"
             if e.get("op") == "periodic":
-                late_ms = e["max_late_us"] / 1000
-                assert late_ms < SOAK_STALL_MS, f"[{e.vm}] a tick came {late_ms:.0f} ms late"
+                gap_ms = e["max_gap_us"] / 1000
+                assert gap_ms < SOAK_STALL_MS, f"[{e.vm}] {gap_ms:.0f} ms without a timer tick"
 
     def timer_accounted(log):
         """Every timer interrupt pollux raised reached the guest, and every period is counted."""
