@@ -24,7 +24,10 @@ HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefin
 KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c \
 	sched/*.c drivers/*.c lib/*.c)
 KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
-KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C)) $(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
+# The guest CPUID policy: the table in docs/cpuid.md, turned into C.
+CPUID_TABLE := $(BUILD)/gen/cpuid_table.c
+KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C) $(CPUID_TABLE)) \
+	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
 
 .PHONY: all
 all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso
@@ -55,6 +58,10 @@ $(BUILD)/pollux32.elf: $(BUILD)/pollux.elf
 
 $(BUILD)/:
 	mkdir -p $@
+
+$(CPUID_TABLE): docs/cpuid.md tools/cpuid_policy.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/cpuid_policy.py $< $@
 
 $(BUILD)/k/%.o: %.c
 	@mkdir -p $(dir $@)

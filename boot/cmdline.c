@@ -141,15 +141,44 @@ static const char *range_reason(const struct option *o)
     return reason_buf;
 }
 
-static const char *enum_reason(const struct option *o)
+static const char *enum_reason(const struct option *o, const char *lead)
 {
-    size_t used = (size_t)snprintf(reason_buf, sizeof(reason_buf), "expected one of");
+    size_t used = (size_t)snprintf(reason_buf, sizeof(reason_buf), "%s", lead);
 
     /* snprintf returns the untruncated length, so a full buffer ends the loop. */
     for (size_t i = 0; o->choices[i] && used < sizeof(reason_buf); i++)
         used += (size_t)snprintf(reason_buf + used, sizeof(reason_buf) - used, "%s%s",
                                  i ? ", " : " ", o->choices[i]);
     return reason_buf;
+}
+
+static int choice_index(const struct option *o, struct token val)
+{
+    for (int i = 0; o->choices[i]; i++) {
+        if (token_eq(val, o->choices[i]))
+            return i;
+    }
+    return -1;
+}
+
+/* Every item must be a choice; nothing is stored unless all are. */
+static const char *apply_flags(const struct option *o, struct token val)
+{
+    unsigned mask = 0;
+    struct token item = {val.s, 0};
+    for (const char *p = val.s; p <= val.s + val.len; p++) {
+        if (p < val.s + val.len && *p != ',') {
+            item.len++;
+            continue;
+        }
+        int i = choice_index(o, item);
+        if (i < 0)
+            return enum_reason(o, "expected a comma-separated list of");
+        mask |= 1u << i;
+        item = (struct token){p + 1, 0};
+    }
+    *(unsigned *)o->value |= mask;
+    return NULL;
 }
 
 /* Returns NULL when the value was stored, else why it was rejected. */
@@ -171,14 +200,15 @@ static const char *apply(const struct option *o, struct token val)
             return "expected one of 0, 1, yes, no, on, off, true, false";
         *(bool *)o->value = b;
         return NULL;
-    case OPT_ENUM:
-        for (unsigned i = 0; o->choices[i]; i++) {
-            if (token_eq(val, o->choices[i])) {
-                *(unsigned *)o->value = i;
-                return NULL;
-            }
-        }
-        return enum_reason(o);
+    case OPT_ENUM: {
+        int i = choice_index(o, val);
+        if (i < 0)
+            return enum_reason(o, "expected one of");
+        *(unsigned *)o->value = (unsigned)i;
+        return NULL;
+    }
+    case OPT_FLAGS:
+        return apply_flags(o, val);
     }
     return "unsupported option type";
 }

@@ -37,9 +37,10 @@ bool parse_u64(struct token t, uint64_t *out);
 bool parse_size(struct token t, uint64_t *out);
 
 enum option_type {
-    OPT_UINT, /* uint64_t, checked against [min, max] */
-    OPT_BOOL, /* bool: 0/1, yes/no, on/off, true/false */
-    OPT_ENUM, /* unsigned index into choices (NULL-terminated) */
+    OPT_UINT,  /* uint64_t, checked against [min, max] */
+    OPT_BOOL,  /* bool: 0/1, yes/no, on/off, true/false */
+    OPT_ENUM,  /* unsigned index into choices (NULL-terminated) */
+    OPT_FLAGS, /* unsigned bit mask: a comma-separated list of choices, bit i for choices[i] */
 };
 
 struct option {
@@ -54,7 +55,8 @@ struct option {
 /*
  * Called once per bad option with the whole offending word and a reason; the
  * reason is valid only during the call. OPT_UINT values accept the K/M/G
- * suffixes of parse_size; OPT_ENUM needs choices.
+ * suffixes of parse_size; OPT_ENUM and OPT_FLAGS need choices. A repeated
+ * OPT_FLAGS option adds to the mask.
  */
 typedef void (*option_report_fn)(struct token word, const char *reason, void *ctx);
 

@@ -131,6 +131,9 @@ static void report_boot(void)
         json_bool(&j, "flush_by_asid", virt_features.flush_by_asid);
         json_bool(&j, "decode_assists", virt_features.decode_assists);
         json_u64(&j, "asids", virt_features.svm_asids);
+        json_bool(&j, "guest_rdtscp", virt_features.guest_rdtscp);
+        json_bool(&j, "guest_invpcid", virt_features.guest_invpcid);
+        json_bool(&j, "guest_xsaves", virt_features.guest_xsaves);
     } else if (raw.leaf1_ecx & (1u << 5)) {
         json_bool(&j, "ept", virt_features.ept);
         json_bool(&j, "vpid", virt_features.vpid);
@@ -142,6 +145,9 @@ static void report_boot(void)
         json_bool(&j, "ept_1g", virt_features.ept_1g);
         json_bool(&j, "ept_ad", virt_features.ept_ad);
         json_bool(&j, "true_controls", virt_features.true_controls);
+        json_bool(&j, "guest_rdtscp", virt_features.guest_rdtscp);
+        json_bool(&j, "guest_invpcid", virt_features.guest_invpcid);
+        json_bool(&j, "guest_xsaves", virt_features.guest_xsaves);
     }
     json_close(&j);
     console_event("boot", &j);

@@ -3,8 +3,17 @@
 #include "arch/x86/percpu.h"
 #include "boot/cmdline.h"
 #include "drivers/console.h"
+#include "sched/halt_poll.h"
 #include "sched/sched.h"
 #include "sched/watchdog.h"
+#include "vmm/trace.h"
+
+static const char *const halt_poll_modes[] = {
+    [HALT_POLL_ADAPTIVE] = "adaptive",
+    [HALT_POLL_FIXED] = "fixed",
+    [HALT_POLL_PREDICT] = "predict",
+    NULL,
+};
 
 struct hv_options hv_options = {
     .maxcpus = MAX_CPUS,
@@ -18,6 +27,18 @@ static const struct option option_table[] = {
      "a vCPU's time slice in microseconds (default 4000)"},
     {"sched_wakeup_granularity_us", OPT_UINT, &sched_params.wakeup_granularity_us, 0, 1000000, 0,
      "how long a running vCPU keeps the CPU before a woken one preempts it (default 1000)"},
+    {"halt_poll_ns", OPT_UINT, &halt_poll_params.max_ns, 0, 0xffffffffu, 0,
+     "the longest halt poll in ns; 0 turns polling off (default 200000)"},
+    {"halt_poll_ns_grow", OPT_UINT, &halt_poll_params.grow, 0, 0xffffffffu, 0,
+     "factor a vCPU's poll window grows by; 0: it never grows (default 2)"},
+    {"halt_poll_ns_grow_start", OPT_UINT, &halt_poll_params.grow_start, 0, 0xffffffffu, 0,
+     "the first non-zero poll window in ns (default 10000)"},
+    {"halt_poll_ns_shrink", OPT_UINT, &halt_poll_params.shrink, 0, 0xffffffffu, 0,
+     "divisor a poll window shrinks by; 0: back to 0 at once (default 2)"},
+    {"halt_poll_mode", OPT_ENUM, &halt_poll_params.mode, 0, 0, halt_poll_modes,
+     "adaptive (KVM's rules), fixed (always the maximum) or predict (default adaptive)"},
+    {"trace", OPT_FLAGS, &trace_mask, 0, 0, trace_names,
+     "comma-separated traces to print: halt_poll (default none)"},
     {"watchdog_ms", OPT_UINT, &watchdog_params.ms, 0, 600000, 0,
      "a CPU without a heartbeat this long is locked up; 0 turns the watchdog off (default 2000)"},
     {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 4, 0,
@@ -45,7 +66,7 @@ unsigned options_init(const char *cmdline)
     if (bad) {
         kprintf("pollux: valid options are:\n");
         for (unsigned i = 0; i < sizeof(option_table) / sizeof(option_table[0]); i++)
-            kprintf("  %-12s %s\n", option_table[i].name, option_table[i].help);
+            kprintf("  %-27s %s\n", option_table[i].name, option_table[i].help);
     }
     return bad;
 }

@@ -115,11 +115,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     const char *args = cmdline_args(info);
     uint32_t ops = 2000, seed = 1;
     parse_uint(args, &ops);
-    while (*args && *args != ' ')
-        args++;
-    while (*args == ' ')
-        args++;
-    parse_uint(args, &seed);
+    parse_uint(skip_word(args), &seed);
     rng = seed;
     install_idt();
     for (uint32_t i = 0; i < ops; i++) {

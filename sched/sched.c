@@ -32,6 +32,7 @@ struct runqueue {
     bool resched;                    /* the current vCPU must give up the CPU at its next exit */
     bool ready;                      /* the backend is enabled on this CPU */
     uint64_t idle_cycles, busy_cycles;
+    uint64_t poll_cycles; /* the part of busy_cycles spent halt polling */
 };
 
 static struct runqueue runqueues[MAX_CPUS];
@@ -183,6 +184,26 @@ bool sched_should_yield(void)
     return yield;
 }
 
+bool sched_others_waiting(void)
+{
+    return !queue_empty(this_rq());
+}
+
+void sched_poll(struct vcpu *v, uint64_t deadline)
+{
+    struct runqueue *rq = this_rq();
+    uint64_t start = rdtsc(), now = start;
+    while (__atomic_load_n(&v->state, __ATOMIC_ACQUIRE) == VCPU_POLLING && now < deadline &&
+           queue_empty(rq)) {
+        /* A timer that ran while interrupts were on may have re-armed one on this CPU. */
+        host_timer_program(0);
+        /* STI holds interrupts off for one more instruction: they are taken after the PAUSE. */
+        __asm__ volatile("sti; pause; cli" ::: "memory");
+        now = rdtsc();
+    }
+    rq->poll_cycles += rdtsc() - start;
+}
+
 static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
 {
     struct rq_link *l = rq_pop(&rq->queue);
@@ -291,6 +312,7 @@ void sched_report(void)
         json_u64(&j, "cpu", i);
         json_u64(&j, "busy_us", tsc_to_ns(rq->busy_cycles) / 1000);
         json_u64(&j, "idle_us", tsc_to_ns(rq->idle_cycles) / 1000);
+        json_u64(&j, "poll_us", tsc_to_ns(rq->poll_cycles) / 1000);
         console_event("cpu_stats", &j);
     }
 }

@@ -58,7 +58,18 @@ void sched_prepare_entry(struct vcpu *v);
 /* From the vCPU loop after an exit: should the vCPU give up the CPU now? */
 bool sched_should_yield(void);
 
-/* Per-CPU accounting for @cpu_stats at shutdown. */
+/*
+ * Halt polling, on v's CPU with interrupts off: spin with PAUSE, taking host
+ * interrupts (timers, kicks) between spins, until v leaves the POLLING state
+ * (a wake-up came), the host TSC reaches deadline, or another vCPU waits for
+ * this CPU (KVM's single_task_running()). Returns with interrupts off.
+ */
+void sched_poll(struct vcpu *v, uint64_t deadline);
+
+/* Does another vCPU wait for this CPU? (A lock-free look, for the halt path.) */
+bool sched_others_waiting(void);
+
+/* Per-CPU accounting (busy, idle and polling time) for @cpu_stats at shutdown. */
 void sched_report(void);
 
 /* For a state dump (sched/watchdog.h): one line about a CPU's run queue, read without its lock. */

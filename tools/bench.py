@@ -7,13 +7,16 @@ one retired instruction, so the numbers are deterministic instruction counts
 of the exit path (a minimal hand-written handler costs about 43-50).
 pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
 (Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
-would measure QEMU's scheduler). Prints Markdown tables; compare numbers
-within one run.
+would measure QEMU's scheduler).
+halt polling: pingpong on two CPUs and on one, and idletick, under each
+polling policy, on Bochs VMX with 2 CPUs (docs/halt_polling.md reads the
+table). Prints Markdown tables; compare numbers within one run.
 """
 import argparse
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -58,11 +61,92 @@ def pingpong(flags, iters):
     return cells
 
 
+HALT_POLICIES = [
+    ("off (`halt_poll_ns=0`)", "halt_poll_ns=0"),
+    ("fixed", "halt_poll_mode=fixed"),
+    ("adaptive, shrink 0 (old KVM)", "halt_poll_ns_shrink=0"),
+    ("adaptive, shrink 2 (KVM)", ""),
+    ("predict", "halt_poll_mode=predict"),
+]
+HALT_WORKLOADS = [
+    ("pingpong, 2 CPUs", "pingpong:vcpus=2:pin=0,1:args={pp}", "pingpong", "ipi_roundtrip"),
+    ("pingpong, 1 CPU", "pingpong:vcpus=2:pin=0,0:args={pp}", "pingpong", "ipi_roundtrip"),
+    ("idletick", "idletick:vcpus=2:pin=0,1:args={burst}+{ticks}", "idletick", "burst"),
+]
+BOCHS_VMX = ["--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2"]
+
+
+def halt_poll_cell(policy_args, workload, iters):
+    """One boot: (round trip, poll success ratio, polling ms per guest second) or an error."""
+    label, guests, vm, op = workload
+    name = f"haltpoll-{vm}-{guests.split('pin=')[1][:3].replace(',', '')}-" + \
+        (policy_args.replace("=", "-") or "default")
+    log, rundir = boot(name, BOCHS_VMX + ["--args", policy_args], guests.format(**iters))
+    bench = [e for e in log.all("bench") if e.vm == vm and e.get("op") == op]
+    stop = [e for e in log.all("vm_stop") if e["vm"] == vm]
+    stats = log.stats("vcpu", vm)
+    if log.returncode != 0 or not bench or not stop or not stats:
+        return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
+    attempted = sum(e["halt_attempted_poll"] for e in stats.values())
+    caught = sum(e["halt_successful_poll"] for e in stats.values())
+    halts = sum(e["halt_exits"] for e in stats.values())
+    poll_ns = sum(e["halt_poll_success_ns"] + e["halt_poll_fail_ns"] for e in stats.values())
+    fail_ns = sum(e["halt_poll_fail_ns"] for e in stats.values())
+    run_us = stop[0]["run_us"]
+    return (bench[0]["cycles"], caught, attempted, halts, poll_ns / run_us, fail_ns / run_us), ""
+
+
+def halt_poll_table(iters):
+    jobs = [(p, w) for p in HALT_POLICIES for w in HALT_WORKLOADS]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cells = list(pool.map(lambda j: halt_poll_cell(j[0][1], j[1], iters), jobs))
+    print("\nhalt polling, Bochs corei7_skylake_x (VMX), 2 CPUs, clock: sync=none: per workload, "
+          "the mean round trip in guest TSC ticks, polls that caught the wake-up (of polls "
+          "attempted; of halts) and host CPU time spent polling, in ms per guest second (in "
+          "brackets: in polls that caught nothing). "
+          f"pingpong: {iters['pp']} round trips; idletick: {iters['burst']} round trips "
+          f"(shown), then {iters['ticks']} ticks at 250 Hz\n")
+    head = ["policy"]
+    for label, *_ in HALT_WORKLOADS:
+        head += [f"{label}: round trip", "caught", "polling ms/s"]
+    print("| " + " | ".join(head) + " |")
+    print("|---|" + "---:|" * (len(head) - 1))
+    ok = True
+    for i, (policy, _) in enumerate(HALT_POLICIES):
+        row = [policy]
+        for j in range(len(HALT_WORKLOADS)):
+            got, err = cells[i * len(HALT_WORKLOADS) + j]
+            if not got:
+                ok = False
+                row += [err, "", ""]
+                continue
+            cycles, caught, attempted, halts, ms_per_s, failed_ms_per_s = got
+            ratio = f"{caught}/{attempted}, {caught}/{halts} of halts" if attempted else \
+                f"0/0, 0/{halts} of halts"
+            row += [str(cycles), ratio, f"{ms_per_s:.1f} ({failed_ms_per_s:.1f})"]
+        print("| " + " | ".join(row) + " |")
+    return ok
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
+    p.add_argument("--only", default="exit,pingpong,haltpoll",
+                   help="comma-separated parts: exit, pingpong, haltpoll")
     a = p.parse_args()
+    parts = a.only.split(",")
+    ok = True
+    if "exit" in parts:
+        ok &= exit_tables(a)
+    if "pingpong" in parts:
+        ok &= pingpong_table(a)
+    if "haltpoll" in parts:
+        ok &= halt_poll_table({"pp": a.pingpong_iters, "burst": 2000, "ticks": 50})
+    return 0 if ok else 1
+
+
+def exit_tables(a):
     rows = []
     for name, flags in PLATFORMS:
         got, err = measure(flags, a.iters)
@@ -74,18 +158,22 @@ def main():
     for name, got, err in rows:
         cells = [str(got[op]) for op in OPS] if got else [err] + [""] * (len(OPS) - 1)
         print(f"| {name} | " + " | ".join(cells) + " |")
+    return all(got for _, got, _ in rows)
+
+
+def pingpong_table(a):
     print(f"\npingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} iterations, "
           "2 vCPUs halting between IPIs)\n")
     print("| platform | " + " | ".join(label for label, _ in PINGPONG) + " |")
     print("|---|" + "---:|" * len(PINGPONG))
-    ok = all(got for _, got, _ in rows)
+    ok = True
     for name, flags in PLATFORMS:
         if flags[1] != "bochs":
             continue
         cells = pingpong(flags, a.pingpong_iters)
         ok &= all(not c.startswith("failed") for c in cells)
         print(f"| {name} | " + " | ".join(cells) + " |")
-    return 0 if ok else 1
+    return ok
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 Hypervisor events are lines `@<event> {json}`. Guest lines are prefixed
 `[<vm>] `; a guest's `@bench` line is the one guest event tools accept.
 Anything else a guest prints is never an event, so a guest cannot forge one.
+Trace lines (`trace=`) are `<ns>: <vm>: <event>: <details>`; they start
+with a digit, so no guest line can be one either.
 """
 import json
 import re
@@ -10,6 +12,12 @@ import re
 EVENT_RE = re.compile(r"^@(\w+) (\{.*\})$")
 GUEST_RE = re.compile(r"^\[([^\]]*)\] (.*)$")
 GUEST_EVENTS = {"bench"}
+TRACE_RE = re.compile(r"^(\d+): ([A-Za-z0-9_.-]+): (\w+): (.*)$")
+
+
+class Trace:
+    def __init__(self, ns, vm, event, details):
+        self.ns, self.vm, self.event, self.details = ns, vm, event, details
 
 
 class Event:
@@ -34,7 +42,12 @@ class ConsoleLog:
         self.lines = [ln.rstrip("\r") for ln in text.splitlines()]
         self.events = []
         self.guest_lines = {}
+        self.traces = []
         for ln in self.lines:
+            t = TRACE_RE.match(ln)
+            if t:
+                self.traces.append(Trace(int(t.group(1)), t.group(2), t.group(3), t.group(4)))
+                continue
             vm = None
             g = GUEST_RE.match(ln)
             if g:
@@ -48,6 +61,11 @@ class ConsoleLog:
             except ValueError:
                 continue
             self.events.append(Event(m.group(1), body, vm))
+
+    def stats(self, scope, vm):
+        """The @stats records of one scope and VM, keyed by vCPU for scope vcpu."""
+        got = [e for e in self.all("stats") if e.get("scope") == scope and e.get("vm") == vm]
+        return {e["vcpu"]: e for e in got} if scope == "vcpu" else got
 
     def all(self, name):
         return [e for e in self.events if e.name == name]

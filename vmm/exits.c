@@ -9,7 +9,7 @@
 #include "arch/x86/guest_regs.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/tsc.h"
-#include "vmm/cpuid.h"
+#include "vmm/cpu_model.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/insn.h"
@@ -42,14 +42,12 @@ static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
     uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
     struct guest_mode m;
     virt->get_mode(v, &m);
-    struct cpuid_view view = {
-        .vcpu_id = v->id,
-        .nvcpus = v->vm->nvcpus,
-        .guest_cr4 = m.cr4,
-        .tsc_khz = tsc_khz,
-        .apic_timer_khz = tsc_khz, /* the virtual APIC timer counts at the TSC rate */
-        .xcr0_supported = fpu_host_xcr0(),
-    };
+    struct cpuid_view view;
+    cpu_model_view(&view);
+    view.vcpu_id = v->id;
+    view.nvcpus = v->vm->nvcpus;
+    view.guest_cr4 = m.cr4;
+    view.apic_enabled = vlapic_enabled(&v->lapic);
     struct cpuid_regs r = cpuid(leaf, subleaf);
     cpuid_filter(leaf, subleaf, &view, &r);
     v->regs.rax = r.eax;
@@ -189,7 +187,7 @@ static void handle_npf(struct vcpu *v, const struct exit_record *e)
         uint64_t value = unbacked_access(&v->vm->unbacked, &op);
         if (!op.write)
             mmio_load_done(v, &op, value);
-        mmio_retire(v, &op);
+        vcpu_advance(v, op.len);
         return;
     }
     vm_fail_access(v, e->npf.gpa, "%s guest-physical 0x%lx, outside the VM's memory",

@@ -27,9 +27,3 @@ void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
     uint64_t *reg = guest_gpr(&v->regs, mmio_op_gpr(op));
     *reg = mmio_load_merge(op, *reg, value);
 }
-
-void mmio_retire(struct vcpu *v, const struct mmio_op *op)
-{
-    v->regs.rip += op->len;
-    virt->clear_interrupt_shadow(v);
-}

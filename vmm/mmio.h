@@ -1,7 +1,7 @@
 /*
  * One guest access to emulated memory, behind a nested page fault: fetch and
  * decode the instruction (vmm/mmio_decode.h), give a load its value or take
- * a store's data, and step past it. Shared by the emulated devices
+ * a store's data (then vcpu_advance steps past it). Shared by the emulated devices
  * (vmm/vlapic_dev.c) and unbacked guest-physical memory (vmm/unbacked.h).
  */
 #ifndef POLLUX_VMM_MMIO_H
@@ -25,8 +25,5 @@ uint64_t mmio_store_data(struct vcpu *v, const struct mmio_op *op);
 
 /* A decoded load's value reaches its register. */
 void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value);
-
-/* Step past the emulated instruction, ending any interrupt shadow. */
-void mmio_retire(struct vcpu *v, const struct mmio_op *op);
 
 #endif

@@ -68,7 +68,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * event that arrives after this look is followed by a kick, which makes
      * the entry exit at once.
      */
-    if (!*window && !v->nmi_pending && !v->init_pending && v->sipi_vector < 0 &&
+    if (!*window && !nmi_waiting(&v->nmi) && !v->init_pending && v->sipi_vector < 0 &&
         vlapic_highest_pending(&v->lapic) < 0)
         return true;
     uint64_t flags = spin_lock_irqsave(&v->lock);
@@ -101,13 +101,15 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         virt->vcpu_reset_real(v, (uint8_t)v->sipi_vector);
         v->sipi_vector = -1;
     }
-    if (v->nmi_pending) {
-        if (virt->nmi_allowed(v)) {
+    if (nmi_waiting(&v->nmi)) {
+        nmi_process(&v->nmi, virt->nmi_in_service(v));
+        if (v->nmi.pending && virt->nmi_allowed(v)) {
             virt->inject_nmi(v);
-            v->nmi_pending = false;
-        } else {
-            virt->set_nmi_window(v, true);
+            nmi_injected(&v->nmi);
         }
+        /* The one latched behind an injected NMI waits for the end of its handler. */
+        if (v->nmi.pending)
+            virt->set_nmi_window(v, true);
     }
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && virt->interrupt_allowed(v)) {
@@ -115,7 +117,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
-    *window = vector >= 0 || v->nmi_pending;
+    *window = vector >= 0 || v->nmi.pending;
     virt->set_interrupt_window(v, vector >= 0);
     spin_unlock_irqrestore(&v->lock, flags);
     return true;
@@ -124,11 +126,14 @@ static bool prepare_entry(struct vcpu *v, bool *window)
 enum run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
+    if (v->halt.active)
+        vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     uint64_t flags = spin_lock_irqsave(&v->lock);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
     fpu_guest_enter(&v->fpu);
     debugregs_load(&v->debug);
+    guest_msrs_load(&v->msrs);
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
@@ -143,7 +148,9 @@ enum run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(v);
         struct exit_record e;
+        guest_msrs_enter(&v->msrs);
         virt->vcpu_run(v, &e);
+        guest_msrs_exit(&v->msrs);
         v->stats.exits[e.reason]++;
         handle_exit(v, &e);
         /*

@@ -33,8 +33,18 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now);
  */
 void vcpu_notify(struct vcpu *v);
 
-/* HLT: block (and set v->halted) unless an event is already deliverable. */
+/*
+ * HLT with interrupts off, on v's CPU: unless an event is already
+ * deliverable, poll for one (when the window allows), then block and set
+ * v->halted if none came (vmm/vcpu_events.c states the protocol).
+ */
 void vcpu_halt(struct vcpu *v);
+
+/* On v's CPU once its halt is over: statistics, the next polling window, the trace. */
+void vcpu_halt_finish(struct vcpu *v);
+
+/* The halt-polling maximum in ns for v: its VM's halt_poll_ns= or the global one. */
+uint64_t vcpu_halt_poll_max(const struct vcpu *v);
 
 /* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */
 void vcpu_timer_update(struct vcpu *v);

@@ -264,16 +264,18 @@ static void write_tdcr(struct vlapic *a, uint32_t v, uint64_t now)
 }
 
 /*
- * Any mode change disarms the timer (SDM 11.5.4.1). TMICT is cleared as
- * well, so that the registers read as a stopped timer (TMICT 0, TMCCT 0)
- * and a later TMICT write is what restarts it.
+ * A change to or from TSC-deadline mode disarms the timer (SDM 10.5.4.1).
+ * TMICT is cleared as well, so that the registers read as a stopped timer
+ * (TMICT 0, TMCCT 0) and a later TMICT or deadline write is what restarts
+ * it. Between one-shot and periodic the count goes on: the new mode decides
+ * what happens when it reaches 0.
  */
 static bool write_lvt_timer(struct vlapic *a, uint32_t v)
 {
     unsigned mode = (v >> 17) & 3;
     if (mode == 3) /* reserved */
         return false;
-    if (mode != timer_mode(a)) {
+    if ((mode == TIMER_TSC) != (timer_mode(a) == TIMER_TSC)) {
         a->tmict = 0;
         a->timer_deadline = 0;
         a->tsc_deadline = 0;

@@ -1,6 +1,7 @@
 #include "vmm/vlapic_dev.h"
 
 #include "arch/x86/cpu.h"
+#include "vmm/guest_access.h"
 #include "vmm/mmio.h"
 #include "sched/sched.h"
 #include "vmm/vcpu.h"
@@ -35,7 +36,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
             vcpu_notify(t);
         break;
     case APIC_DM_NMI:
-        t->nmi_pending = true;
+        nmi_send(&t->nmi);
         vcpu_notify(t);
         break;
     case APIC_DM_INIT:
@@ -107,7 +108,7 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
     }
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
-    mmio_retire(v, &op);
+    vcpu_advance(v, op.len);
     if (send)
         send_ipi(v, &ipi);
 }

@@ -13,9 +13,12 @@
 #include "arch/x86/fpu.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/virt.h"
+#include "sched/halt_poll.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
 #include "vmm/fwcfg.h"
+#include "vmm/guest_msrs.h"
+#include "vmm/nmi.h"
 #include "vmm/unbacked.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
@@ -25,25 +28,51 @@
 
 /*
  * vCPU states. RUNNING: in guest mode or handling an exit on its CPU;
- * RUNNABLE: on its CPU's run queue (or just taken off it); BLOCKED: halted,
- * waiting for an interrupt; WAIT_SIPI: an AP before its startup IPI (never
+ * RUNNABLE: on its CPU's run queue (or just taken off it); POLLING: halted,
+ * its CPU spinning for a wake-up (halt polling); BLOCKED: halted, waiting for
+ * an interrupt off its CPU; WAIT_SIPI: an AP before its startup IPI (never
  * scheduled); STOPPED: its VM stopped and the vCPU has left its CPU.
  */
 enum vcpu_state {
     VCPU_RUNNABLE,
     VCPU_RUNNING,
+    VCPU_POLLING,
     VCPU_BLOCKED,
     VCPU_WAIT_SIPI,
     VCPU_STOPPED,
     VCPU_STATE_COUNT
 };
 
-/* Time per state and halt statistics, in host TSC cycles; counters only grow. */
+/*
+ * Time per state (host TSC cycles) and halt statistics; counters only grow.
+ * The halt-polling counters carry KVM's names (docs/halt_polling.md).
+ */
 struct vcpu_stats {
     uint64_t cycles[VCPU_STATE_COUNT];
-    uint64_t halts;
-    uint64_t halt_hist[HALT_HIST_BUCKETS];
+    uint64_t halts;                        /* HLTs that halted (nothing was deliverable) */
+    uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
     uint64_t exits[EXIT_REASON_COUNT];
+    uint64_t halt_attempted_poll;  /* halts that polled */
+    uint64_t halt_successful_poll; /* ... and never blocked */
+    uint64_t halt_poll_invalid;    /* successful polls ended by a stop request, not a guest event */
+    uint64_t halt_wakeup;          /* wake-ups of a blocked vCPU */
+    uint64_t halt_poll_success_ns, halt_poll_fail_ns, halt_wait_ns;
+    uint64_t halt_poll_success_hist[HALT_HIST_BUCKETS];
+    uint64_t halt_poll_fail_hist[HALT_HIST_BUCKETS];
+    uint64_t halt_wait_hist[HALT_HIST_BUCKETS];
+    uint64_t halt_attempted_poll_optout; /* polls while the guest had opted out: a pollux bug */
+};
+
+/* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu_events.c). */
+struct vcpu_halt {
+    bool active;       /* halted and not yet accounted */
+    bool poll_allowed; /* the guest let the host poll (MSR_KVM_POLL_CONTROL) when it halted */
+    bool polled;       /* this halt polled */
+    bool blocked;      /* ... and blocked: the poll did not catch the wake-up */
+    bool valid;        /* ended by a guest event, not a stop request */
+    uint64_t start;    /* host TSC: the HLT exit */
+    uint64_t poll_end; /* host TSC: the poll ended (== start without a poll) */
+    uint64_t woken;    /* host TSC: the wake event arrived */
 };
 
 struct vcpu {
@@ -52,8 +81,9 @@ struct vcpu {
     struct guest_regs regs;
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
-    void *arch;              /* vendor context: VMCB or VMCS */
-    unsigned cpu;            /* host CPU it is placed on */
+    struct guest_msrs msrs;
+    void *arch;   /* vendor context: VMCB or VMCS */
+    unsigned cpu; /* host CPU it is placed on */
     struct rq_link rq_link;
     /*
      * lock protects state, lapic and the pending events below: an event is
@@ -65,14 +95,19 @@ struct vcpu {
     uint64_t state_since; /* host TSC of the last state change */
     struct vlapic lapic;
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
-    bool nmi_pending;
+    struct nmi_state nmi;
     bool init_pending;
-    bool sipi_armed; /* in WAIT_SIPI and no startup IPI taken yet */
-    bool halted;     /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
-    bool on_cpu;     /* between being picked to run and having left its CPU */
-    int sipi_vector; /* a startup IPI to act on before the next entry, -1 none */
+    bool sipi_armed;            /* in WAIT_SIPI and no startup IPI taken yet */
+    bool halted;                /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
+    bool on_cpu;                /* between being picked to run and having left its CPU */
+    int sipi_vector;            /* a startup IPI to act on before the next entry, -1 none */
+    struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
+    struct vcpu_halt halt;
+    uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
     struct vcpu_stats stats;
 };
+
+struct trace_ring;
 
 struct vm {
     struct vmconfig cfg; /* name, memory size, vCPU count, ... */
@@ -90,8 +125,9 @@ struct vm {
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
-    uint8_t pic_imr[2];  /* legacy PIC masks: stored, nothing is delivered through them */
-    unsigned live_vcpus; /* vCPUs not yet retired; the last one out reports and frees */
+    uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
+    struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
+    unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;

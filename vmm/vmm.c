@@ -9,12 +9,16 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "vmm/cpu_model.h"
 #include "vmm/exits.h"
+#include "vmm/kvm_pv.h"
 #include "vmm/loader.h"
+#include "vmm/trace.h"
 #include "vmm/vcpu.h"
 
-#define TWO_MIB    (2ull << 20)
-#define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
+#define TWO_MIB          (2ull << 20)
+#define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
+#define TRACE_RING_PAGES ((sizeof(struct trace_ring) + PAGE_SIZE - 1) / PAGE_SIZE)
 
 static unsigned vms_alive;
 static unsigned vms_failed;
@@ -56,13 +60,22 @@ static void vm_free(struct vm *vm)
         virt->vm_destroy(vm);
     if (vm->mem)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
+    if (vm->trace)
+        pmm_free(&host_pmm, (uint64_t)vm->trace, TRACE_RING_PAGES);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
-static bool name_taken(const char *name, struct vm **vms, unsigned n)
+/* The VMs created before the one being created now. */
+struct earlier_vms {
+    struct vm **vms;
+    unsigned count;
+};
+
+static bool name_taken(const char *name, void *ctx)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (vms[i] && !strcmp(vms[i]->cfg.name, name))
+    const struct earlier_vms *earlier = ctx;
+    for (unsigned i = 0; i < earlier->count; i++)
+        if (earlier->vms[i] && !strcmp(earlier->vms[i]->cfg.name, name))
             return true;
     return false;
 }
@@ -81,9 +94,10 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         reject(label, err);
         goto fail;
     }
-    if (name_taken(vm->cfg.name, vms, index)) {
-        size_t len = strlen(vm->cfg.name);
-        snprintf(vm->cfg.name + (len > VM_NAME_MAX - 4 ? VM_NAME_MAX - 4 : len), 5, "-%u", index);
+    struct earlier_vms earlier = {vms, index};
+    if (vmconfig_unique_name(vm->cfg.name, index, name_taken, &earlier, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
     }
     const char *name = vm->cfg.name;
     if (!virt) {
@@ -127,6 +141,10 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         reject(name, "out of memory for the nested page tables");
         goto fail;
     }
+    if (trace_mask && !(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
+        reject(name, "out of memory for the trace buffer");
+        goto fail;
+    }
     vm->index = index;
     vm->tsc_offset = -rdtsc();
     vuart_init(&vm->uart, vm->cfg.name);
@@ -154,6 +172,8 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         }
         vcpu_init_events(v);
         v->debug.dr6 = DR6_INIT;
+        guest_msrs_reset(&v->msrs);
+        v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();
         if (i == 0) {
@@ -178,6 +198,8 @@ unsigned vmm_start(const struct boot_info *bi)
 {
     struct vm *vms[BOOT_MAX_MODULES] = {0};
     unsigned rejected = 0;
+    if (virt)
+        cpu_model_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
         vms[i] = vm_create(&bi->mods[i], i, vms);
         if (!vms[i])
@@ -224,6 +246,20 @@ static void json_exits(struct json *j, const uint64_t exits[EXIT_REASON_COUNT])
     json_close(j);
 }
 
+/* A log2 histogram as an object of its non-zero buckets: key b counts [2^b, 2^(b+1)) ns. */
+static void json_hist(struct json *j, const char *name, const uint64_t hist[HALT_HIST_BUCKETS])
+{
+    json_object(j, name);
+    for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {
+        if (hist[b]) {
+            char key[8];
+            snprintf(key, sizeof(key), "%u", b);
+            json_u64(j, key, hist[b]);
+        }
+    }
+    json_close(j);
+}
+
 static uint64_t to_us(uint64_t cycles)
 {
     return tsc_to_ns(cycles) / 1000;
@@ -262,6 +298,7 @@ static void report_stop(struct vm *vm)
         json_u64(&j, "cpu", vm->vcpus[i]->cpu);
         json_u64(&j, "run_us", to_us(st->cycles[VCPU_RUNNING]));
         json_u64(&j, "wait_us", to_us(st->cycles[VCPU_RUNNABLE]));
+        json_u64(&j, "polling_us", to_us(st->cycles[VCPU_POLLING]));
         json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
         json_u64(&j, "halts", st->halts);
         json_object(&j, "timer");
@@ -270,19 +307,48 @@ static void report_stop(struct vm *vm)
         json_u64(&j, "skipped", vm->vcpus[i]->lapic.timer_stats.skipped);
         json_close(&j);
         json_exits(&j, st->exits);
-        json_object(&j, "halt_ns_log2");
-        for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {
-            if (st->halt_hist[b]) {
-                char key[8];
-                snprintf(key, sizeof(key), "%u", b);
-                json_u64(&j, key, st->halt_hist[b]);
-            }
-        }
-        json_close(&j);
+        json_hist(&j, "halt_ns_log2", st->halt_hist);
         json_close(&j);
     }
     json_close(&j);
     console_event("vm_stop", &j);
+}
+
+/*
+ * One @stats record per vCPU with the halt-polling statistics (KVM's names,
+ * every key present), and a line for people. docs/console.md lists the keys.
+ */
+static void report_vcpu_stats(struct vm *vm, struct vcpu *v)
+{
+    const struct vcpu_stats *st = &v->stats;
+    char buf[2048];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "scope", "vcpu");
+    json_str(&j, "vm", vm->cfg.name);
+    json_u64(&j, "vcpu", v->id);
+    json_u64(&j, "halt_exits", st->exits[EXIT_HLT] + st->exits[EXIT_IDLE_HLT]);
+    json_u64(&j, "halt_attempted_poll", st->halt_attempted_poll);
+    json_u64(&j, "halt_successful_poll", st->halt_successful_poll);
+    json_u64(&j, "halt_poll_invalid", st->halt_poll_invalid);
+    json_u64(&j, "halt_wakeup", st->halt_wakeup);
+    json_u64(&j, "halt_poll_success_ns", st->halt_poll_success_ns);
+    json_u64(&j, "halt_poll_fail_ns", st->halt_poll_fail_ns);
+    json_u64(&j, "halt_wait_ns", st->halt_wait_ns);
+    json_hist(&j, "halt_poll_success_hist", st->halt_poll_success_hist);
+    json_hist(&j, "halt_poll_fail_hist", st->halt_poll_fail_hist);
+    json_hist(&j, "halt_wait_hist", st->halt_wait_hist);
+    json_u64(&j, "halt_poll_ns", v->halt_poll.window_ns);
+    json_u64(&j, "poll_control", v->poll_control);
+    json_u64(&j, "halt_attempted_poll_optout", st->halt_attempted_poll_optout);
+    console_event("stats", &j);
+    kprintf(
+        "pollux: %s vcpu %u: %llu halts, %llu polled (%llu caught), %llu us polling, "
+        "%llu us blocked, window %llu ns\n",
+        vm->cfg.name, v->id, (unsigned long long)st->halts,
+        (unsigned long long)st->halt_attempted_poll, (unsigned long long)st->halt_successful_poll,
+        (unsigned long long)((st->halt_poll_success_ns + st->halt_poll_fail_ns) / 1000),
+        (unsigned long long)(st->halt_wait_ns / 1000), (unsigned long long)v->halt_poll.window_ns);
 }
 
 void vmm_vcpu_retired(struct vm *vm)
@@ -291,7 +357,10 @@ void vmm_vcpu_retired(struct vm *vm)
         return;
     /* The last vCPU out: nothing else refers to the VM any more. */
     vuart_flush(&vm->uart);
+    trace_flush(vm);
     report_stop(vm);
+    for (unsigned i = 0; i < vm->nvcpus; i++)
+        report_vcpu_stats(vm, vm->vcpus[i]);
     if (vm->exit_code != 0)
         __atomic_add_fetch(&vms_failed, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&vms_running[vm->index], NULL, __ATOMIC_RELEASE);
@@ -301,8 +370,8 @@ void vmm_vcpu_retired(struct vm *vm)
 }
 
 static const char *const state_names[VCPU_STATE_COUNT] = {
-    [VCPU_RUNNABLE] = "runnable",   [VCPU_RUNNING] = "running", [VCPU_BLOCKED] = "blocked",
-    [VCPU_WAIT_SIPI] = "wait-sipi", [VCPU_STOPPED] = "stopped",
+    [VCPU_RUNNABLE] = "runnable", [VCPU_RUNNING] = "running",     [VCPU_POLLING] = "polling",
+    [VCPU_BLOCKED] = "blocked",   [VCPU_WAIT_SIPI] = "wait-sipi", [VCPU_STOPPED] = "stopped",
 };
 
 static int highest_vector(const uint32_t reg[8])
@@ -329,8 +398,9 @@ void vmm_dump(void)
                     n, state_names[v->state], to_us(now - v->state_since), v->cpu,
                     v->on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->regs.rip,
                     !!(v->regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
-                    highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic), v->nmi_pending,
-                    v->init_pending, v->sipi_vector, v->timer.cpu >= 0 ? "due in" : "off",
+                    highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic),
+                    nmi_waiting(&v->nmi), v->init_pending, v->sipi_vector,
+                    v->timer.cpu >= 0 ? "due in" : "off",
                     v->timer.cpu >= 0 ? (int64_t)(v->timer.deadline - now) * 1000 / (int64_t)tsc_khz
                                       : 0);
         }

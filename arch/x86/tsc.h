@@ -25,9 +25,15 @@ void tsc_calibrate(struct tsc_calibration *out);
 /* Pick the rate to use: cpuid_khz if within 1% of measured_khz, else measured_khz. */
 uint64_t tsc_choose_khz(uint64_t measured_khz, uint64_t cpuid_khz);
 
+/* Split so that neither product overflows, whatever the uptime. */
 static inline uint64_t tsc_to_ns(uint64_t cycles)
 {
-    return cycles * 1000000 / tsc_khz;
+    return cycles / tsc_khz * 1000000 + cycles % tsc_khz * 1000000 / tsc_khz;
+}
+
+static inline uint64_t ns_to_tsc(uint64_t ns)
+{
+    return ns / 1000000 * tsc_khz + ns % 1000000 * tsc_khz / 1000000;
 }
 
 /* Busy-wait; needs a calibrated TSC. */

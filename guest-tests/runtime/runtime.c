@@ -166,14 +166,18 @@ const char *cmdline(const struct mb_info *info)
     return (const char *)(uintptr_t)info->cmdline;
 }
 
-const char *cmdline_args(const struct mb_info *info)
+const char *skip_word(const char *s)
 {
-    const char *s = cmdline(info);
     while (*s != '\0' && *s != ' ')
         s++;
     while (*s == ' ')
         s++;
     return s;
+}
+
+const char *cmdline_args(const struct mb_info *info)
+{
+    return skip_word(cmdline(info));
 }
 
 bool parse_uint(const char *s, uint32_t *out)

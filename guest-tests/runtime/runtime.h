@@ -37,6 +37,8 @@ __attribute__((format(printf, 1, 2))) void printf(const char *fmt, ...);
 const char *cmdline(const struct mb_info *info);
 /* The command line after its first word and the spaces that follow it. */
 const char *cmdline_args(const struct mb_info *info);
+/* s after its first word and the spaces that follow it. */
+const char *skip_word(const char *s);
 /* Read the decimal number at the start of s (saturating); false if s does not start with a digit.
  */
 bool parse_uint(const char *s, uint32_t *out);

@@ -7,6 +7,12 @@ together is itself part of the test and keeps `make test` within budget.
 Every test pins ACCEL=tcg (tools/test.py), so results do not depend on the
 machine. Keep the default set within the 15-minute CI budget on 2 cores.
 """
+import os
+
+import cpuid_policy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CPUID_TABLE = os.path.join(ROOT, "docs", "cpuid.md")
 
 
 class Test:
@@ -162,17 +168,99 @@ def rejects(*modules):
     return check
 
 
+# The checks cpucheck must have run on every backend, whatever its CPUID offers.
+CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "spec-ctrl-absent",
+                   "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
+                   "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
+                   "step-hypercall", "step-mmio", "tpr-cr8"}
+# Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
+CPUCHECK_BY_BIT = {
+    ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),
+    ("0x7.0", "ECX", 22): ("rdpid", "rdpid-absent"),
+    ("0xd.1", "EAX", 3): ("xsaves", "xsaves-absent"),
+    ("0x7.0", "ECX", 3): ("pku", "pku-absent"),
+    ("0x7.0", "ECX", 31): ("pks", "pks-absent"),
+    ("0x7.0", "ECX", 16): ("canonical-57", "canonical-48"),
+    ("0x7.0", "EBX", 10): ("invpcid", "invpcid-absent"),
+}
+
+
+def guest_cpuid(lines):
+    """cpucheck's `cpuid <leaf>[.<subleaf>] eax ebx ecx edx` lines -> {key: [4 ints]}."""
+    seen = {}
+    for ln in lines:
+        words = ln.split()
+        if len(words) == 6 and words[0] == "cpuid":
+            seen[words[1]] = [int(w, 16) for w in words[2:]]
+    return seen
+
+
+def cpucheck_passed(vm, vcpus=2):
+    """Every check passed, those for the features its CPUID offers included."""
+    def check(log):
+        lines = log.guest_lines.get(vm, [])
+        results = {}
+        for ln in lines:
+            if ln.startswith("check "):
+                name, _, outcome = ln[len("check "):].partition(": ")
+                results[name] = outcome
+        bad = {n: o for n, o in results.items() if o != "ok"}
+        assert not bad, f"[{vm}] failed checks: {bad}"
+        want = set(CPUCHECK_ALWAYS)
+        cpuid = guest_cpuid(lines)
+        for (key, reg, bit), names in CPUCHECK_BY_BIT.items():
+            offered = bool(cpuid[key]["EAX EBX ECX EDX".split().index(reg)] >> bit & 1)
+            want.add(names[0] if offered else names[1])
+        assert want <= set(results), f"[{vm}] checks not run: {sorted(want - set(results))}"
+        assert f"cpucheck: {len(results)} checks, 0 failed" in lines, f"[{vm}] no summary"
+        leaf1 = cpuid["0x1"]
+        assert leaf1[1] >> 24 == 0 and (leaf1[1] >> 16) & 0xff == vcpus, \
+            f"[{vm}] CPUID 1 EBX 0x{leaf1[1]:x}: want APIC ID 0 of {vcpus} vCPUs"
+    check.__name__ = f"cpucheck_passed({vm})"
+    return check
+
+
+def cpuid_follows_table(vm):
+    """What the guest read is docs/cpuid.md applied to the host's CPUID (@host_cpuid)."""
+    def check(log):
+        rows = cpuid_policy.parse(CPUID_TABLE)
+        host = log.one("host_cpuid").body
+        features = log.one("boot")["features"]
+        # The guest printed its CPUID at the start: APIC enabled, CR4.OSXSAVE and PKE clear.
+        state = {"apic.EN": True, "cr4.OSXSAVE": False, "cr4.PKE": False,
+                 "exec.RDTSCP": features["guest_rdtscp"],
+                 "exec.INVPCID": features["guest_invpcid"],
+                 "exec.XSAVES": features["guest_xsaves"]}
+        seen = guest_cpuid(log.guest_lines.get(vm, []))
+        assert "0x1" in seen and "0x7.0" in seen, f"[{vm}] printed no CPUID"
+        for key, got in seen.items():
+            assert key in host, f"@host_cpuid lacks {key}"
+            leaf, _, sub = key.partition(".")
+            h = host[key]
+            regs = [int(h[r], 16) for r in ("eax", "ebx", "ecx", "edx")]
+            want = cpuid_policy.expected(rows, int(leaf, 16), int(sub or 0), regs, state)
+            for i, reg in enumerate(cpuid_policy.REGS):
+                value, decided = want[reg]
+                assert got[i] & decided == value, \
+                    f"[{vm}] CPUID {key} {reg} 0x{got[i]:x}: the table says 0x{value:x} in " \
+                    f"0x{decided:x} (host 0x{regs[i]:x})"
+    check.__name__ = f"cpuid_follows_table({vm})"
+    return check
+
+
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
-# Three VMs at once, all exiting 0.
-GUESTS_OK = "hello hello exitbench:args=200"
+# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
+GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
 GUESTS_OK_CHECKS = [
     guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                "hypervisor bit: 1"),
     guest_says("hello-2", "hello, world", "cmdline: /boot/1-hello.elf"),
     benches("exitbench", EXITBENCH_OPS, 200),
+    cpucheck_passed("cpucheck"),
+    cpuid_follows_table("cpucheck"),
     vm_stops(**{"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
-                "exitbench": (0, "debug-exit")}),
+                "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}),
     rejects(),
     shutdown(0),
 ]
@@ -488,6 +576,107 @@ def soak_tests(seconds):
     return [Test(f"soak-{plat}", soak_checks(seconds, emu), emu=emu, cpu=cpu, smp=2,
                  guests=soak_guests(seconds, emu), timeout=seconds * 30 + 300, soak=True)
             for plat, (emu, cpu) in SOAK_PLATFORMS.items()]
+# ---- halt polling -----------------------------------------------------------
+
+HALT_STATS_KEYS = (
+    "halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll_invalid",
+    "halt_wakeup", "halt_poll_success_ns", "halt_poll_fail_ns", "halt_wait_ns",
+    "halt_poll_success_hist", "halt_poll_fail_hist", "halt_wait_hist", "halt_poll_ns",
+    "poll_control", "halt_attempted_poll_optout")
+
+
+def vcpu_stats(log, vm, vcpus):
+    """vm's per-vCPU @stats records: one per vCPU, every key present, nothing polled against
+    the guest's will."""
+    st = log.stats("vcpu", vm)
+    assert sorted(st) == list(range(vcpus)), f"{vm}: @stats for vCPUs {sorted(st)}"
+    for i, e in st.items():
+        missing = [k for k in HALT_STATS_KEYS if k not in e.body]
+        assert not missing, f"{vm} vCPU {i}: @stats lacks {missing}"
+        assert e["halt_attempted_poll_optout"] == 0, f"{vm} vCPU {i} polled after opting out: {e}"
+        assert e["halt_successful_poll"] <= e["halt_attempted_poll"] <= e["halt_exits"], \
+            f"{vm} vCPU {i}: inconsistent counters {e}"
+    return st
+
+
+def polled(vm, vcpus):
+    """Halt polling caught wake-ups: a successful poll on some vCPU."""
+    def check(log):
+        st = vcpu_stats(log, vm, vcpus)
+        assert sum(e["halt_successful_poll"] for e in st.values()) > 0, \
+            f"{vm}: no successful poll: {[e.body for e in st.values()]}"
+    check.__name__ = f"polled({vm})"
+    return check
+
+
+def never_polled(vm, vcpus, poll_control=1):
+    """No poll was attempted, yet the vCPUs halted and were woken."""
+    def check(log):
+        st = vcpu_stats(log, vm, vcpus)
+        for i, e in st.items():
+            assert e["halt_attempted_poll"] == 0 and e["halt_poll_ns"] == 0, \
+                f"{vm} vCPU {i} polled: {e}"
+            assert e["poll_control"] == poll_control, f"{vm} vCPU {i}: poll_control {e}"
+        assert sum(e["halt_exits"] for e in st.values()) > 0, f"{vm}: no HLT exits"
+        assert sum(e["halt_wakeup"] for e in st.values()) > 0, f"{vm}: no wake-ups"
+    check.__name__ = f"never_polled({vm})"
+    return check
+
+
+HALT_POLL_TRACE = r"vcpu (\d+): halt_poll_ns (\d+) \((grow|shrink) (\d+)\)"
+
+
+def window_grew_then_shrank(vm, vcpus):
+    """trace=halt_poll: KVM's kvm_halt_poll_ns lines; each vCPU's window grew, then shrank to 0."""
+    import re
+
+    def check(log):
+        lines = [t for t in log.traces if t.vm == vm]
+        assert lines, f"no trace lines for {vm}"
+        per = {}
+        for t in lines:
+            m = re.fullmatch(HALT_POLL_TRACE, t.details)
+            assert t.event == "kvm_halt_poll_ns" and m, f"not KVM's format: {t.details}"
+            per.setdefault(int(m.group(1)), []).append((m.group(3), int(m.group(2)),
+                                                        int(m.group(4))))
+        assert sorted(per) == list(range(vcpus)), f"{vm}: traced vCPUs {sorted(per)}"
+        for i, changes in per.items():
+            first_grow = next(k for k, c in enumerate(changes) if c[0] == "grow")
+            assert changes[first_grow][1] > changes[first_grow][2], f"vCPU {i}: {changes[:3]}"
+            assert changes[-1][:2] == ("shrink", 0), f"{vm} vCPU {i} ends at {changes[-1]}"
+            assert max(c[1] for c in changes) > 0
+        st = vcpu_stats(log, vm, vcpus)
+        assert all(e["halt_poll_ns"] == 0 for e in st.values()), f"{vm}: window not back to 0"
+        ticks = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "ticks"]
+        assert len(ticks) == vcpus and all(e["value"] == 20 for e in ticks), f"ticks {ticks}"
+    check.__name__ = f"window_grew_then_shrank({vm})"
+    return check
+
+
+# pingpong alone on CPUs 0-1 polls; the rest share CPU 2: a VM with its maximum set to 0,
+# a guest that opts out and polls itself, and idletick under trace=halt_poll.
+GUESTS_HALTPOLL = " ".join([
+    "pingpong:vcpus=2:pin=0,1:args=200",
+    "pingpong:name=pp-nopoll:vcpus=2:pin=2,2:halt_poll_ns=0:args=50",
+    "haltpoll:vcpus=2:pin=2,2:args=50",
+    "idletick:vcpus=2:pin=2,2:args=200+20",
+])
+GUESTS_HALTPOLL_CHECKS = [
+    polled("pingpong", 2),
+    never_polled("pp-nopoll", 2),
+    never_polled("haltpoll", 2, poll_control=0),
+    guest_says("haltpoll", "poll control off on 2 vCPUs, bit 1 faults"),
+    window_grew_then_shrank("idletick", 2),
+    vm_stops(**{vm: (0, "debug-exit") for vm in ("pingpong", "pp-nopoll", "haltpoll", "idletick")}),
+    shutdown(0),
+]
+# With the global maximum at 0 nothing polls, whatever the guest.
+GUESTS_HALTPOLL_OFF = "pingpong:vcpus=2:args=100 idletick:vcpus=2:args=100+5"
+GUESTS_HALTPOLL_OFF_CHECKS = [
+    never_polled("pingpong", 2), never_polled("idletick", 2),
+    vm_stops(pingpong=(0, "debug-exit"), idletick=(0, "debug-exit")),
+    shutdown(0),
+]
 
 
 def make_fixtures(directory, build):
@@ -577,6 +766,13 @@ def tests(full=False):
         # The soak's short variant.
         Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
              timeout=180),
+        # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
+        Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
+             args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
+        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS, smp=2, args="halt_poll_ns=0",
+             guests=GUESTS_HALTPOLL_OFF),
+        Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
+             args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
                                  rejects("hello"), shutdown(1)], emu="bochs",
              cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),

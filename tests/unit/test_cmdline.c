@@ -350,6 +350,32 @@ static void test_options_without_report(void **state)
     assert_int_equal(c.cpus, 2);
 }
 
+static const char *const traces[] = {"halt_poll", "ple", "sched", NULL};
+
+static void test_options_flags(void **state)
+{
+    (void)state;
+    unsigned mask = 0;
+    struct reports r = {0};
+    struct option o = {"trace", OPT_FLAGS, &mask, 0, 0, traces, "traces (none)"};
+
+    assert_int_equal(options_parse("trace=sched,halt_poll", &o, 1, record, &r), 0);
+    assert_int_equal(mask, 5);
+    /* A repeated option adds to the mask. */
+    assert_int_equal(options_parse("trace=ple", &o, 1, record, &r), 0);
+    assert_int_equal(mask, 7);
+    mask = 0;
+    /* One bad item rejects the whole word and stores nothing. */
+    assert_int_equal(
+        options_parse("trace=ple,bogus trace=ple, trace=,ple trace=", &o, 1, record, &r), 4);
+    assert_int_equal(mask, 0);
+    assert_string_equal(r.word[0], "trace=ple,bogus");
+    assert_string_equal(r.reason[0], "expected a comma-separated list of halt_poll, ple, sched");
+    assert_string_equal(r.word[1], "trace=ple,");
+    assert_string_equal(r.word[2], "trace=,ple");
+    assert_string_equal(r.reason[3], "missing value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_options_errors_do_not_stop_parsing),
         cmocka_unit_test(test_options_range_bounds),
         cmocka_unit_test(test_options_without_report),
+        cmocka_unit_test(test_options_flags),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

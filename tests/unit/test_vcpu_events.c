@@ -1,7 +1,7 @@
 /*
- * The block/wake protocol of vmm/vcpu_events.c, with the scheduler replaced
- * by recorders, including the race between a vCPU deciding to halt and
- * another CPU sending it an interrupt, run on two host threads.
+ * The halt/poll/wake protocol of vmm/vcpu_events.c, with the scheduler
+ * replaced by recorders, including the race between a vCPU deciding to halt
+ * (and poll) and another CPU sending it an interrupt, run on two host threads.
  */
 #define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <setjmp.h>
@@ -11,19 +11,38 @@
 
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "vmm/kvm_pv.h"
+#include "vmm/trace.h"
 #include "vmm/vcpu.h"
 
 uint64_t tsc_khz = 1000000;
 
 /* Scheduler stand-ins. */
-static unsigned wakes, kicks, current_cpu;
+static unsigned wakes, kicks, current_cpu, polls;
 static unsigned last_kick;
+/* What the stand-in poll does while the vCPU is POLLING: nothing, or send it something. */
+static void (*during_poll)(void);
+/* The race test polls for real: spin until woken or this many rounds have passed. */
+static unsigned poll_spins;
 
-void sched_wake(struct vcpu *v)
+void sched_poll(struct vcpu *pv, uint64_t deadline)
 {
-    (void)v;
+    (void)deadline;
+    polls++;
+    assert_int_equal(pv->state, VCPU_POLLING);
+    if (during_poll)
+        during_poll();
+    for (unsigned i = 0;
+         i < poll_spins && __atomic_load_n(&pv->state, __ATOMIC_ACQUIRE) == VCPU_POLLING; i++)
+        ;
+}
+
+void sched_wake(struct vcpu *w)
+{
+    (void)w;
     __atomic_add_fetch(&wakes, 1, __ATOMIC_RELAXED);
 }
 
@@ -38,24 +57,62 @@ unsigned sched_this_cpu(void)
     return current_cpu;
 }
 
+static bool others_waiting;
+
+bool sched_others_waiting(void)
+{
+    return others_waiting;
+}
+
 static struct vm vm;
 static struct vcpu v;
+
+/* The console stand-in for trace_flush: count the lines. */
+static unsigned printed;
+
+void kprintf(const char *fmt, ...)
+{
+    (void)fmt;
+    printed++;
+}
+
+static struct trace_ring ring;
+
+/* The last trace record, as its console line. */
+static const char *last_trace(void)
+{
+    static char line[192];
+    assert_true(ring.next > 0);
+    trace_format(&ring.rec[(ring.next - 1) % TRACE_RING_RECORDS], vm.cfg.name, line, sizeof(line));
+    /* Drop the time: it is the host's TSC here. */
+    return strchr(line, ' ') + 1;
+}
 
 static int setup(void **state)
 {
     (void)state;
     memset(&vm, 0, sizeof(vm));
     memset(&v, 0, sizeof(v));
+    strcpy(vm.cfg.name, "vm0");
+    vm.cfg.halt_poll_ns = -1;
     v.vm = &vm;
     v.state = VCPU_RUNNING;
+    v.poll_control = KVM_POLL_CONTROL_RESET;
     v.regs.rflags = 0x202; /* IF=1 */
     vlapic_reset(&v.lapic, 0, true);
     uint32_t svr = 0x1ff;
     struct vlapic_ipi ipi;
     bool send;
     vlapic_mmio_write(&v.lapic, 0xf0, svr, 0, &ipi, &send); /* software-enable */
-    wakes = kicks = 0;
+    wakes = kicks = polls = printed = 0;
+    memset(&ring, 0, sizeof(ring));
+    vm.trace = &ring;
     current_cpu = 0;
+    during_poll = NULL;
+    poll_spins = 0;
+    others_waiting = false;
+    trace_mask = 0;
+    halt_poll_params = (struct halt_poll_params){200000, 2, 10000, 2, HALT_POLL_ADAPTIVE};
     return 0;
 }
 
@@ -95,7 +152,7 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(v.state, VCPU_BLOCKED); /* IF=0: an interrupt does not end the halt */
     assert_int_equal(wakes, 0);
     uint64_t flags = spin_lock_irqsave(&v.lock);
-    v.nmi_pending = true; /* an NMI does */
+    nmi_send(&v.nmi); /* an NMI does */
     vcpu_notify(&v);
     spin_unlock_irqrestore(&v.lock, flags);
     assert_int_equal(v.state, VCPU_RUNNABLE);
@@ -118,6 +175,7 @@ static void test_wake_from_block(void **state)
     assert_int_equal(v.state, VCPU_RUNNABLE);
     assert_int_equal(wakes, 1);
     assert_int_equal(kicks, 0);
+    vcpu_halt_finish(&v); /* as vcpu_run does when it runs again */
     assert_int_equal(halts_recorded(), 1);
     /* A second interrupt to a RUNNABLE vCPU needs nothing: it is injected when it runs. */
     send_interrupt(0x41);
@@ -162,7 +220,200 @@ static void test_state_time_accounting(void **state)
     assert_int_equal(v.stats.cycles[VCPU_RUNNING], 4000);
     assert_int_equal(v.stats.cycles[VCPU_BLOCKED], 1000000);
     assert_int_equal(v.stats.cycles[VCPU_RUNNABLE], 300);
+}
+
+/* Account a halt as vcpu_run does once it is over: a valid one, polling allowed. */
+static void finish(struct vcpu_halt h)
+{
+    v.halt = h;
+    v.halt.active = v.halt.poll_allowed = v.halt.valid = true;
+    vcpu_halt_finish(&v);
+}
+
+static void test_halt_statistics(void **state)
+{
+    (void)state;
+    /* Blocked from 1000 to 1001000 cycles at 1 GHz: a 1 ms halt, all of it waiting. */
+    finish((struct vcpu_halt){.blocked = true, .start = 1000, .poll_end = 1000, .woken = 1001000});
     assert_int_equal(v.stats.halt_hist[19], 1); /* 1e6 ns is in [2^19, 2^20) */
+    assert_int_equal(v.stats.halt_wait_hist[19], 1);
+    assert_int_equal(v.stats.halt_wait_ns, 1000000);
+    assert_int_equal(v.stats.halt_attempted_poll, 0);
+    /* Polled 20 us, missed, then waited 80 us. */
+    finish((struct vcpu_halt){
+        .polled = true, .blocked = true, .start = 0, .poll_end = 20000, .woken = 100000});
+    assert_int_equal(v.stats.halt_attempted_poll, 1);
+    assert_int_equal(v.stats.halt_successful_poll, 0);
+    assert_int_equal(v.stats.halt_poll_fail_ns, 20000);
+    assert_int_equal(v.stats.halt_poll_fail_hist[14], 1);
+    assert_int_equal(v.stats.halt_wait_ns, 1000000 + 80000);
+    assert_int_equal(v.stats.halt_hist[16], 1);
+    /* Caught after 5 us of polling: a success, nothing waited. */
+    finish((struct vcpu_halt){.polled = true, .start = 0, .poll_end = 5000});
+    assert_int_equal(v.stats.halt_successful_poll, 1);
+    assert_int_equal(v.stats.halt_poll_success_ns, 5000);
+    assert_int_equal(v.stats.halt_poll_success_hist[12], 1);
+    assert_int_equal(v.stats.halt_wait_ns, 1000000 + 80000);
+    /* Finishing twice counts once. */
+    vcpu_halt_finish(&v);
+    assert_int_equal(v.stats.halt_successful_poll, 1);
+}
+
+/* Interrupts that arrive while the vCPU polls. */
+static void interrupt_during_poll(void)
+{
+    send_interrupt(0x40);
+}
+
+static void stop_during_poll(void)
+{
+    vm.stopping = true;
+    uint64_t flags = spin_lock_irqsave(&v.lock);
+    vcpu_notify(&v);
+    spin_unlock_irqrestore(&v.lock, flags);
+}
+
+static void test_no_poll_with_a_zero_window(void **state)
+{
+    (void)state;
+    vcpu_halt(&v); /* every window starts at 0 */
+    assert_int_equal(polls, 0);
+    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_true(v.halted);
+}
+
+static void test_poll_caught_the_wakeup(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 50000;
+    during_poll = interrupt_during_poll;
+    vcpu_halt(&v);
+    assert_int_equal(polls, 1);
+    /* The sender found it POLLING: no queueing, no IPI, and it keeps its CPU. */
+    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_false(v.halted);
+    assert_int_equal(wakes, 0);
+    assert_int_equal(kicks, 0);
+    assert_int_equal(v.stats.halt_wakeup, 0);
+    /* vcpu_halt did the bookkeeping itself, on the vCPU's CPU. */
+    assert_false(v.halt.active);
+    assert_int_equal(v.stats.halt_attempted_poll, 1);
+    assert_int_equal(v.stats.halt_successful_poll, 1);
+    assert_int_equal(v.stats.halt_poll_invalid, 0);
+    assert_int_equal(v.stats.halts, 1);
+}
+
+static void test_no_poll_when_another_vcpu_waits(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 50000;
+    others_waiting = true;
+    vcpu_halt(&v);
+    assert_int_equal(polls, 0);
+    assert_int_equal(v.state, VCPU_BLOCKED);
+    send_interrupt(0x40);
+    vcpu_halt_finish(&v);
+    assert_int_equal(v.stats.halt_attempted_poll, 0);
+    /* The window still follows the halts: a short one keeps it. */
+    assert_int_equal(v.halt_poll.window_ns, 50000);
+}
+
+static void test_poll_missed_then_blocked(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 50000;
+    vcpu_halt(&v);
+    assert_int_equal(polls, 1);
+    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_true(v.halted);
+    assert_true(v.halt.active);
+    send_interrupt(0x40);
+    assert_int_equal(v.state, VCPU_RUNNABLE);
+    assert_int_equal(wakes, 1);
+    assert_int_equal(v.stats.halt_wakeup, 1);
+    vcpu_halt_finish(&v); /* as vcpu_run does when it runs again */
+    assert_int_equal(v.stats.halt_attempted_poll, 1);
+    assert_int_equal(v.stats.halt_successful_poll, 0);
+}
+
+static void test_stop_ends_a_poll_as_invalid(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 40000;
+    during_poll = stop_during_poll;
+    vcpu_halt(&v);
+    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_int_equal(v.stats.halt_successful_poll, 1);
+    assert_int_equal(v.stats.halt_poll_invalid, 1);
+    assert_int_equal(v.halt_poll.window_ns, 20000); /* shrunk, as KVM does */
+}
+
+static void test_guest_opt_out(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 50000;
+    v.poll_control = 0;
+    trace_mask = 1u << TRACE_HALT_POLL;
+    vcpu_halt(&v);
+    assert_int_equal(polls, 0);
+    assert_int_equal(v.state, VCPU_BLOCKED);
+    send_interrupt(0x40);
+    assert_int_equal(v.state, VCPU_RUNNABLE); /* its wake-ups still work */
+    vcpu_halt_finish(&v);
+    /* Neither used nor adjusted, and nothing traced. */
+    assert_int_equal(v.halt_poll.window_ns, 50000);
+    assert_int_equal(v.stats.halt_attempted_poll, 0);
+    assert_int_equal(v.stats.halt_attempted_poll_optout, 0);
+    assert_int_equal(ring.next, 0);
+}
+
+static void test_vm_maximum_overrides(void **state)
+{
+    (void)state;
+    v.halt_poll.window_ns = 50000;
+    vm.cfg.halt_poll_ns = 0; /* this VM: no polling at once, whatever the window was */
+    vcpu_halt(&v);
+    assert_int_equal(polls, 0);
+    assert_int_equal(v.halt_poll.window_ns, 0);
+    assert_int_equal(vcpu_halt_poll_max(&v), 0);
+    vm.cfg.halt_poll_ns = -1;
+    assert_int_equal(vcpu_halt_poll_max(&v), 200000);
+}
+
+static void test_trace_line_format(void **state)
+{
+    (void)state;
+    trace_mask = 1u << TRACE_HALT_POLL;
+    /* A 50 us halt that blocked: the window grows from 0 to grow_start. */
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 50000});
+    assert_int_equal(ring.next, 1);
+    assert_string_equal(last_trace(), "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 10000 (grow 0)");
+    /* A 1 ms halt: shrink. */
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 1000000});
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 0 (shrink 10000)");
+    /* Caught within the window: no change, no record. */
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 0});
+    assert_int_equal(ring.next, 2);
+    /* Nothing is printed until the VM stops; then every record, in order. */
+    assert_int_equal(printed, 0);
+    trace_flush(&vm);
+    assert_int_equal(printed, 2);
+    /* Off by default. */
+    trace_mask = 0;
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 50000});
+    assert_int_equal(ring.next, 2);
+}
+
+static void test_trace_ring_keeps_the_newest(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < TRACE_RING_RECORDS + 5; i++)
+        trace_record(&vm, TRACE_HALT_POLL, 1, 1, i + 1, i);
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_halt_poll_ns: vcpu 1: halt_poll_ns 4101 (grow 4100)");
+    trace_flush(&vm);
+    assert_int_equal(printed, 1 + TRACE_RING_RECORDS); /* how many were lost, then the rest */
 }
 
 /* The race: the halting vCPU and the sender run at once, many times. */
@@ -182,6 +433,8 @@ static void *halter(void *arg)
     for (int i = 0; i < RACE_ROUNDS; i++) {
         pthread_barrier_wait(&barrier);
         spin((unsigned)(i * 7) % 97);
+        /* Long polls in odd rounds, so that some catch the interrupt and some miss it. */
+        poll_spins = (i & 1) ? 300000 : 100;
         vcpu_halt(&v);
         pthread_barrier_wait(&barrier);
         pthread_barrier_wait(&barrier);
@@ -193,20 +446,31 @@ static void test_no_lost_wakeup_race(void **state)
 {
     (void)state;
     pthread_t t;
+    /*
+     * Every halt polls (fixed mode), briefly: the interrupt lands before the
+     * halt, during the poll, or after it blocked, and each must end the halt.
+     */
+    halt_poll_params.mode = HALT_POLL_FIXED;
     pthread_barrier_init(&barrier, NULL, 2);
     pthread_create(&t, NULL, halter, NULL);
-    unsigned blocked_then_woken = 0, never_blocked = 0;
+    unsigned blocked_then_woken = 0, never_blocked = 0, poll_caught = 0;
     for (int i = 0; i < RACE_ROUNDS; i++) {
         pthread_barrier_wait(&barrier);
-        spin((unsigned)(i * 13) % 89);
+        spin((unsigned)(i * 13) % 20011);
         send_interrupt(0x40);
         pthread_barrier_wait(&barrier);
         /* Both sides are done: a halted vCPU with an interrupt pending would be a lost wake-up. */
         assert_int_not_equal(v.state, VCPU_BLOCKED);
+        assert_int_not_equal(v.state, VCPU_POLLING);
         if (v.state == VCPU_RUNNABLE)
             blocked_then_woken++;
         else
             never_blocked++;
+        if (v.stats.halt_successful_poll) {
+            poll_caught++;
+            v.stats.halt_successful_poll = 0;
+        }
+        v.halt.active = false;
         v.state = VCPU_RUNNING;
         vlapic_ack(&v.lapic, 0x40);
         struct vlapic_ipi ipi;
@@ -216,8 +480,8 @@ static void test_no_lost_wakeup_race(void **state)
     }
     pthread_join(t, NULL);
     assert_int_equal(blocked_then_woken + never_blocked, RACE_ROUNDS);
-    /* Both orders happened, so the race was really run. */
-    assert_true(blocked_then_woken > 0 && never_blocked > 0);
+    /* Every order happened, so the race was really run. */
+    assert_true(blocked_then_woken > 0 && never_blocked > poll_caught && poll_caught > 0);
     assert_int_equal(wakes, blocked_then_woken);
 }
 
@@ -231,6 +495,16 @@ int main(void)
         cmocka_unit_test_setup(test_running_elsewhere_is_kicked, setup),
         cmocka_unit_test_setup(test_stop_wakes_a_halted_vcpu, setup),
         cmocka_unit_test_setup(test_state_time_accounting, setup),
+        cmocka_unit_test_setup(test_halt_statistics, setup),
+        cmocka_unit_test_setup(test_no_poll_with_a_zero_window, setup),
+        cmocka_unit_test_setup(test_poll_caught_the_wakeup, setup),
+        cmocka_unit_test_setup(test_poll_missed_then_blocked, setup),
+        cmocka_unit_test_setup(test_no_poll_when_another_vcpu_waits, setup),
+        cmocka_unit_test_setup(test_stop_ends_a_poll_as_invalid, setup),
+        cmocka_unit_test_setup(test_guest_opt_out, setup),
+        cmocka_unit_test_setup(test_vm_maximum_overrides, setup),
+        cmocka_unit_test_setup(test_trace_line_format, setup),
+        cmocka_unit_test_setup(test_trace_ring_keeps_the_newest, setup),
         cmocka_unit_test_setup(test_no_lost_wakeup_race, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -755,7 +755,9 @@ static void test_timer_sw_disabled_apic(void **state)
     assert_false(irr_has(0x40));
 }
 
-static void test_timer_mode_change_disarms(void **state)
+/* One-shot <-> periodic keeps the count running; only TSC-deadline changes disarm (SDM 10.5.4.1).
+ */
+static void test_timer_mode_change(void **state)
 {
     (void)state;
     uint64_t v;
@@ -766,13 +768,26 @@ static void test_timer_mode_change_disarms(void **state)
     wr(LVT_TMR, 0x41, 10); /* same mode, new vector: keeps counting */
     assert_int_equal(vlapic_timer_deadline(&a), 100);
     wr(LVT_TMR, PERIODIC | 0x41, 20);
+    assert_int_equal(vlapic_timer_deadline(&a), 100);
+    assert_int_equal(rd(TMICT, 20), 100);
+    assert_int_equal(rd(TMCCT, 20), 80);
+    assert_true(vlapic_timer_expire(&a, 100));
+    assert_true(irr_has(0x41));
+    assert_int_equal(vlapic_timer_deadline(&a), 200); /* now periodic: re-armed */
+    wr(LVT_TMR, 0x41, 150);                           /* back to one-shot */
+    assert_int_equal(vlapic_timer_deadline(&a), 200);
+    assert_int_equal(rd(TMCCT, 150), 50);
+    assert_true(vlapic_timer_expire(&a, 200));
+    assert_int_equal(vlapic_timer_deadline(&a), 0); /* one-shot: done */
+    assert_int_equal(rd(TMICT, 250), 100);
+    wr(LVT_TMR, PERIODIC | 0x41, 250); /* an expired one-shot timer stays stopped */
     assert_int_equal(vlapic_timer_deadline(&a), 0);
-    assert_int_equal(rd(TMICT, 20), 0);
-    assert_int_equal(rd(TMCCT, 20), 0);
     assert_false(vlapic_timer_expire(&a, 1000));
 
+    /* To and from TSC-deadline mode: disarmed, TMICT cleared. */
     wr(TMICT, 100, 0);
     wr(LVT_TMR, TSCDL | 0x41, 20);
+    assert_int_equal(rd(TMICT, 20), 0);
     assert_int_equal(vlapic_timer_deadline(&a), 0);
     assert_true(mwr(MSR_TSC_DEADLINE, 500, 30));
     wr(LVT_TMR, 0x41, 40); /* TSC-deadline -> one-shot clears the MSR */
@@ -1197,7 +1212,7 @@ int main(void)
         T(test_timer_deadline_saturates),
         T(test_timer_masked),
         T(test_timer_sw_disabled_apic),
-        T(test_timer_mode_change_disarms),
+        T(test_timer_mode_change),
         T(test_timer_reserved_mode),
         T(test_tsc_deadline),
         T(test_tsc_deadline_other_modes),

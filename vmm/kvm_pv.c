@@ -1,0 +1,46 @@
+#include "vmm/kvm_pv.h"
+
+#include "lib/string.h"
+#include "vmm/vm.h"
+
+bool kvm_pv_cpuid(uint32_t leaf, struct cpuid_regs *r)
+{
+    switch (leaf) {
+    case KVM_CPUID_SIGNATURE:
+        r->eax = KVM_CPUID_FEATURES;
+        memcpy(&r->ebx, KVM_SIGNATURE, 4);
+        memcpy(&r->ecx, KVM_SIGNATURE + 4, 4);
+        memcpy(&r->edx, KVM_SIGNATURE + 8, 4);
+        return true;
+    case KVM_CPUID_FEATURES:
+        /* No hints in EDX: KVM_HINTS_REALTIME would tell Linux that vCPUs are never preempted. */
+        *r = (struct cpuid_regs){1u << KVM_FEATURE_POLL_CONTROL, 0, 0, 0};
+        return true;
+    default:
+        return false;
+    }
+}
+
+enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+{
+    if (index != MSR_KVM_POLL_CONTROL)
+        return MSR_NOT_MINE;
+    *value = v->poll_control;
+    return MSR_DONE;
+}
+
+enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
+{
+    if (index != MSR_KVM_POLL_CONTROL)
+        return MSR_NOT_MINE;
+    if (value & ~(uint64_t)KVM_POLL_CONTROL_HOST)
+        return MSR_FAULT;
+    /* Read by the halt path on this vCPU's own CPU only: no lock needed. */
+    v->poll_control = value;
+    return MSR_DONE;
+}
+
+bool kvm_pv_host_poll_allowed(const struct vcpu *v)
+{
+    return v->poll_control & KVM_POLL_CONTROL_HOST;
+}
