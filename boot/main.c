@@ -15,6 +15,7 @@
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
 #include "boot/bootinfo.h"
+#include "boot/integrity.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
 #include "drivers/console.h"
@@ -22,6 +23,7 @@
 #include "drivers/power.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/vmm.h"
 
 #define MB2_INFO_MAX (1u << 20)
@@ -163,11 +165,20 @@ static void fault_test(uint64_t kind)
         break;
     case 3:
         panic("fault_test=3 requested a software panic");
+    case 4:
+        /* The watchdog must catch it; this CPU runs its scheduler loop until it does. */
+        if (cpu_count < 2) {
+            kprintf("pollux: fault_test=4 needs a second CPU\n");
+            return;
+        }
+        watchdog_test_lockup(cpu_count - 1);
+        sched_run(0);
     }
 }
 
 void kernel_main(uint32_t magic, uint32_t info)
 {
+    integrity_record();
     console_init();
     kprintf("\npollux: hypervisor starting\n");
     parse_boot_info(magic, info);
@@ -221,6 +232,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     sched_cpu_init();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
     report_boot();
+    watchdog_start();
 
     if (hv_options.fault_test)
         fault_test(hv_options.fault_test);
@@ -231,6 +243,8 @@ void kernel_main(uint32_t magic, uint32_t info)
     sched_run(vmm_all_stopped);
     sched_report();
     if (!vmm_all_succeeded())
+        failures++;
+    if (!integrity_report())
         failures++;
     system_shutdown(failures ? SHUTDOWN_FAILED : SHUTDOWN_OK);
 }

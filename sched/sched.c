@@ -12,6 +12,7 @@
 #include "drivers/console.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
+#include "sched/watchdog.h"
 #include "vmm/vcpu.h"
 #include "vmm/vmm.h"
 
@@ -281,6 +282,7 @@ void sched_run(bool (*done)(void))
     struct runqueue *rq = this_rq();
     irq_disable();
     for (;;) {
+        watchdog_beat();
         uint64_t now = rdtsc();
         timers_run_expired(now);
         spin_lock(&rq->lock);
@@ -313,4 +315,13 @@ void sched_report(void)
         json_u64(&j, "poll_us", tsc_to_ns(rq->poll_cycles) / 1000);
         console_event("cpu_stats", &j);
     }
+}
+
+void sched_dump_cpu(unsigned cpu)
+{
+    struct runqueue *rq = &runqueues[cpu];
+    struct vcpu *cur = rq->current;
+    kprintf("  runqueue: %u queued, running %s/%u, idle %d, resched %d, wakeup_pending %d\n",
+            rq->queue.count, cur ? cur->vm->cfg.name : "-", cur ? cur->id : 0, rq->idle,
+            rq->resched, rq->wakeup_pending);
 }

@@ -18,8 +18,12 @@
 #define ADDR_MASK 0x000ffffffffff000ull
 /* PAE entries reserve bits 62:MAXPHYADDR; 4-level entries leave 62:52 to software. */
 #define PAE_HIGH_RSVD 0x7ff0000000000000ull
-/* PAE PDPTEs carry no rights or PS: bits 2:1, 8:5 and 63:MAXPHYADDR are reserved. */
-#define PAE_PDPTE_RSVD (0xfff0000000000000ull | 0x1e6ull)
+/*
+ * PAE PDPTEs carry no rights or PS: bits 2:1, 8:6 and 63:MAXPHYADDR are
+ * reserved. Intel also reserves bit 5, but AMD CPUs (and QEMU's model of
+ * them) set it as an accessed bit, so it is allowed.
+ */
+#define PAE_PDPTE_RSVD (0xfff0000000000000ull | 0x1c6ull)
 /* A 4 MiB PDE: bits 20:13 are physical bits 39:32 (PSE-36), bit 21 is reserved. */
 #define PDE4M_RSVD (1u << 21)
 

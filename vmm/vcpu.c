@@ -5,6 +5,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/exits.h"
 #include "vmm/guest_access.h"
 #include "vmm/vmm.h"
@@ -95,11 +96,16 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     if (v->init_pending) {
         v->init_pending = false;
         if (v->id != 0) {
-            /* INIT resets the local APIC's registers but not IA32_APIC_BASE (x2APIC stays on). */
+            /*
+             * INIT resets the local APIC's registers but not IA32_APIC_BASE (x2APIC stays on),
+             * nor pollux's counters of its timer.
+             */
             uint64_t base = v->lapic.apic_base;
+            __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
             struct vlapic_ipi unused;
             bool none;
             vlapic_reset(&v->lapic, v->id, false);
+            v->lapic.timer_stats = timer_stats;
             vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
             if (v->sipi_vector < 0) {
                 /* An AP goes back to waiting for a startup IPI. */
@@ -154,6 +160,7 @@ enum run_result vcpu_run(struct vcpu *v)
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
+        watchdog_beat();
         if (vm->stopping) {
             result = RUN_STOPPED;
             break;

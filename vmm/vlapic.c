@@ -231,9 +231,10 @@ bool vlapic_timer_expire(struct vlapic *a, uint64_t now)
     switch (timer_mode(a)) {
     case TIMER_PERIODIC:
         /* Late by whole periods: one interrupt, and the next a full period from now. */
-        if (add_sat(a->timer_deadline, timer_period(a)) <= now)
+        if (add_sat(a->timer_deadline, timer_period(a)) <= now) {
+            a->timer_stats.skipped += (now - a->timer_deadline) / timer_period(a);
             timer_start_period(a, now);
-        else
+        } else
             timer_start_period(a, a->timer_deadline);
         break;
     case TIMER_TSC:
@@ -244,8 +245,12 @@ bool vlapic_timer_expire(struct vlapic *a, uint64_t now)
         a->timer_deadline = 0;
         break;
     }
-    if (!(a->lvt_timer & LVT_MASKED))
-        vlapic_accept(a, a->lvt_timer & LVT_VECTOR);
+    if (!(a->lvt_timer & LVT_MASKED)) {
+        if (vlapic_accept(a, a->lvt_timer & LVT_VECTOR))
+            a->timer_stats.delivered++;
+        else
+            a->timer_stats.coalesced++;
+    }
     return true;
 }
 

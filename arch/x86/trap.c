@@ -122,6 +122,12 @@ void trap_dispatch(struct trap_frame *f)
         /* NMIs are how a panicking CPU stops the others. */
         if (panic_in_progress())
             cpu_halt_forever();
+        if (panic_lockup_nmi(f))
+            return;
+        if (irq_handlers[2]) {
+            irq_handlers[2](f);
+            return;
+        }
         kprintf("cpu %u: unexpected NMI at rip 0x%lx, ignored\n", this_cpu()->cpu, f->rip);
         return;
     }

@@ -193,6 +193,20 @@ bool parse_uint(const char *s, uint32_t *out)
     return true;
 }
 
+bool parse_uint64(const char *s, uint64_t *out)
+{
+    const uint64_t limit = UINT64_MAX / 10; /* a constant: no 64-bit division at run time */
+    if (*s < '0' || *s > '9')
+        return false;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        uint32_t d = (uint32_t)(*s - '0');
+        v = v > limit || v * 10 > UINT64_MAX - d ? UINT64_MAX : v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
 uint32_t arg_uint(const struct mb_info *info, uint32_t def, uint32_t min, uint32_t max)
 {
     uint32_t v = def;

@@ -42,6 +42,8 @@ const char *skip_word(const char *s);
 /* Read the decimal number at the start of s (saturating); false if s does not start with a digit.
  */
 bool parse_uint(const char *s, uint32_t *out);
+/* The same for 64-bit numbers. */
+bool parse_uint64(const char *s, uint64_t *out);
 /* The number the arguments start with (def if none), clamped to [min, max]. */
 uint32_t arg_uint(const struct mb_info *info, uint32_t def, uint32_t min, uint32_t max);
 

@@ -674,6 +674,30 @@ static void test_timer_periodic(void **state)
     assert_false(vlapic_timer_expire(&a, 5000));
 }
 
+/* Every period is accounted for: delivered, coalesced into a pending one, or skipped late. */
+static void test_timer_stats(void **state)
+{
+    (void)state;
+    sw_enable();
+    wr(LVT_TMR, PERIODIC | 0x40, 0);
+    wr(TDCR, 0xb, 0);
+    wr(TMICT, 100, 1000);
+    assert_true(vlapic_timer_expire(&a, 1100));
+    assert_true(vlapic_timer_expire(&a, 1200)); /* the first still pending */
+    vlapic_ack(&a, 0x40);
+    assert_true(vlapic_timer_expire(&a, 1750)); /* due at 1300; 1400-1700 passed over */
+    assert_int_equal(a.timer_stats.delivered, 2);
+    assert_int_equal(a.timer_stats.coalesced, 1);
+    assert_int_equal(a.timer_stats.skipped, 4);
+    /* 7 whole periods from 1000 to 1750, each counted once. */
+    assert_int_equal(a.timer_stats.delivered + a.timer_stats.coalesced + a.timer_stats.skipped, 7);
+
+    wr(LVT_TMR, PERIODIC | MASKED | 0x40, 1760);
+    wr(TMICT, 100, 1760);
+    assert_true(vlapic_timer_expire(&a, 1860)); /* masked: raises nothing, counts nothing */
+    assert_int_equal(a.timer_stats.delivered + a.timer_stats.coalesced, 3);
+}
+
 static void test_timer_periodic_divider(void **state)
 {
     (void)state;
@@ -1184,6 +1208,7 @@ int main(void)
         T(test_timer_tdcr_change_while_counting),
         T(test_timer_periodic),
         T(test_timer_periodic_divider),
+        T(test_timer_stats),
         T(test_timer_deadline_saturates),
         T(test_timer_masked),
         T(test_timer_sw_disabled_apic),

@@ -208,6 +208,20 @@ static void test_path(void **state)
     assert_non_null(strstr(err, "path longer than 127 characters"));
 }
 
+static void test_unbacked(void **state)
+{
+    (void)state;
+    parse_ok("name=a");
+    assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    parse_ok("unbacked=ignore");
+    assert_int_equal(cfg.unbacked, UNBACKED_IGNORE);
+    parse_ok("unbacked=ignore unbacked=stop");
+    assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    expect_fail("unbacked=zero", "module option 'unbacked=zero': expected stop or ignore");
+    expect_fail("unbacked=Stop", "module option 'unbacked=Stop': expected stop or ignore");
+    expect_fail("unbacked=", "module option 'unbacked=': missing value");
+}
+
 static void test_pins(void **state)
 {
     (void)state;
@@ -222,6 +236,8 @@ static void test_pins(void **state)
     assert_int_equal(cfg.pins[1], 5);
     expect_fail("pin=1,2,3 vcpus=2", "module option 'pin=1,2,3': 3 pins but vcpus=2");
     expect_fail("pin=1,2", "module option 'pin=1,2': 2 pins but vcpus=1");
+    /* args= ends the words, not the checks (found by the fuzzer). */
+    expect_fail("vcpus=2 pin=0,1,2 args=a b", "module option 'pin=0,1,2': 3 pins but vcpus=2");
 }
 
 static void test_bad_pins(void **state)
@@ -315,6 +331,7 @@ int main(void)
         cmocka_unit_test_setup(test_timeout, setup),
         cmocka_unit_test_setup(test_name, setup),
         cmocka_unit_test_setup(test_path, setup),
+        cmocka_unit_test_setup(test_unbacked, setup),
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),
         cmocka_unit_test_setup(test_too_many_pins, setup),

@@ -46,6 +46,12 @@ unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/ept.c arch/x86/pagetable.c
+UNIT_TESTS += unbacked
+unit_unbacked_SRCS := vmm/unbacked.c
+UNIT_TESTS += checksum
+unit_checksum_SRCS := lib/checksum.c
+UNIT_TESTS += lockup
+unit_lockup_SRCS := sched/lockup.c
 UNIT_TESTS += guest_msrs
 unit_guest_msrs_SRCS := vmm/guest_msrs.c
 UNIT_TESTS += nmi
