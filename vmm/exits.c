@@ -12,7 +12,6 @@
 #include "vmm/cpu_model.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
-#include "vmm/insn.h"
 #include "vmm/io.h"
 #include "vmm/mmio.h"
 #include "vmm/msr.h"
@@ -147,27 +146,6 @@ static void handle_cr8(struct vcpu *v, const struct exit_record *e)
         vcpu_skip_instruction(v, e);
 }
 
-/*
- * The guest can take an interrupt now; the loop injects it before the next
- * entry. QEMU 7.2 (TCG, SVM) also ends the window between an STI and the
- * HLT after it, inside the STI's shadow, and reports no shadow: injected
- * there, the interrupt would run before the HLT, which would then halt with
- * its wake-up consumed (a guest waiting in "sti; hlt" hung for good, about
- * one run in 30 of smp and pingpong on one CPU). An interrupt there is
- * delivered as the one that ends the HLT instead: RIP moves past the HLT,
- * an order of events the guest cannot tell from a real wake-up.
- */
-static void handle_interrupt_window(struct vcpu *v, const struct exit_record *e)
-{
-    (void)e;
-    uint8_t bytes[INSN_MAX], prev;
-    int mode;
-    uint64_t la;
-    size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
-    if (avail && !guest_read_linear(v, la - 1, &prev, 1) && insn_hlt_after_sti(prev, bytes, avail))
-        v->regs.rip += 1;
-}
-
 static void handle_undefined(struct vcpu *v, const struct exit_record *e)
 {
     (void)e;
@@ -226,7 +204,7 @@ static const exit_handler handlers[EXIT_REASON_COUNT] = {
     [EXIT_HYPERCALL] = handle_hypercall,
     [EXIT_EXTERNAL_INTERRUPT] = handle_nothing, /* taken by the host on the way out */
     [EXIT_NMI] = handle_nothing,
-    [EXIT_INTERRUPT_WINDOW] = handle_interrupt_window,
+    [EXIT_INTERRUPT_WINDOW] = handle_nothing, /* the loop injects before the next entry */
     [EXIT_PREEMPTION_TIMER] = handle_nothing, /* the slice check follows every exit */
     [EXIT_IDLE_HLT] = handle_hlt,
     [EXIT_SHUTDOWN] = handle_shutdown,

@@ -83,8 +83,3 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
         return -1;
     return (int)(i + len);
 }
-
-bool insn_hlt_after_sti(uint8_t prev, const uint8_t *bytes, size_t avail)
-{
-    return prev == 0xfb && avail >= 1 && bytes[0] == 0xf4;
-}

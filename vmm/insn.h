@@ -14,7 +14,6 @@
 #ifndef POLLUX_VMM_INSN_H
 #define POLLUX_VMM_INSN_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,13 +43,5 @@ enum insn_kind {
 
 /* mode: 16, 32 or 64 (the guest's code-segment size). */
 int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mode);
-
-/*
- * Is the guest about to execute a HLT that an STI just before it enabled
- * interrupts for (STI; HLT, the idiom that waits for an interrupt without
- * missing one)? bytes are the avail bytes at RIP, prev the byte before RIP.
- * The HLT is then still in the STI's interrupt shadow.
- */
-bool insn_hlt_after_sti(uint8_t prev, const uint8_t *bytes, size_t avail);
 
 #endif

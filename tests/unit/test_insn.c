@@ -207,17 +207,6 @@ static void test_bad_arguments(void **state)
     assert_int_equal(insn_length(INSN_HLT, hlt, 1, 0), -1);
 }
 
-static void test_hlt_after_sti(void **state)
-{
-    (void)state;
-    const uint8_t hlt_cli[] = {0xf4, 0xfa};
-    assert_true(insn_hlt_after_sti(0xfb, hlt_cli, 2));
-    assert_true(insn_hlt_after_sti(0xfb, hlt_cli, 1));
-    assert_false(insn_hlt_after_sti(0x90, hlt_cli, 2));     /* nop; hlt: no shadow */
-    assert_false(insn_hlt_after_sti(0xfb, hlt_cli + 1, 1)); /* sti; cli */
-    assert_false(insn_hlt_after_sti(0xfb, hlt_cli, 0));
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,7 +221,6 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_wrong_opcode),
         cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_hlt_after_sti),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
