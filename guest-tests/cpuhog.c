@@ -38,10 +38,16 @@ static void hog(uint32_t me)
     while (rdtsc() < start_tsc)
         cpu_relax();
     uint32_t units = 0, x = me + 1;
+    /*
+     * Nothing here raises interrupts; with IF=1 the host can still take the CPU
+     * back under Bochs 2.7's SVM, which takes no INTR intercept while IF=0.
+     */
+    __asm__ volatile("sti" ::: "memory");
     while (rdtsc() < end_tsc) {
         x = work_unit(x);
         units++;
     }
+    __asm__ volatile("cli" ::: "memory");
     spin_lock(&console_lock);
     printf("@bench {\"guest\":\"cpuhog\",\"op\":\"work\",\"vcpu\":%u,\"value\":%u}\n", me, units);
     spin_unlock(&console_lock);

@@ -128,6 +128,9 @@ def qemu_command(a, rundir, iso, modules):
             cmd += ["-initrd", ",".join(f"{p} {line}".replace(",", ",,") for p, _, line in modules)]
     else:
         cmd += ["-cdrom", iso, "-boot", "d"]
+    # A triple fault ends the run without a word on the console (-no-reboot): QEMU's log
+    # of CPU resets then holds the registers at the fault.
+    cmd += ["-d", "cpu_reset", "-D", os.path.join(rundir, "qemu.log")]
     if a.debug:
         cmd += ["-s", "-S"]
     return cmd

@@ -65,7 +65,7 @@ def keep_failure(test, rundir):
     """Copy what a failed boot left (console, emulator output, Bochs log) where it stays."""
     dest = os.path.join(FAILURES, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{test.name}")
     os.makedirs(dest, exist_ok=True)
-    for name in ("console.log", "emulator.out", "bochs.log", "com1.txt"):
+    for name in ("console.log", "emulator.out", "qemu.log", "bochs.log", "com1.txt"):
         src = os.path.join(rundir, name)
         if os.path.exists(src):
             shutil.copy(src, dest)
@@ -93,6 +93,8 @@ def run_boot(test):
                 check(log)
             except AssertionError as e:
                 problems.append(str(e) or check.__name__)
+            except (LookupError, TypeError, ValueError) as e:  # what the log lacks
+                problems.append(f"{check.__name__}: {type(e).__name__} {e}")
     if problems:
         return False, problems, keep_failure(test, rundir)
     shutil.rmtree(os.path.join(rundir, "iso"), ignore_errors=True)
