@@ -24,7 +24,10 @@ HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefin
 KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c \
 	sched/*.c drivers/*.c lib/*.c)
 KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
-KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C)) $(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
+# The guest CPUID policy: the table in docs/cpuid.md, turned into C.
+CPUID_TABLE := $(BUILD)/gen/cpuid_table.c
+KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C) $(CPUID_TABLE)) \
+	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
 
 .PHONY: all
 all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso
@@ -56,6 +59,10 @@ $(BUILD)/pollux32.elf: $(BUILD)/pollux.elf
 $(BUILD)/:
 	mkdir -p $@
 
+$(CPUID_TABLE): docs/cpuid.md tools/cpuid_policy.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/cpuid_policy.py $< $@
+
 $(BUILD)/k/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -73,6 +80,7 @@ $(BUILD)/pollux.iso: $(BUILD)/pollux.elf $(GUEST_ELFS) tools/run.py
 
 include tests/unit/units.mk
 UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
+include tests/fuzz/fuzz.mk
 
 # ---------------------------------------------------------------- run
 EMU ?= qemu
@@ -88,7 +96,7 @@ BOOT ?= grub
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
-.PHONY: deps run debug test test-full bench unit format clean
+.PHONY: deps run debug test test-full soak bench unit fuzz format clean
 deps:
 	@tools/deps.sh
 
@@ -100,17 +108,34 @@ debug: deps all
 
 # T=<name or glob> runs only the matching tests.
 T ?=
-test: deps all $(UNIT_BINS)
-	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" $(if $(T),--only '$(T)')
+test: deps all $(UNIT_BINS) $(FUZZ_BINS)
+	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" $(if $(T),--only '$(T)')
 
-test-full: deps all $(UNIT_BINS)
-	@$(PYTHON) tools/test.py --full --units "$(UNIT_BINS)" $(if $(T),--only '$(T)')
+test-full: deps all $(UNIT_BINS) $(FUZZ_BINS)
+	@$(PYTHON) tools/test.py --full --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" \
+		$(if $(T),--only '$(T)')
+
+# The soak: an overcommitted mix on every platform for SOAK_SECONDS of virtual time.
+SOAK_SECONDS ?= 60
+soak: deps all
+	@$(PYTHON) tools/test.py --soak $(SOAK_SECONDS) $(if $(T),--only '$(T)')
+
+# Each harness for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions, at FUZZ_NICE;
+# FUZZ_ONLY=<name> runs one.
+FUZZ_SECONDS ?=
+FUZZ_RUNS ?=
+FUZZ_NICE ?= 0
+FUZZ_ONLY ?=
+fuzz: deps $(FUZZ_BINS)
+	@$(PYTHON) tools/fuzz.py $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) \
+		$(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) --nice $(FUZZ_NICE) \
+		$(if $(FUZZ_ONLY),--only $(FUZZ_ONLY)) $(FUZZ_BINS)
 
 bench: deps all
 	@$(PYTHON) tools/bench.py
 
 format:
-	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c guest-tests/*.c guest-tests/runtime/*.c)
+	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c tests/fuzz/*.c guest-tests/*.c guest-tests/runtime/*.c)
 
 clean:
 	rm -rf $(BUILD)

@@ -15,6 +15,7 @@
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
 #include "boot/bootinfo.h"
+#include "boot/integrity.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
 #include "drivers/console.h"
@@ -22,6 +23,7 @@
 #include "drivers/power.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/pause.h"
 #include "vmm/vmm.h"
 
@@ -132,6 +134,9 @@ static void report_boot(void)
         json_bool(&j, "flush_by_asid", virt_features.flush_by_asid);
         json_bool(&j, "decode_assists", virt_features.decode_assists);
         json_u64(&j, "asids", virt_features.svm_asids);
+        json_bool(&j, "guest_rdtscp", virt_features.guest_rdtscp);
+        json_bool(&j, "guest_invpcid", virt_features.guest_invpcid);
+        json_bool(&j, "guest_xsaves", virt_features.guest_xsaves);
     } else if (raw.leaf1_ecx & (1u << 5)) {
         json_bool(&j, "ept", virt_features.ept);
         json_bool(&j, "vpid", virt_features.vpid);
@@ -143,6 +148,9 @@ static void report_boot(void)
         json_bool(&j, "ept_1g", virt_features.ept_1g);
         json_bool(&j, "ept_ad", virt_features.ept_ad);
         json_bool(&j, "true_controls", virt_features.true_controls);
+        json_bool(&j, "guest_rdtscp", virt_features.guest_rdtscp);
+        json_bool(&j, "guest_invpcid", virt_features.guest_invpcid);
+        json_bool(&j, "guest_xsaves", virt_features.guest_xsaves);
     }
     json_close(&j);
     console_event("boot", &j);
@@ -160,11 +168,20 @@ static void fault_test(uint64_t kind)
         break;
     case 3:
         panic("fault_test=3 requested a software panic");
+    case 4:
+        /* The watchdog must catch it; this CPU runs its scheduler loop until it does. */
+        if (cpu_count < 2) {
+            kprintf("pollux: fault_test=4 needs a second CPU\n");
+            return;
+        }
+        watchdog_test_lockup(cpu_count - 1);
+        sched_run(0);
     }
 }
 
 void kernel_main(uint32_t magic, uint32_t info)
 {
+    integrity_record();
     console_init();
     kprintf("\npollux: hypervisor starting\n");
     parse_boot_info(magic, info);
@@ -219,6 +236,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     pause_setup();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
     report_boot();
+    watchdog_start();
 
     if (hv_options.fault_test)
         fault_test(hv_options.fault_test);
@@ -229,6 +247,8 @@ void kernel_main(uint32_t magic, uint32_t info)
     sched_run(vmm_all_stopped);
     sched_report();
     if (!vmm_all_succeeded())
+        failures++;
+    if (!integrity_report())
         failures++;
     system_shutdown(failures ? SHUTDOWN_FAILED : SHUTDOWN_OK);
 }

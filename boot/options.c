@@ -8,6 +8,7 @@
 #include "sched/sched.h"
 #include "sched/spin.h"
 #include "sched/yield.h"
+#include "sched/watchdog.h"
 #include "vmm/trace.h"
 
 static const char *const halt_poll_modes[] = {
@@ -73,8 +74,11 @@ static const struct option option_table[] = {
      "where a directed yield's scan starts: vcpu_id, last_boosted or none (default vcpu_id)"},
     {"trace", OPT_FLAGS, &trace_mask, 0, 0, trace_names,
      "comma-separated traces to print: halt_poll, ple (default none)"},
-    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 3, 0,
-     "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic (default 0)"},
+    {"watchdog_ms", OPT_UINT, &watchdog_params.ms, 0, 600000, 0,
+     "a CPU without a heartbeat this long is locked up; 0 turns the watchdog off (default 2000)"},
+    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 4, 0,
+     "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic, "
+     "4 the last CPU spins with interrupts off (default 0)"},
 };
 
 static void report(struct token word, const char *reason, void *ctx)

@@ -40,6 +40,17 @@ void console_event(const char *name, struct json *j)
     kprintf("@%s %s\n", name, text);
 }
 
+void console_nmi_takeover(void)
+{
+    uint32_t held = __atomic_load_n(&console_lock.next, __ATOMIC_ACQUIRE);
+    for (unsigned spins = 0; spins < 10000000; spins++) {
+        if (__atomic_load_n(&console_lock.owner, __ATOMIC_ACQUIRE) - held < 0x80000000u)
+            return; /* every ticket taken before the NMI has been served */
+        cpu_relax();
+    }
+    console_panic_takeover();
+}
+
 void console_panic_takeover(void)
 {
     __atomic_store_n(&console_lock.owner, console_lock.next, __ATOMIC_RELEASE);

@@ -21,4 +21,10 @@ void console_event(const char *name, struct json *j);
 /* Called by the panicking CPU after it stopped the others: drop any held lock. */
 void console_panic_takeover(void);
 
+/*
+ * From an NMI that is no panic (a state dump): the interrupted code may hold
+ * the console lock, so wait for it only a while, then take the console over.
+ */
+void console_nmi_takeover(void);
+
 #endif

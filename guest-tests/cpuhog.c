@@ -39,9 +39,8 @@ static void hog(uint32_t me)
         cpu_relax();
     uint32_t units = 0, x = me + 1;
     /*
-     * Interrupts on, as in an ordinary kernel's work: Bochs 2.7's SVM preempts
-     * a guest only while it has IF=1, and with IF=0 there the first hog would
-     * run its whole window alone (none arrive: no interrupt is set up).
+     * Nothing here raises interrupts; with IF=1 the host can still take the CPU
+     * back under Bochs 2.7's SVM, which takes no INTR intercept while IF=0.
      */
     __asm__ volatile("sti" ::: "memory");
     while (rdtsc() < end_tsc) {

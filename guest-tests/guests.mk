@@ -10,9 +10,12 @@ GUEST_NAMES += smp
 GUEST_NAMES += timer
 GUEST_NAMES += pingpong
 GUEST_NAMES += cpuhog
+GUEST_NAMES += escape
+GUEST_NAMES += memsum
+GUEST_NAMES += spinlock
 GUEST_NAMES += haltpoll
 GUEST_NAMES += idletick
-GUEST_NAMES += spinlock
+GUEST_NAMES += cpucheck
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj
@@ -31,6 +34,9 @@ GUEST_ELFS := $(patsubst %,$(GUEST_OUT)/%.elf,$(GUEST_NAMES))
 
 .PHONY: guests
 guests: $(GUEST_ELFS)
+
+# escape runs with mem=1M, so that the hypervisor's load address lies outside its RAM.
+$(GUEST_OUT)/escape.elf: GUEST_LDFLAGS := --defsym=GUEST_LOAD_ADDR=0x10000 $(GUEST_LDFLAGS)
 
 $(GUEST_ELFS): $(GUEST_OUT)/%.elf: $(GUEST_OBJ)/%.o $(GUEST_RUNTIME) $(GUEST_SMP_LIB) guest-tests/guest.ld
 	$(LD) $(GUEST_LDFLAGS) $(GUEST_RUNTIME) $< $(GUEST_SMP_LIB) -o $@

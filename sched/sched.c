@@ -13,6 +13,7 @@
 #include "sched/balance.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
+#include "sched/watchdog.h"
 #include "sched/yield.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
@@ -358,7 +359,7 @@ static void yield_look(void *p, unsigned index, struct yield_candidate *c)
         .on_cpu = st == VCPU_RUNNING || st == VCPU_POLLING,
         /* Not runnable at all: halted, waiting for a startup IPI, stopped. */
         .halted = st != VCPU_RUNNING && st != VCPU_POLLING && st != VCPU_RUNNABLE,
-        .irq_pending = t->nmi_pending || vlapic_highest_pending(&t->lapic) >= 0,
+        .irq_pending = nmi_waiting(&t->nmi) || vlapic_highest_pending(&t->lapic) >= 0,
         .preempted_in_user = t->spin.preempted_in_user,
         .pinned_elsewhere = t->pin >= 0 && (unsigned)t->pin != rq_cpu(ctx->rq),
         .spin = &t->spin.loop,
@@ -581,6 +582,7 @@ void sched_run(bool (*done)(void))
     struct runqueue *rq = this_rq();
     irq_disable();
     for (;;) {
+        watchdog_beat();
         uint64_t now = rdtsc();
         timers_run_expired(now);
         if (balance_params.enabled)
@@ -623,4 +625,13 @@ void sched_report(void)
         json_u64(&j, "poll_us", tsc_to_ns(rq->poll_cycles) / 1000);
         console_event("cpu_stats", &j);
     }
+}
+
+void sched_dump_cpu(unsigned cpu)
+{
+    struct runqueue *rq = &runqueues[cpu];
+    struct vcpu *cur = rq->current;
+    kprintf("  runqueue: %u queued, running %s/%u, idle %d, resched %d, wakeup_pending %d\n",
+            rq->queue.count, cur ? cur->vm->cfg.name : "-", cur ? cur->id : 0, rq->idle,
+            rq->resched, rq->wakeup_pending);
 }

@@ -86,4 +86,7 @@ bool sched_others_waiting(void);
 /* Per-CPU accounting (busy, idle and polling time) for @cpu_stats at shutdown. */
 void sched_report(void);
 
+/* For a state dump (sched/watchdog.h): one line about a CPU's run queue, read without its lock. */
+void sched_dump_cpu(unsigned cpu);
+
 #endif

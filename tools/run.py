@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +28,8 @@ GUEST_DIR = os.path.join(BUILD, "guests")
 EVENT_RE = re.compile(r"^(?:\[[^\]]*\] )?@(\w+) (\{.*\})\s*$")
 # Seconds the emulator may take to exit after @shutdown before it is killed.
 EXIT_GRACE = 5
+# Seconds a timed-out QEMU run gets to print pollux's state dump (sched/watchdog.h).
+DUMP_GRACE = 3
 
 
 def parse_guests(spec):
@@ -107,6 +110,7 @@ def qemu_command(a, rundir, iso, modules):
         accel = "kvm" if kvm_usable() else "tcg"
     cmd = ["qemu-system-x86_64", "-m", str(a.mem), "-smp", str(a.smp), "-display", "none",
            "-serial", "stdio", "-monitor", "none", "-no-reboot",
+           "-qmp", f"unix:{os.path.join(rundir, 'qmp.sock')},server=on,wait=off",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if accel == "kvm":
         cmd += ["-enable-kvm", "-cpu", a.cpu or "host"]
@@ -124,6 +128,9 @@ def qemu_command(a, rundir, iso, modules):
             cmd += ["-initrd", ",".join(f"{p} {line}".replace(",", ",,") for p, _, line in modules)]
     else:
         cmd += ["-cdrom", iso, "-boot", "d"]
+    # A triple fault ends the run without a word on the console (-no-reboot): QEMU's log
+    # of CPU resets then holds the registers at the fault.
+    cmd += ["-d", "cpu_reset", "-D", os.path.join(rundir, "qemu.log")]
     if a.debug:
         cmd += ["-s", "-S"]
     return cmd
@@ -201,6 +208,24 @@ def stream_file(path, console, proc):
                 time.sleep(0.05)
 
 
+def inject_nmi(rundir):
+    """Ask QEMU (QMP) for an NMI on every CPU: pollux answers with a state dump."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2)
+            s.connect(os.path.join(rundir, "qmp.sock"))
+            f = s.makefile("rw")
+            f.readline()  # the greeting
+            for command in ("qmp_capabilities", "inject-nmi"):
+                f.write(json.dumps({"execute": command}) + "\n")
+                f.flush()
+                if "return" not in json.loads(f.readline()):
+                    return False
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def kill_group(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -270,6 +295,10 @@ def main():
         now = time.monotonic()
         if deadline and now > deadline:
             timed_out = True
+            if a.emu == "qemu" and inject_nmi(rundir):
+                print(f"run: timeout after {a.timeout:g} s: asked pollux for a state dump (NMI)",
+                      flush=True)
+                time.sleep(DUMP_GRACE)
             break
         if console.done.is_set():
             shutdown_at = shutdown_at or now

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pollux test runner: host unit tests, then boot tests under QEMU and Bochs.
+"""pollux test runner: host unit tests, short fuzzing runs, then boot tests under QEMU and Bochs.
 
 Prints one line per test and a final `N passed, N failed` line; exits non-zero
 on any failure. --only takes a name or a glob; --full adds the long matrix
@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import suite  # noqa: E402
 from consolelog import ConsoleLog  # noqa: E402
+from fuzz import harness_name, run_harness  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
 
@@ -35,7 +36,40 @@ def run_unit(path):
     return True, [], None
 
 
+# Each harness's share of `make test`: its seeds and regressions, then a short
+# fuzzing run with a fixed seed, so a failure reproduces.
+FUZZ_TEST_SECONDS = 2
+FUZZ_WORKDIR = os.path.join(BUILD, "test", "fuzz")
+
+
+def run_fuzz(binary):
+    if not os.path.exists(binary):
+        return False, [f"{binary} was not built"], None
+    name = harness_name(binary)
+    for sub in ("corpus", "crashes"):
+        shutil.rmtree(os.path.join(FUZZ_WORKDIR, sub, name), ignore_errors=True)
+    ok, stats, tail = run_harness(binary, FUZZ_WORKDIR, seconds=FUZZ_TEST_SECONDS, seed=1)
+    if ok:
+        return True, [], None
+    crashes = os.path.join(FUZZ_WORKDIR, "crashes", name)
+    return False, tail[-12:] + [f"input kept in {os.path.relpath(crashes, ROOT)}"], None
+
+
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
+# Console logs of failed boot tests, kept across runs (a test's own directory is
+# emptied when it runs again): build/test-failures/<time>-<test>/.
+FAILURES = os.path.join(BUILD, "test-failures")
+
+
+def keep_failure(test, rundir):
+    """Copy what a failed boot left (console, emulator output, Bochs log) where it stays."""
+    dest = os.path.join(FAILURES, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{test.name}")
+    os.makedirs(dest, exist_ok=True)
+    for name in ("console.log", "emulator.out", "qemu.log", "bochs.log", "com1.txt"):
+        src = os.path.join(rundir, name)
+        if os.path.exists(src):
+            shutil.copy(src, dest)
+    return os.path.join(dest, "console.log")
 
 
 def run_boot(test):
@@ -59,8 +93,10 @@ def run_boot(test):
                 check(log)
             except AssertionError as e:
                 problems.append(str(e) or check.__name__)
+            except (LookupError, TypeError, ValueError) as e:  # what the log lacks
+                problems.append(f"{check.__name__}: {type(e).__name__} {e}")
     if problems:
-        return False, problems, logpath
+        return False, problems, keep_failure(test, rundir)
     shutil.rmtree(os.path.join(rundir, "iso"), ignore_errors=True)
     for iso in glob.glob(os.path.join(rundir, "*.iso")):
         os.remove(iso)
@@ -71,17 +107,25 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--only", default="")
     p.add_argument("--full", action="store_true")
+    p.add_argument("--soak", type=int, default=0, metavar="SECONDS",
+                   help="only the soak, on every platform, for this much virtual time")
     p.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     p.add_argument("--units", default="", help="the unit-test binaries make built")
+    p.add_argument("--fuzz", default="", help="the fuzz harnesses make built")
     a = p.parse_args()
 
     suite.make_fixtures(FIXTURES, BUILD)
     jobs = []
+    if a.soak:
+        a.units = a.fuzz = ""
     for path in a.units.split():
         name = "unit/" + os.path.basename(path)[len("test_"):]
         path = os.path.join(ROOT, path)
         jobs.append((name, lambda path=path: run_unit(path)))
-    for t in suite.tests(full=a.full):
+    for path in a.fuzz.split():
+        path = os.path.join(ROOT, path)
+        jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
+    for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:
         jobs = [j for j in jobs if fnmatch.fnmatch(j[0], a.only) or j[0] == a.only

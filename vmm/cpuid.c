@@ -1,51 +1,36 @@
 #include "vmm/cpuid.h"
 
 #include "lib/string.h"
+#include "vmm/cpuid_policy.h"
 #include "vmm/hypercall.h"
 #include "vmm/kvm_pv.h"
 
-/* Leaf 1 ECX */
-#define L1C_DTES64       (1u << 2)
-#define L1C_MONITOR      (1u << 3)
-#define L1C_DSCPL        (1u << 4)
-#define L1C_VMX          (1u << 5)
-#define L1C_SMX          (1u << 6)
-#define L1C_EST          (1u << 7)
-#define L1C_TM2          (1u << 8)
-#define L1C_PDCM         (1u << 15)
-#define L1C_X2APIC       (1u << 21)
-#define L1C_TSC_DEADLINE (1u << 24)
-#define L1C_OSXSAVE      (1u << 27)
-#define L1C_HYPERVISOR   (1u << 31)
-/* Leaf 1 EDX */
-#define L1D_MCE  (1u << 7)
-#define L1D_APIC (1u << 9)
-#define L1D_MTRR (1u << 12)
-#define L1D_MCA  (1u << 14)
-#define L1D_DS   (1u << 21)
-#define L1D_ACPI (1u << 22)
-#define L1D_TM   (1u << 29)
-#define L1D_PBE  (1u << 31)
-/* Leaf 7.0 */
-#define L7B_SGX       (1u << 2)
-#define L7B_PQM       (1u << 12)
-#define L7B_PQE       (1u << 15)
-#define L7B_PT        (1u << 25)
-#define L7C_WAITPKG   (1u << 5)
-#define L7C_RDPID     (1u << 22)
-#define L7D_ARCH_CAPS (1u << 29)
-#define E1D_RDTSCP    (1u << 27)
-#define LD1A_XSAVES   (1u << 3)
-/* 0x80000001 ECX */
-#define E1C_SVM          (1u << 2)
-#define E1C_SKINIT       (1u << 12)
-#define E1C_WDT          (1u << 13)
-#define E1C_LWP          (1u << 15)
-#define E1C_PERFCTR_CORE (1u << 23)
+#define HYPERVISOR_FIRST 0x40000000u
+#define HYPERVISOR_LAST  0x4fffffffu
+#define EXTENDED_FIRST   0x80000000u
 #define CR4_OSXSAVE      (1u << 18)
+#define CR4_PKE          (1u << 22)
 
-#define HYPERVISOR_CPUID_FIRST 0x40000000u
-#define HYPERVISOR_CPUID_LAST  0x4fffffffu
+/* Feature bits the rest of pollux acts on, in the guest's (filtered) view. */
+#define L7D_IBRS_IBPB   (1u << 26)
+#define L7D_STIBP       (1u << 27)
+#define L7D_SSBD        (1u << 31)
+#define L7C_PKU         (1u << 3)
+#define L7C_LA57        (1u << 16)
+#define L7C_RDPID       (1u << 22)
+#define L7C_PKS         (1u << 31)
+#define LD1A_XSAVES     (1u << 3)
+#define E1D_RDTSCP      (1u << 27)
+#define E8B_IBPB        (1u << 12)
+#define E8B_IBRS        (1u << 14)
+#define E8B_STIBP       (1u << 15)
+#define E8B_SSBD        (1u << 24)
+#define SPEC_CTRL_IBRS  (1u << 0)
+#define SPEC_CTRL_STIBP (1u << 1)
+#define SPEC_CTRL_SSBD  (1u << 2)
+#define AMD_EBX         0x68747541u /* "Auth" */
+
+struct guest_features guest_features;
 
 static unsigned log2_ceil(unsigned n)
 {
@@ -55,80 +40,171 @@ static unsigned log2_ceil(unsigned n)
     return s;
 }
 
-void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
-                  struct cpuid_regs *r)
+static const struct cpuid_leaf_policy *policy_for(uint32_t leaf, uint32_t subleaf)
 {
+    const struct cpuid_leaf_policy *others = 0;
+    for (unsigned i = 0; i < cpuid_policy_count; i++) {
+        const struct cpuid_leaf_policy *p = &cpuid_policy_table[i];
+        if (p->leaf != leaf)
+            continue;
+        if (p->kind == CPUID_SUBLEAF_NONE ||
+            (p->kind == CPUID_SUBLEAF_EXACT && p->subleaf == subleaf))
+            return p;
+        if (p->kind == CPUID_SUBLEAF_OTHERS)
+            others = p;
+    }
+    return others;
+}
+
+static bool source_on(enum cpuid_source s, const struct cpuid_view *view)
+{
+    switch (s) {
+    case CPUID_FROM_APIC_EN:
+        return view->apic_enabled;
+    case CPUID_FROM_CR4_OSXSAVE:
+        return view->guest_cr4 & CR4_OSXSAVE;
+    case CPUID_FROM_CR4_PKE:
+        return view->guest_cr4 & CR4_PKE;
+    case CPUID_FROM_EXEC_RDTSCP:
+        return view->exec & CPUID_EXEC_RDTSCP;
+    case CPUID_FROM_EXEC_INVPCID:
+        return view->exec & CPUID_EXEC_INVPCID;
+    case CPUID_FROM_EXEC_XSAVES:
+        return view->exec & CPUID_EXEC_XSAVES;
+    default:
+        return false;
+    }
+}
+
+/* One register: the host's bits where the table passes them, 1 where it sets them. */
+static uint32_t apply(const uint32_t mask[CPUID_FROM_COUNT], uint32_t host,
+                      const struct cpuid_view *view)
+{
+    uint32_t out = (host & mask[CPUID_FROM_HOST]) | mask[CPUID_FROM_SET];
+    for (int s = CPUID_FROM_APIC_EN; s <= CPUID_FROM_CR4_PKE; s++)
+        if (source_on((enum cpuid_source)s, view))
+            out |= mask[s];
+    for (int s = CPUID_FROM_EXEC_RDTSCP; s <= CPUID_FROM_EXEC_XSAVES; s++)
+        if (source_on((enum cpuid_source)s, view))
+            out |= host & mask[s];
+    return out;
+}
+
+/* The fields of `pollux` rows: what pollux computes, only where the table says it does. */
+static void computed(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
+                     const struct cpuid_regs *host, const struct cpuid_leaf_policy *p,
+                     uint32_t out[4])
+{
+    uint32_t v[4] = {0};
     switch (leaf) {
     case 1:
-        r->ecx &= ~(L1C_DTES64 | L1C_MONITOR | L1C_DSCPL | L1C_VMX | L1C_SMX | L1C_EST | L1C_TM2 |
-                    L1C_PDCM | L1C_OSXSAVE);
-        /* The virtual local APIC offers x2APIC and the TSC-deadline timer on any host. */
-        r->ecx |= L1C_HYPERVISOR | L1C_X2APIC | L1C_TSC_DEADLINE;
-        r->edx |= L1D_APIC;
-        if (view->guest_cr4 & CR4_OSXSAVE)
-            r->ecx |= L1C_OSXSAVE;
-        /* No MTRRs or machine-check MSRs are offered. */
-        r->edx &= ~(L1D_MCE | L1D_MTRR | L1D_MCA | L1D_DS | L1D_ACPI | L1D_TM | L1D_PBE);
-        r->ebx = (r->ebx & 0x0000ffffu) | (view->vcpu_id << 24) | ((view->nvcpus & 0xff) << 16);
-        break;
-    case 5:   /* MONITOR/MWAIT */
-    case 6:   /* thermal and power */
-    case 0xa: /* performance monitoring: counters are not virtualized */
-        *r = (struct cpuid_regs){0};
-        break;
-    case 7:
-        if (subleaf == 0) {
-            r->ebx &= ~(L7B_SGX | L7B_PQM | L7B_PQE | L7B_PT);
-            /* RDPID reads IA32_TSC_AUX, which pollux does not give each vCPU. */
-            r->ecx &= ~(L7C_WAITPKG | L7C_RDPID);
-            r->edx &= ~L7D_ARCH_CAPS;
-        }
-        break;
-    case 0xd:
-        if (subleaf == 0) {
-            r->eax &= (uint32_t)view->xcr0_supported;
-            r->edx &= (uint32_t)(view->xcr0_supported >> 32);
-        } else if (subleaf == 1) {
-            r->eax &= ~LD1A_XSAVES; /* IA32_XSS is not virtualized */
-        }
+        v[1] = (view->vcpu_id << 24) | ((view->nvcpus & 0xff) << 16);
         break;
     case 0xb:
     case 0x1f:
         /* One thread per core, one package holding every vCPU. */
-        if (subleaf == 0)
-            *r = (struct cpuid_regs){0, 1, (1u << 8), view->vcpu_id};
-        else if (subleaf == 1)
-            *r = (struct cpuid_regs){log2_ceil(view->nvcpus), view->nvcpus, (2u << 8) | 1,
-                                     view->vcpu_id};
-        else
-            *r = (struct cpuid_regs){0, 0, subleaf, view->vcpu_id};
+        v[3] = view->vcpu_id;
+        if (subleaf == 0) {
+            v[1] = 1;
+            v[2] = 1u << 8;
+        } else if (subleaf == 1) {
+            v[0] = log2_ceil(view->nvcpus);
+            v[1] = view->nvcpus;
+            v[2] = (2u << 8) | 1;
+        } else {
+            v[2] = subleaf & 0xff;
+        }
         break;
-    case 0x80000001:
-        r->ecx &= ~(E1C_SVM | E1C_SKINIT | E1C_WDT | E1C_LWP | E1C_PERFCTR_CORE);
-        r->edx &= ~E1D_RDTSCP; /* IA32_TSC_AUX is not per vCPU */
+    case 0xd:
+        if (subleaf <= 1) {
+            /* The guest's XCR0 and IA32_XSS are in force while pollux handles its exits. */
+            v[1] = host->ebx;
+        }
+        if (subleaf == 0) {
+            v[0] = (uint32_t)view->xcr0_supported;
+            v[2] = view->xsave_size;
+            v[3] = (uint32_t)(view->xcr0_supported >> 32);
+        } else if (subleaf < 64 && (view->xcr0_supported >> subleaf) & 1) {
+            v[0] = host->eax;
+            v[1] = host->ebx;
+            v[2] = host->ecx;
+            v[3] = host->edx;
+        }
         break;
-    case 0x8000000a: /* SVM features */
-        *r = (struct cpuid_regs){0};
+    case 0x80000008:
+        v[2] = (view->nvcpus - 1) | (log2_ceil(view->nvcpus) << 12);
         break;
-    case POLLUX_CPUID_BASE: {
+    }
+    for (int i = 0; i < 4; i++)
+        out[i] |= v[i] & p->mask[i][CPUID_FROM_POLLUX];
+}
+
+/*
+ * The range reserved for hypervisors holds only pollux's and KVM's leaves:
+ * never the host's (an L0 hypervisor's own signature).
+ */
+static void hypervisor_leaf(uint32_t leaf, const struct cpuid_view *view, struct cpuid_regs *r)
+{
+    if (kvm_pv_cpuid(leaf, r))
+        return;
+    *r = (struct cpuid_regs){0};
+    if (leaf == POLLUX_CPUID_BASE) {
         const char *sig = POLLUX_CPUID_SIGNATURE;
         r->eax = POLLUX_CPUID_TIMING;
         memcpy(&r->ebx, sig, 4);
         memcpy(&r->ecx, sig + 4, 4);
         memcpy(&r->edx, sig + 8, 4);
-        break;
+    } else if (leaf == POLLUX_CPUID_TIMING) {
+        r->eax = (uint32_t)view->tsc_khz;
+        r->ebx = (uint32_t)view->apic_timer_khz;
     }
-    case POLLUX_CPUID_TIMING:
-        *r = (struct cpuid_regs){(uint32_t)view->tsc_khz, (uint32_t)view->apic_timer_khz, 0, 0};
-        break;
-    default:
-        /*
-         * The range reserved for hypervisors holds only pollux's and KVM's
-         * leaves: never the host's (an L0 hypervisor's own signature).
-         */
-        if (leaf >= HYPERVISOR_CPUID_FIRST && leaf <= HYPERVISOR_CPUID_LAST &&
-            !kvm_pv_cpuid(leaf, r))
-            *r = (struct cpuid_regs){0};
-        break;
+}
+
+void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
+                  struct cpuid_regs *r)
+{
+    if (leaf >= HYPERVISOR_FIRST && leaf <= HYPERVISOR_LAST) {
+        hypervisor_leaf(leaf, view, r);
+        return;
     }
+    bool beyond = leaf >= EXTENDED_FIRST ? leaf > view->max_ext_leaf : leaf > view->max_leaf;
+    const struct cpuid_leaf_policy *p = beyond ? 0 : policy_for(leaf, subleaf);
+    uint32_t out[4] = {0};
+    if (p) {
+        const uint32_t host[4] = {r->eax, r->ebx, r->ecx, r->edx};
+        for (int i = 0; i < 4; i++)
+            out[i] = apply(p->mask[i], host[i], view);
+        computed(leaf, subleaf, view, r, p, out);
+    }
+    *r = (struct cpuid_regs){out[0], out[1], out[2], out[3]};
+}
+
+static struct cpuid_regs filtered(const struct cpuid_view *view, cpuid_read_fn read, uint32_t leaf,
+                                  uint32_t subleaf)
+{
+    struct cpuid_regs r = read(leaf, subleaf);
+    cpuid_filter(leaf, subleaf, view, &r);
+    return r;
+}
+
+void cpuid_guest_features(const struct cpuid_view *view, cpuid_read_fn read,
+                          struct guest_features *out)
+{
+    struct cpuid_regs l7 = filtered(view, read, 7, 0), d1 = filtered(view, read, 0xd, 1);
+    struct cpuid_regs e1 = filtered(view, read, 0x80000001, 0);
+    struct cpuid_regs e8 = filtered(view, read, 0x80000008, 0);
+    memset(out, 0, sizeof(*out));
+    out->tsc_aux = (e1.edx & E1D_RDTSCP) || (l7.ecx & L7C_RDPID);
+    out->xsaves = d1.eax & LD1A_XSAVES;
+    out->pks = l7.ecx & L7C_PKS;
+    out->pku = l7.ecx & L7C_PKU;
+    out->la57 = l7.ecx & L7C_LA57;
+    if ((l7.edx & L7D_IBRS_IBPB) || (e8.ebx & E8B_IBRS))
+        out->spec_ctrl |= SPEC_CTRL_IBRS;
+    if ((l7.edx & L7D_STIBP) || (e8.ebx & E8B_STIBP))
+        out->spec_ctrl |= SPEC_CTRL_STIBP;
+    if ((l7.edx & L7D_SSBD) || (e8.ebx & E8B_SSBD))
+        out->spec_ctrl |= SPEC_CTRL_SSBD;
+    out->ibpb = (l7.edx & L7D_IBRS_IBPB) || (e8.ebx & E8B_IBPB);
+    out->amd = read(0, 0).ebx == AMD_EBX;
 }

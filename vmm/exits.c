@@ -9,12 +9,14 @@
 #include "arch/x86/guest_regs.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/tsc.h"
-#include "vmm/cpuid.h"
+#include "vmm/cpu_model.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
+#include "vmm/mmio.h"
 #include "vmm/msr.h"
 #include "vmm/pause.h"
+#include "vmm/unbacked.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 
@@ -40,14 +42,12 @@ static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
     uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
     struct guest_mode m;
     virt->get_mode(v, &m);
-    struct cpuid_view view = {
-        .vcpu_id = v->id,
-        .nvcpus = v->vm->nvcpus,
-        .guest_cr4 = m.cr4,
-        .tsc_khz = tsc_khz,
-        .apic_timer_khz = tsc_khz, /* the virtual APIC timer counts at the TSC rate */
-        .xcr0_supported = fpu_host_xcr0(),
-    };
+    struct cpuid_view view;
+    cpu_model_view(&view);
+    view.vcpu_id = v->id;
+    view.nvcpus = v->vm->nvcpus;
+    view.guest_cr4 = m.cr4;
+    view.apic_enabled = vlapic_enabled(&v->lapic);
     struct cpuid_regs r = cpuid(leaf, subleaf);
     cpuid_filter(leaf, subleaf, &view, &r);
     v->regs.rax = r.eax;
@@ -165,11 +165,21 @@ static void handle_npf(struct vcpu *v, const struct exit_record *e)
         vlapic_dev_mmio(v, e);
         return;
     }
-    vm_fail(v, "bad-access", "%s guest-physical 0x%lx, outside the VM's memory",
-            e->npf.fetch   ? "instruction fetch from"
-            : e->npf.write ? "write to"
-                           : "read from",
-            e->npf.gpa);
+    if (unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch)) {
+        struct mmio_op op;
+        if (!mmio_fetch(v, e, "unbacked memory", &op))
+            return;
+        uint64_t value = unbacked_access(&v->vm->unbacked, &op);
+        if (!op.write)
+            mmio_load_done(v, &op, value);
+        vcpu_advance(v, op.len);
+        return;
+    }
+    vm_fail_access(v, e->npf.gpa, "%s guest-physical 0x%lx, outside the VM's memory",
+                   e->npf.fetch   ? "instruction fetch from"
+                   : e->npf.write ? "write to"
+                                  : "read from",
+                   e->npf.gpa);
 }
 
 static void handle_shutdown(struct vcpu *v, const struct exit_record *e)

@@ -4,6 +4,7 @@
 #define CR0_PG   (1ull << 31)
 #define CR4_PSE  (1ull << 4)
 #define CR4_PAE  (1ull << 5)
+#define CR4_LA57 (1ull << 12)
 #define EFER_LMA (1ull << 10)
 #define EFER_NXE (1ull << 11)
 
@@ -17,8 +18,12 @@
 #define ADDR_MASK 0x000ffffffffff000ull
 /* PAE entries reserve bits 62:MAXPHYADDR; 4-level entries leave 62:52 to software. */
 #define PAE_HIGH_RSVD 0x7ff0000000000000ull
-/* PAE PDPTEs carry no rights or PS: bits 2:1, 8:5 and 63:MAXPHYADDR are reserved. */
-#define PAE_PDPTE_RSVD (0xfff0000000000000ull | 0x1e6ull)
+/*
+ * PAE PDPTEs carry no rights or PS: bits 2:1, 8:6 and 63:MAXPHYADDR are
+ * reserved. Intel also reserves bit 5, but AMD CPUs (and QEMU's model of
+ * them) set it as an accessed bit, so it is allowed.
+ */
+#define PAE_PDPTE_RSVD (0xfff0000000000000ull | 0x1c6ull)
 /* A 4 MiB PDE: bits 20:13 are physical bits 39:32 (PSE-36), bit 21 is reserved. */
 #define PDE4M_RSVD (1u << 21)
 
@@ -63,9 +68,10 @@ static enum gpt_result walk32(const struct gpt_mode *m, uint32_t la, gpt_read_fn
 }
 
 /*
- * PAE and 4-level paging share 8-byte entries and 9-bit indices; PAE is the
- * 4-level walk started at level 3 with a 4-entry PDPT (the linear address is
- * 32 bits, so the level-3 index is at most 3) whose entries differ.
+ * PAE, 4-level and 5-level paging share 8-byte entries and 9-bit indices:
+ * 5-level paging adds a PML5 above the PML4 (CR4.LA57), and PAE is the walk
+ * started at level 3 with a 4-entry PDPT (the linear address is 32 bits, so
+ * the level-3 index is at most 3) whose entries differ.
  */
 static enum gpt_result walk64(const struct gpt_mode *m, bool pae, uint64_t la, gpt_read_fn read,
                               void *ctx, struct rights *r, uint64_t *pa)
@@ -74,7 +80,7 @@ static enum gpt_result walk64(const struct gpt_mode *m, bool pae, uint64_t la, g
     if (!(m->efer & EFER_NXE))
         high_rsvd |= PTE_XD;
     uint64_t table = pae ? (uint32_t)m->cr3 & 0xffffffe0u : m->cr3 & ADDR_MASK;
-    for (int level = pae ? 3 : 4;; level--) {
+    for (int level = pae ? 3 : (m->cr4 & CR4_LA57) ? 5 : 4;; level--) {
         unsigned shift = 12 + 9 * (level - 1);
         uint64_t e;
         if (!read(table + ((la >> shift) & 511) * 8, &e, 8, ctx))
@@ -87,10 +93,10 @@ static enum gpt_result walk64(const struct gpt_mode *m, bool pae, uint64_t la, g
             table = e & ADDR_MASK;
             continue;
         }
-        /* Bit 7 of a PTE is PAT, not PS; PML4Es cannot map pages. */
+        /* Bit 7 of a PTE is PAT, not PS; PML4Es and PML5Es cannot map pages. */
         bool leaf = level == 1 || (level < 4 && (e & PTE_PS));
         uint64_t rsvd = high_rsvd;
-        if (level == 4)
+        if (level >= 4)
             rsvd |= PTE_PS;
         else if (leaf && level > 1)
             rsvd |= ((1ull << shift) - 1) & ~0x1fffull; /* above PAT (bit 12) */

@@ -1,7 +1,8 @@
 /*
  * Guest page-table walker: linear (virtual) to guest-physical addresses for
- * the four x86 paging modes: paging off, 32-bit (with CR4.PSE 4 MiB pages),
- * PAE (3 levels, 2 MiB pages) and 4-level long mode (2 MiB and 1 GiB pages).
+ * the x86 paging modes: paging off, 32-bit (with CR4.PSE 4 MiB pages), PAE
+ * (3 levels, 2 MiB pages), and 4-level or, with CR4.LA57, 5-level long mode
+ * (2 MiB and 1 GiB pages).
  * It reads guest tables through a callback so it runs in host unit tests.
  *
  * Contract: gpt_translate returns 0 and the gpa, or a GPT_* failure: a

@@ -54,6 +54,12 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
     return avail;
 }
 
+void vcpu_advance(struct vcpu *v, unsigned len)
+{
+    v->regs.rip += len;
+    virt->end_emulated_instruction(v);
+}
+
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
     unsigned len = e->insn_len;
@@ -72,7 +78,6 @@ int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
         }
         len = (unsigned)n;
     }
-    v->regs.rip += len;
-    virt->clear_interrupt_shadow(v);
+    vcpu_advance(v, len);
     return 0;
 }

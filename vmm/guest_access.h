@@ -20,10 +20,16 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len);
 size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, uint64_t *la);
 
 /*
- * Advance RIP past the instruction that caused the exit and end any
- * interrupt shadow. Without a length from the CPU, the bytes at RIP are
- * decoded and must be the instruction the exit names. Returns -1 (and stops
- * the VM) when that fails.
+ * Complete an emulated instruction of len bytes: RIP moves past it, its
+ * interrupt shadow ends, and a guest with RFLAGS.TF set gets the single-step
+ * #DB that follows it.
+ */
+void vcpu_advance(struct vcpu *v, unsigned len);
+
+/*
+ * Advance RIP past the instruction that caused the exit (vcpu_advance). Without a length from the
+ * CPU, the bytes at RIP are decoded and must be the instruction the exit names. Returns -1 (and
+ * stops the VM) when that fails.
  */
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e);
 

@@ -176,3 +176,31 @@ int mmio_decode(const uint8_t *bytes, size_t len, int mode, struct mmio_op *op)
     *op = r;
     return 0;
 }
+
+static uint64_t low_bytes(uint64_t v, unsigned size)
+{
+    return size >= 8 ? v : v & ((1ull << (8 * size)) - 1);
+}
+
+unsigned mmio_op_gpr(const struct mmio_op *op)
+{
+    return op->high_byte ? op->reg - 4 : op->reg;
+}
+
+uint64_t mmio_store_value(const struct mmio_op *op, uint64_t reg)
+{
+    if (op->has_imm)
+        return low_bytes(op->imm, op->size);
+    return low_bytes(op->high_byte ? reg >> 8 : reg, op->size);
+}
+
+uint64_t mmio_load_merge(const struct mmio_op *op, uint64_t old, uint64_t value)
+{
+    if (op->high_byte)
+        return (old & ~0xff00ull) | ((value & 0xff) << 8);
+    unsigned width = op->zero_extend ? op->reg_size : op->size;
+    value = low_bytes(value, op->size);
+    if (width >= 4)
+        return value; /* 32-bit results clear bits 63:32 */
+    return (old & ~low_bytes(~0ull, width)) | value;
+}

@@ -41,4 +41,18 @@ struct mmio_op {
 /* mode: 16, 32 or 64 (code-segment size). */
 int mmio_decode(const uint8_t *bytes, size_t len, int mode, struct mmio_op *op);
 
+/* The GPR (0-15) a register form reads or writes: AH-BH live in bits 15:8 of RAX-RBX. */
+unsigned mmio_op_gpr(const struct mmio_op *op);
+
+/* The op->size bytes a store writes, given the value of mmio_op_gpr's register. */
+uint64_t mmio_store_value(const struct mmio_op *op, uint64_t reg);
+
+/*
+ * A load's destination register after it read value, from its old contents,
+ * as the CPU writes it: 32-bit results zero-extend to 64 bits, 8- and 16-bit
+ * ones merge into the low bits (AH-BH into bits 15:8), MOVZX zero-extends to
+ * its register width.
+ */
+uint64_t mmio_load_merge(const struct mmio_op *op, uint64_t old, uint64_t value);
+
 #endif

@@ -1,15 +1,14 @@
 #include "vmm/msr.h"
 
 #include "arch/x86/cpu.h"
+#include "vmm/guest_msrs.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vlapic_dev.h"
 
-#define MSR_TSC                  0x10
-#define MSR_FEATURE_CTL          0x3a
-#define MSR_BIOS_SIGN_ID         0x8b
-#define MSR_MISC_ENABLE          0x1a0
-#define FEATURE_CTL_LOCKED       1
-#define MISC_ENABLE_FAST_STRINGS 1
+#define MSR_TSC            0x10
+#define MSR_FEATURE_CTL    0x3a
+#define MSR_BIOS_SIGN_ID   0x8b
+#define FEATURE_CTL_LOCKED 1
 
 static bool is_perf_counter(uint32_t i)
 {
@@ -23,7 +22,9 @@ static bool is_perf_counter(uint32_t i)
 
 int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    enum msr_result r = vlapic_dev_msr_read(v, index, value);
+    enum msr_result r = guest_msrs_read(&guest_features, &v->msrs, index, value);
+    if (r == MSR_NOT_MINE)
+        r = vlapic_dev_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
         r = kvm_pv_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
@@ -34,8 +35,6 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
         *value = rdtsc() + v->vm->tsc_offset;
     else if (index == MSR_FEATURE_CTL)
         *value = FEATURE_CTL_LOCKED;
-    else if (index == MSR_MISC_ENABLE)
-        *value = MISC_ENABLE_FAST_STRINGS;
     else if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
         *value = 0;
     else
@@ -45,7 +44,14 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    enum msr_result r = vlapic_dev_msr_write(v, index, value);
+    bool ibpb;
+    enum msr_result r = guest_msrs_write(&guest_features, &v->msrs, index, value, &ibpb);
+    if (r == MSR_DONE && ibpb)
+        wrmsr(MSR_PRED_CMD, 1);
+    else if (r == MSR_DONE && (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
+        guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
+    if (r == MSR_NOT_MINE)
+        r = vlapic_dev_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)
         r = kvm_pv_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)
@@ -62,7 +68,5 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
     }
     if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
         return 0;
-    if (index == MSR_MISC_ENABLE)
-        return value == MISC_ENABLE_FAST_STRINGS ? 0 : -1;
     return -1;
 }

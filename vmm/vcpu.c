@@ -5,9 +5,13 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/exits.h"
+#include "vmm/guest_access.h"
 #include "vmm/pause.h"
 #include "vmm/vmm.h"
+
+#define INSN_HLT 0xf4
 
 static void timer_expired(struct timer *t, uint64_t now)
 {
@@ -57,6 +61,24 @@ void vcpu_init_events(struct vcpu *v)
 }
 
 /*
+ * STI; HLT with an interrupt already pending: on hardware the HLT executes
+ * and the interrupt wakes it at once, with its return address after the
+ * HLT. Waiting for an interrupt window instead comes to the same where the
+ * CPU keeps the STI shadow across VMRUN, but QEMU before 9.1 drops it: the
+ * window then opens before the HLT, the handler runs first and the HLT
+ * sleeps with nothing left to wake it (a guest hang seen about once in 20
+ * loaded runs of the smp boot test). So pollux completes the HLT itself.
+ */
+static bool hlt_in_shadow(struct vcpu *v)
+{
+    uint8_t insn[INSN_MAX];
+    int code_bits;
+    uint64_t la;
+    return (v->regs.rflags & RFLAGS_IF) && virt->in_interrupt_shadow(v) &&
+           vcpu_fetch_insn(v, insn, &code_bits, &la) >= 1 && insn[0] == INSN_HLT;
+}
+
+/*
  * Before entry, with interrupts off: INIT and startup IPIs change what runs;
  * NMIs and then the highest local APIC interrupt are injected if the guest
  * can take them, else the CPU is asked to exit when it can.
@@ -68,18 +90,23 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * event that arrives after this look is followed by a kick, which makes
      * the entry exit at once.
      */
-    if (!*window && !v->nmi_pending && !v->init_pending && v->sipi_vector < 0 &&
+    if (!*window && !nmi_waiting(&v->nmi) && !v->init_pending && v->sipi_vector < 0 &&
         vlapic_highest_pending(&v->lapic) < 0)
         return true;
     uint64_t flags = spin_lock_irqsave(&v->lock);
     if (v->init_pending) {
         v->init_pending = false;
         if (v->id != 0) {
-            /* INIT resets the local APIC's registers but not IA32_APIC_BASE (x2APIC stays on). */
+            /*
+             * INIT resets the local APIC's registers but not IA32_APIC_BASE (x2APIC stays on),
+             * nor pollux's counters of its timer.
+             */
             uint64_t base = v->lapic.apic_base;
+            __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
             struct vlapic_ipi unused;
             bool none;
             vlapic_reset(&v->lapic, v->id, false);
+            v->lapic.timer_stats = timer_stats;
             vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
             if (v->sipi_vector < 0) {
                 /* An AP goes back to waiting for a startup IPI. */
@@ -96,21 +123,25 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         virt->vcpu_reset_real(v, (uint8_t)v->sipi_vector);
         v->sipi_vector = -1;
     }
-    if (v->nmi_pending) {
-        if (virt->nmi_allowed(v)) {
+    if (nmi_waiting(&v->nmi)) {
+        nmi_process(&v->nmi, virt->nmi_in_service(v));
+        if (v->nmi.pending && virt->nmi_allowed(v)) {
             virt->inject_nmi(v);
-            v->nmi_pending = false;
-        } else {
-            virt->set_nmi_window(v, true);
+            nmi_injected(&v->nmi);
         }
+        /* The one latched behind an injected NMI waits for the end of its handler. */
+        if (v->nmi.pending)
+            virt->set_nmi_window(v, true);
     }
     int vector = vlapic_highest_pending(&v->lapic);
+    if (vector >= 0 && hlt_in_shadow(v))
+        vcpu_advance(v, 1);
     if (vector >= 0 && virt->interrupt_allowed(v)) {
         virt->inject_interrupt(v, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
-    *window = vector >= 0 || v->nmi_pending;
+    *window = vector >= 0 || v->nmi.pending;
     virt->set_interrupt_window(v, vector >= 0);
     spin_unlock_irqrestore(&v->lock, flags);
     return true;
@@ -127,9 +158,11 @@ enum run_result vcpu_run(struct vcpu *v)
     spin_unlock_irqrestore(&v->lock, flags);
     fpu_guest_enter(&v->fpu);
     debugregs_load(&v->debug);
+    guest_msrs_load(&v->msrs);
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
+        watchdog_beat();
         if (vm->stopping) {
             result = RUN_STOPPED;
             break;
@@ -140,7 +173,9 @@ enum run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(v);
         struct exit_record e;
+        guest_msrs_enter(&v->msrs);
         virt->vcpu_run(v, &e);
+        guest_msrs_exit(&v->msrs);
         v->stats.exits[e.reason]++;
         handle_exit(v, &e);
         /*

@@ -4,11 +4,11 @@
  * Every event (an interrupt in the local APIC's IRR, a pending NMI or INIT, a
  * startup IPI, a stop request) is made pending while holding v->lock, and the
  * sender then calls vcpu_notify() under the same lock, which reads the vCPU's
- * state. A halting vCPU, in vcpu_halt(), takes that lock, marks itself
- * POLLING or BLOCKED and re-checks for a deliverable event before it lets go.
+ * state. A halting vCPU, in vcpu_halt(), takes that lock, re-checks for a
+ * deliverable event and marks itself POLLING or BLOCKED before it lets go.
  * The lock's atomic exchange is a full barrier on both sides, so neither the
  * sender's store of the event and its read of the state, nor the halting
- * side's mark and re-check, can pass each other (x86 would otherwise let a
+ * side's re-check and mark, can pass each other (x86 would otherwise let a
  * store pass a later load). Either the halting side sees the event and keeps
  * running, or the sender sees the mark and ends the halt:
  *   POLLING: the vCPU's own CPU spins in sched_poll() watching the state.
@@ -63,7 +63,7 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now)
 /* Would this event end a halt? An interrupt only if the guest has IF=1. */
 static bool has_wake_event(struct vcpu *v)
 {
-    if (v->nmi_pending || v->init_pending || v->vm->stopping)
+    if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
         return true;
     return (v->regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
 }

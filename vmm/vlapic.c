@@ -231,9 +231,10 @@ bool vlapic_timer_expire(struct vlapic *a, uint64_t now)
     switch (timer_mode(a)) {
     case TIMER_PERIODIC:
         /* Late by whole periods: one interrupt, and the next a full period from now. */
-        if (add_sat(a->timer_deadline, timer_period(a)) <= now)
+        if (add_sat(a->timer_deadline, timer_period(a)) <= now) {
+            a->timer_stats.skipped += (now - a->timer_deadline) / timer_period(a);
             timer_start_period(a, now);
-        else
+        } else
             timer_start_period(a, a->timer_deadline);
         break;
     case TIMER_TSC:
@@ -244,8 +245,12 @@ bool vlapic_timer_expire(struct vlapic *a, uint64_t now)
         a->timer_deadline = 0;
         break;
     }
-    if (!(a->lvt_timer & LVT_MASKED))
-        vlapic_accept(a, a->lvt_timer & LVT_VECTOR);
+    if (!(a->lvt_timer & LVT_MASKED)) {
+        if (vlapic_accept(a, a->lvt_timer & LVT_VECTOR))
+            a->timer_stats.delivered++;
+        else
+            a->timer_stats.coalesced++;
+    }
     return true;
 }
 
@@ -259,16 +264,18 @@ static void write_tdcr(struct vlapic *a, uint32_t v, uint64_t now)
 }
 
 /*
- * Any mode change disarms the timer (SDM 11.5.4.1). TMICT is cleared as
- * well, so that the registers read as a stopped timer (TMICT 0, TMCCT 0)
- * and a later TMICT write is what restarts it.
+ * A change to or from TSC-deadline mode disarms the timer (SDM 10.5.4.1).
+ * TMICT is cleared as well, so that the registers read as a stopped timer
+ * (TMICT 0, TMCCT 0) and a later TMICT or deadline write is what restarts
+ * it. Between one-shot and periodic the count goes on: the new mode decides
+ * what happens when it reaches 0.
  */
 static bool write_lvt_timer(struct vlapic *a, uint32_t v)
 {
     unsigned mode = (v >> 17) & 3;
     if (mode == 3) /* reserved */
         return false;
-    if (mode != timer_mode(a)) {
+    if ((mode == TIMER_TSC) != (timer_mode(a) == TIMER_TSC)) {
         a->tmict = 0;
         a->timer_deadline = 0;
         a->tsc_deadline = 0;

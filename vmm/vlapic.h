@@ -73,6 +73,17 @@ struct vlapic {
     uint64_t timer_start;    /* guest TSC when TMICT was written / the period restarted */
     uint64_t timer_deadline; /* guest TSC of the next expiry, 0 = not armed */
     uint64_t tsc_deadline;   /* MSR 0x6E0 */
+    /*
+     * What became of the timer's expiries (counters; vlapic_reset clears
+     * them, the vCPU's INIT keeps them):
+     * delivered raised the vector in IRR, coalesced found it already pending
+     * (or the APIC software-disabled) and merged, skipped counts the whole
+     * periods a late periodic expiry passed over. Masked expiries count
+     * nowhere.
+     */
+    struct {
+        uint64_t delivered, coalesced, skipped;
+    } timer_stats;
 };
 
 /* Power-on / INIT state: xAPIC mode at 0xFEE00000, enabled, SVR 0xFF (software disabled). */

@@ -1,10 +1,8 @@
 #include "vmm/vlapic_dev.h"
 
 #include "arch/x86/cpu.h"
-#include "arch/x86/guest_regs.h"
-#include "lib/string.h"
 #include "vmm/guest_access.h"
-#include "vmm/mmio_decode.h"
+#include "vmm/mmio.h"
 #include "sched/sched.h"
 #include "vmm/vcpu.h"
 
@@ -38,7 +36,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
             vcpu_notify(t);
         break;
     case APIC_DM_NMI:
-        t->nmi_pending = true;
+        nmi_send(&t->nmi);
         vcpu_notify(t);
         break;
     case APIC_DM_INIT:
@@ -86,67 +84,31 @@ static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
     }
 }
 
-static uint64_t *gpr(struct vcpu *v, unsigned n)
-{
-    return guest_gpr(&v->regs, n);
-}
-
-static uint64_t reg_value(struct vcpu *v, const struct mmio_op *op)
-{
-    if (op->high_byte)
-        return (*gpr(v, op->reg - 4) >> 8) & 0xff;
-    return *gpr(v, op->reg);
-}
-
-/* Write a load's result as the CPU would: 32-bit writes zero-extend, 8/16-bit merge. */
-static void reg_store(struct vcpu *v, const struct mmio_op *op, uint64_t value)
-{
-    unsigned size = op->zero_extend ? op->reg_size : op->size;
-    if (op->high_byte) {
-        uint64_t *r = gpr(v, op->reg - 4);
-        *r = (*r & ~0xff00ull) | ((value & 0xff) << 8);
-        return;
-    }
-    uint64_t *r = gpr(v, op->reg);
-    if (size >= 4)
-        *r = size == 8 ? value : (uint32_t)value;
-    else
-        *r = (*r & ~((1ull << (8 * size)) - 1)) | (value & ((1ull << (8 * size)) - 1));
-}
-
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
 {
-    uint8_t bytes[INSN_MAX] = {0};
-    int mode;
-    uint64_t la;
-    size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
     struct mmio_op op;
-    if (!avail || mmio_decode(bytes, avail, mode, &op)) {
-        vm_fail(v, "bad-state",
-                "cannot decode the access to local APIC offset 0x%lx: bytes %02x %02x %02x %02x",
-                e->npf.gpa - XAPIC_PAGE, bytes[0], bytes[1], bytes[2], bytes[3]);
+    if (!mmio_fetch(v, e, "the local APIC", &op))
         return;
-    }
     uint32_t offset = (uint32_t)(e->npf.gpa - XAPIC_PAGE);
     struct vlapic_ipi ipi;
     bool send = false;
     uint64_t flags = spin_lock_irqsave(&v->lock);
     bool xapic = vlapic_enabled(&v->lapic) && !vlapic_x2apic(&v->lapic);
     if (op.write) {
-        uint64_t value = op.has_imm ? op.imm : reg_value(v, &op);
         /* Only aligned 32-bit accesses reach registers; others are dropped, as on hardware. */
         if (xapic && op.size == 4)
-            vlapic_mmio_write(&v->lapic, offset, (uint32_t)value, guest_tsc(v), &ipi, &send);
+            vlapic_mmio_write(&v->lapic, offset, (uint32_t)mmio_store_data(v, &op), guest_tsc(v),
+                              &ipi, &send);
     } else {
-        uint32_t value = 0xffffffffu;
-        if (xapic && op.size == 4 && !vlapic_mmio_read(&v->lapic, offset, &value, guest_tsc(v)))
-            value = 0;
-        reg_store(v, &op, value);
+        uint64_t value = ~0ull;
+        uint32_t reg;
+        if (xapic && op.size == 4)
+            value = vlapic_mmio_read(&v->lapic, offset, &reg, guest_tsc(v)) ? reg : 0;
+        mmio_load_done(v, &op, value);
     }
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->lock, flags);
-    v->regs.rip += op.len;
-    virt->clear_interrupt_shadow(v);
+    vcpu_advance(v, op.len);
     if (send)
         send_ipi(v, &ipi);
 }

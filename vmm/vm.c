@@ -51,18 +51,37 @@ void vm_request_stop(struct vm *vm, int64_t code, const char *reason)
         stop_vcpus(vm);
 }
 
-void vm_fail(struct vcpu *v, const char *reason, const char *fmt, ...)
+static void vm_vfail(struct vcpu *v, const char *reason, const uint64_t *gpa, const char *fmt,
+                     va_list ap)
 {
     struct vm *vm = v->vm;
     if (!claim_stop(vm, -1, reason))
         return;
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(vm->stop_detail, sizeof(vm->stop_detail), fmt, ap);
-    va_end(ap);
+    vm->stop_rip = v->regs.rip;
+    if (gpa) {
+        vm->stop_address = *gpa;
+        vm->stop_has_address = true;
+    }
     kprintf("pollux: stopping VM %s (vcpu %u, rip 0x%lx): %s\n", vm->cfg.name, v->id, v->regs.rip,
             vm->stop_detail);
     stop_vcpus(vm);
+}
+
+void vm_fail(struct vcpu *v, const char *reason, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vm_vfail(v, reason, 0, fmt, ap);
+    va_end(ap);
+}
+
+void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vm_vfail(v, "bad-access", &gpa, fmt, ap);
+    va_end(ap);
 }
 
 void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)

@@ -19,6 +19,9 @@
 #include "sched/timer.h"
 #include "sched/yield.h"
 #include "vmm/fwcfg.h"
+#include "vmm/guest_msrs.h"
+#include "vmm/nmi.h"
+#include "vmm/unbacked.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
 #include "vmm/vuart.h"
@@ -101,6 +104,7 @@ struct vcpu {
     struct guest_regs regs;
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
+    struct guest_msrs msrs;
     void *arch;              /* vendor context: VMCB or VMCS */
     /*
      * The host CPU it is on: it runs, polls or waits there, and wake-ups,
@@ -122,7 +126,7 @@ struct vcpu {
     uint64_t state_since; /* host TSC of the last state change */
     struct vlapic lapic;
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
-    bool nmi_pending;
+    struct nmi_state nmi;
     bool init_pending;
     bool sipi_armed;            /* in WAIT_SIPI and no startup IPI taken yet */
     bool halted;                /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
@@ -150,7 +154,8 @@ struct vm {
     uint64_t deadline;   /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
-    uint8_t shutdown_port_match; /* bytes of "Shutdown" seen on port 0x8900 */
+    struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
+    uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
     uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
@@ -161,6 +166,9 @@ struct vm {
     int64_t exit_code;
     const char *stop_reason;
     char stop_detail[160];
+    uint64_t stop_rip;     /* involuntary stops: the guest's RIP */
+    uint64_t stop_address; /* bad-access: the guest-physical address, if stop_has_address */
+    bool stop_has_address;
 };
 
 /* Ask the VM to stop (first request wins): code -1 for involuntary stops. */
@@ -172,6 +180,10 @@ void vm_request_stop(struct vm *vm, int64_t code, const char *reason);
  */
 __attribute__((format(printf, 3, 4))) void vm_fail(struct vcpu *v, const char *reason,
                                                    const char *fmt, ...);
+
+/* vm_fail for an access to guest-physical memory the VM does not have (reason bad-access). */
+__attribute__((format(printf, 3, 4))) void vm_fail_access(struct vcpu *v, uint64_t gpa,
+                                                          const char *fmt, ...);
 
 /* Guest-physical range check and host pointer. NULL unless [gpa, gpa+len) is guest RAM. */
 void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len);

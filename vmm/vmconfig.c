@@ -85,8 +85,8 @@ static int set_pins(struct vmconfig *cfg, struct token word, struct token val, c
     return 0;
 }
 
-static const char *const keys[] = {"name",       "path",         "vcpus", "mem",
-                                   "timeout_ms", "halt_poll_ns", "pin",   "args"};
+static const char *const keys[] = {"name",         "path",     "vcpus", "mem", "timeout_ms",
+                                   "halt_poll_ns", "unbacked", "pin",   "args"};
 
 static bool known_key(struct token key)
 {
@@ -110,6 +110,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     out->vcpus = 1;
     out->mem = VM_MEM_DEFAULT;
     out->halt_poll_ns = -1;
+    out->unbacked = UNBACKED_STOP;
 
     while (cmdline_next(&cursor, &key, &val)) {
         struct token word = {key.s, (size_t)(cursor - key.s)};
@@ -122,7 +123,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
                 return fail(err, errlen, (struct token){key.s, key.len + 1},
                             "args longer than %u characters", VM_ARGS_MAX);
             memcpy(out->args, val.s, len + 1);
-            return 0;
+            break;
         }
         if (!known_key(key))
             return fail(err, errlen, word, "unknown key");
@@ -163,6 +164,13 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
                 return fail(err, errlen, word, "out of range [0, %llu]",
                             (unsigned long long)VM_HALT_POLL_NS_MAX);
             out->halt_poll_ns = (int64_t)n;
+        } else if (token_eq(key, "unbacked")) {
+            if (token_eq(val, "stop"))
+                out->unbacked = UNBACKED_STOP;
+            else if (token_eq(val, "ignore"))
+                out->unbacked = UNBACKED_IGNORE;
+            else
+                return fail(err, errlen, word, "expected stop or ignore");
         } else {
             /* Only pin is left: args without '=' was refused as a missing value. */
             if (set_pins(out, word, val, err, errlen))
@@ -173,5 +181,28 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
 
     if (out->npins > out->vcpus)
         return fail(err, errlen, pin_word, "%u pins but vcpus=%u", out->npins, out->vcpus);
+    return 0;
+}
+
+int vmconfig_unique_name(char name[VM_NAME_MAX + 1], unsigned index, vmconfig_name_taken taken,
+                         void *ctx, char *err, size_t errlen)
+{
+    if (!taken(name, ctx))
+        return 0;
+    char candidate[VM_NAME_MAX + 16];
+    int len = snprintf(candidate, sizeof(candidate), "%s-%u", name, index);
+    if (len > VM_NAME_MAX) {
+        snprintf(err, errlen,
+                 "name '%s' is taken, and with the suffix '-%u' it would be longer than %u "
+                 "characters: give the VM a name= of its own",
+                 name, index, VM_NAME_MAX);
+        return -1;
+    }
+    if (taken(candidate, ctx)) {
+        snprintf(err, errlen, "name '%s' is taken, and so is '%s': give the VM a name= of its own",
+                 name, candidate);
+        return -1;
+    }
+    memcpy(name, candidate, (size_t)len + 1);
     return 0;
 }

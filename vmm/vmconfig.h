@@ -1,21 +1,23 @@
 /*
  * A VM's configuration from its multiboot module command line:
  *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n> halt_poll_ns=<n>
- *   pin=<cpu,cpu,...> args=<rest>
+ *   unbacked=stop|ignore pin=<cpu,cpu,...> args=<rest>
  * `args=` must come last and takes the rest of the line, spaces included.
  *
  * Contract: vmconfig_parse fills defaults (name "vm<index>", path "", vcpus
  * 1, mem 32 MiB, timeout_ms 0 = none, halt_poll_ns -1 = the global maximum,
- * no pins, args "") and returns -1 with a
+ * unbacked stop, no pins, args "") and returns -1 with a
  * one-line reason naming the offending word on: an unknown key, a word with
  * no value, a bad number, vcpus outside [1, max_vcpus], mem below 1 MiB, not
  * a multiple of 4 KiB, or reaching VM_MEM_LIMIT, halt_poll_ns above
  * VM_HALT_POLL_NS_MAX, more pins than vcpus, a name
- * longer than VM_NAME_MAX or holding characters other than [A-Za-z0-9_.-].
+ * longer than VM_NAME_MAX or holding characters other than [A-Za-z0-9_.-], an
+ * unbacked= other than stop or ignore.
  */
 #ifndef POLLUX_VMM_VMCONFIG_H
 #define POLLUX_VMM_VMCONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +28,12 @@
 #define VM_MEM_LIMIT        0xfee00000ull /* guest memory stays below the local APIC page */
 #define VM_MEM_DEFAULT      (32ull << 20)
 #define VM_HALT_POLL_NS_MAX 0xffffffffull /* as KVM's unsigned int halt_poll_ns */
+
+/* What an access to guest-physical memory that nothing backs does (vmm/unbacked.h). */
+enum unbacked_policy {
+    UNBACKED_STOP,   /* stop the VM: the default for the bundled guests */
+    UNBACKED_IGNORE, /* reads give all ones, writes are dropped, both counted (as on a PC) */
+};
 
 struct vmconfig {
     char name[VM_NAME_MAX + 1];
@@ -38,9 +46,22 @@ struct vmconfig {
         halt_poll_ns; /* this VM's halt-polling maximum (KVM_CAP_HALT_POLL); -1: the global one */
     unsigned npins;
     unsigned pins[VM_MAX_VCPUS];
+    enum unbacked_policy unbacked;
 };
 
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,
                    char *err, size_t errlen);
+
+/* Does a VM created before already have this name? */
+typedef bool (*vmconfig_name_taken)(const char *name, void *ctx);
+
+/*
+ * Give the VM of module index a name no earlier VM has: a taken name gets
+ * the suffix "-<index>". Returns -1 with the reason, leaving name alone,
+ * when the name cannot take its suffix within VM_NAME_MAX characters (it is
+ * never cut short) or the suffixed name is taken too.
+ */
+int vmconfig_unique_name(char name[VM_NAME_MAX + 1], unsigned index, vmconfig_name_taken taken,
+                         void *ctx, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "vmm/cpu_model.h"
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/loader.h"
@@ -22,6 +23,7 @@
 
 static unsigned vms_alive;
 static unsigned vms_failed;
+static struct vm *vms_running[BOOT_MAX_MODULES]; /* by module index, for vmm_dump */
 
 bool vmm_all_stopped(void)
 {
@@ -65,10 +67,17 @@ static void vm_free(struct vm *vm)
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
-static bool name_taken(const char *name, struct vm **vms, unsigned n)
+/* The VMs created before the one being created now. */
+struct earlier_vms {
+    struct vm **vms;
+    unsigned count;
+};
+
+static bool name_taken(const char *name, void *ctx)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (vms[i] && !strcmp(vms[i]->cfg.name, name))
+    const struct earlier_vms *earlier = ctx;
+    for (unsigned i = 0; i < earlier->count; i++)
+        if (earlier->vms[i] && !strcmp(earlier->vms[i]->cfg.name, name))
             return true;
     return false;
 }
@@ -87,9 +96,10 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         reject(label, err);
         goto fail;
     }
-    if (name_taken(vm->cfg.name, vms, index)) {
-        size_t len = strlen(vm->cfg.name);
-        snprintf(vm->cfg.name + (len > VM_NAME_MAX - 4 ? VM_NAME_MAX - 4 : len), 5, "-%u", index);
+    struct earlier_vms earlier = {vms, index};
+    if (vmconfig_unique_name(vm->cfg.name, index, name_taken, &earlier, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
     }
     const char *name = vm->cfg.name;
     if (!virt) {
@@ -169,6 +179,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         vcpu_init_events(v);
         pause_vcpu_init(v);
         v->debug.dr6 = DR6_INIT;
+        guest_msrs_reset(&v->msrs);
         v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();
@@ -194,6 +205,8 @@ unsigned vmm_start(const struct boot_info *bi)
 {
     struct vm *vms[BOOT_MAX_MODULES] = {0};
     unsigned rejected = 0;
+    if (virt)
+        cpu_model_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
         vms[i] = vm_create(&bi->mods[i], i, vms);
         if (!vms[i])
@@ -209,9 +222,11 @@ unsigned vmm_start(const struct boot_info *bi)
         json_str(&j, "vm", vm->cfg.name);
         json_u64(&j, "vcpus", vm->nvcpus);
         json_u64(&j, "mem_mb", vm->cfg.mem >> 20);
+        json_hex(&j, "mem_hpa", vm->mem_hpa);
         json_u64(&j, "cpu", vm->vcpus[0]->cpu);
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
+        __atomic_store_n(&vms_running[i], vm, __ATOMIC_RELEASE);
         vm->start_tsc = rdtsc();
         if (vm->cfg.timeout_ms) {
             /* Saturating: a timeout beyond the TSC's range means none in practice. */
@@ -265,8 +280,12 @@ static void report_stop(struct vm *vm)
     json_str(&j, "vm", vm->cfg.name);
     json_i64(&j, "code", vm->exit_code);
     json_str(&j, "reason", vm->stop_reason);
-    if (vm->stop_detail[0])
+    if (vm->stop_detail[0]) {
         json_str(&j, "detail", vm->stop_detail);
+        json_hex(&j, "rip", vm->stop_rip);
+    }
+    if (vm->stop_has_address)
+        json_hex(&j, "address", vm->stop_address);
     json_u64(&j, "run_us", to_us(rdtsc() - vm->start_tsc));
     uint64_t exits[EXIT_REASON_COUNT] = {0};
     for (unsigned i = 0; i < vm->nvcpus; i++)
@@ -275,6 +294,8 @@ static void report_stop(struct vm *vm)
     json_exits(&j, exits);
     json_u64(&j, "unhandled_io_reads", vm->unhandled_io_reads);
     json_u64(&j, "unhandled_io_writes", vm->unhandled_io_writes);
+    json_u64(&j, "unbacked_reads", vm->unbacked.reads);
+    json_u64(&j, "unbacked_writes", vm->unbacked.writes);
     json_object(&j, "vcpus");
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         const struct vcpu_stats *st = &vm->vcpus[i]->stats;
@@ -287,6 +308,11 @@ static void report_stop(struct vm *vm)
         json_u64(&j, "polling_us", to_us(st->cycles[VCPU_POLLING]));
         json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
         json_u64(&j, "halts", st->halts);
+        json_object(&j, "timer");
+        json_u64(&j, "delivered", vm->vcpus[i]->lapic.timer_stats.delivered);
+        json_u64(&j, "coalesced", vm->vcpus[i]->lapic.timer_stats.coalesced);
+        json_u64(&j, "skipped", vm->vcpus[i]->lapic.timer_stats.skipped);
+        json_close(&j);
         json_exits(&j, st->exits);
         json_hist(&j, "halt_ns_log2", st->halt_hist);
         json_close(&j);
@@ -364,7 +390,46 @@ void vmm_vcpu_retired(struct vm *vm)
         report_vcpu_stats(vm, vm->vcpus[i]);
     if (vm->exit_code != 0)
         __atomic_add_fetch(&vms_failed, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&vms_running[vm->index], NULL, __ATOMIC_RELEASE);
     vm_free(vm);
     if (__atomic_sub_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL) == 0)
         sched_kick(0);
+}
+
+static const char *const state_names[VCPU_STATE_COUNT] = {
+    [VCPU_RUNNABLE] = "runnable", [VCPU_RUNNING] = "running",     [VCPU_POLLING] = "polling",
+    [VCPU_BLOCKED] = "blocked",   [VCPU_WAIT_SIPI] = "wait-sipi", [VCPU_STOPPED] = "stopped",
+};
+
+static int highest_vector(const uint32_t reg[8])
+{
+    for (int i = 7; i >= 0; i--)
+        if (reg[i])
+            return i * 32 + 31 - __builtin_clz(reg[i]);
+    return -1;
+}
+
+void vmm_dump(void)
+{
+    uint64_t now = rdtsc();
+    for (unsigned i = 0; i < BOOT_MAX_MODULES; i++) {
+        struct vm *vm = __atomic_load_n(&vms_running[i], __ATOMIC_ACQUIRE);
+        if (!vm)
+            continue;
+        kprintf("  vm %s: %u of %u vCPUs live%s\n", vm->cfg.name, vm->live_vcpus, vm->nvcpus,
+                vm->stopping ? ", stopping" : "");
+        for (unsigned n = 0; n < vm->nvcpus; n++) {
+            struct vcpu *v = vm->vcpus[n];
+            kprintf("    vcpu %u: %s for %lu us on cpu %u%s%s, rip 0x%lx, if %d, irr %d, isr %d, "
+                    "deliverable %d, nmi %d, init %d, sipi %d, timer %s %ld us\n",
+                    n, state_names[v->state], to_us(now - v->state_since), v->cpu,
+                    v->on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->regs.rip,
+                    !!(v->regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
+                    highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic),
+                    nmi_waiting(&v->nmi), v->init_pending, v->sipi_vector,
+                    v->timer.cpu >= 0 ? "due in" : "off",
+                    v->timer.cpu >= 0 ? (int64_t)(v->timer.deadline - now) * 1000 / (int64_t)tsc_khz
+                                      : 0);
+        }
+    }
 }

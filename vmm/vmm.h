@@ -23,4 +23,7 @@ bool vmm_all_stopped(void);
 /* True if every VM that ran exited with code 0. */
 bool vmm_all_succeeded(void);
 
+/* For a state dump (sched/watchdog.h): every running VM's vCPUs, read without their locks. */
+void vmm_dump(void);
+
 #endif

@@ -37,6 +37,7 @@
 #define EFER_NXE  (1u << 11)
 #define EFER_SVME (1u << 12)
 
+#define RFLAGS_TF (1u << 8)
 #define RFLAGS_IF (1u << 9)
 
 struct cpuid_regs {

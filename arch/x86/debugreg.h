@@ -16,6 +16,26 @@ struct debug_regs {
 };
 
 #define DR6_INIT 0xffff0ff0ull
+#define DR6_BS   (1ull << 14) /* single step */
+#define DR6_B0_3 0xfull       /* breakpoint conditions */
+
+/* A single-step trap's effect on DR6: BS set, the breakpoint bits cleared (as KVM does). */
+static inline uint64_t dr6_single_step(uint64_t dr6)
+{
+    return (dr6 & ~DR6_B0_3) | DR6_BS;
+}
+
+static inline uint64_t dr6_read(void)
+{
+    uint64_t v;
+    __asm__ volatile("mov %%db6, %0" : "=r"(v));
+    return v;
+}
+
+static inline void dr6_write(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%db6" ::"r"(v));
+}
 
 void debugregs_load(const struct debug_regs *d);
 void debugregs_save(struct debug_regs *d);

@@ -34,9 +34,12 @@
 #define PIN_PREEMPTION_TIMER (1ull << (32 + 6))
 #define PROC_SECONDARY       (1ull << (32 + 31))
 #define PROC2_EPT            (1ull << (32 + 1))
+#define PROC2_RDTSCP         (1ull << (32 + 3))
 #define PROC2_VPID           (1ull << (32 + 5))
 #define PROC2_UNRESTRICTED   (1ull << (32 + 7))
 #define PROC2_PLE            (1ull << (32 + 10))
+#define PROC2_INVPCID        (1ull << (32 + 12))
+#define PROC2_XSAVES         (1ull << (32 + 20))
 #define EPT_CAP_WALK4        (1ull << 6)
 #define EPT_CAP_WB           (1ull << 14)
 #define EPT_CAP_2M           (1ull << 16)
@@ -61,6 +64,8 @@ static void decode_svm(const struct cpu_raw *raw, struct virt_features *f)
     f->pause_filter_thresh = d & SVM_PAUSE_FILTER_THRESH;
     f->vgif = d & SVM_VGIF;
     f->idle_hlt = d & SVM_IDLE_HLT;
+    /* pollux sets none of the RDTSCP, INVPCID or XSAVES intercepts. */
+    f->guest_rdtscp = f->guest_invpcid = f->guest_xsaves = true;
     if (raw->vm_cr & VM_CR_SVMDIS)
         f->reason = (raw->vm_cr & VM_CR_LOCK) ? "SVM disabled by firmware (VM_CR.SVMDIS locked)"
                                               : "SVM disabled (VM_CR.SVMDIS)";
@@ -80,6 +85,10 @@ static void decode_vmx(const struct cpu_raw *raw, struct virt_features *f)
         f->vpid = raw->vmx_procbased2 & PROC2_VPID;
         f->unrestricted_guest = raw->vmx_procbased2 & PROC2_UNRESTRICTED;
         f->ple = raw->vmx_procbased2 & PROC2_PLE;
+        /* Without its control each raises #UD in the guest (vmx_derive_controls sets them). */
+        f->guest_rdtscp = raw->vmx_procbased2 & PROC2_RDTSCP;
+        f->guest_invpcid = raw->vmx_procbased2 & PROC2_INVPCID;
+        f->guest_xsaves = raw->vmx_procbased2 & PROC2_XSAVES;
     }
     if (f->ept) {
         uint64_t cap = raw->vmx_ept_vpid_cap;

@@ -32,6 +32,8 @@ struct virt_features {
     enum virt_backend backend;
     const char *reason; /* why VIRT_NONE, "" otherwise */
     bool x2apic, tsc_deadline, nx;
+    /* Instructions a guest may execute (SVM: all; VMX: with their secondary controls). */
+    bool guest_rdtscp, guest_invpcid, guest_xsaves;
     /* SVM */
     bool npt, nrips, pause_filter, pause_filter_thresh, idle_hlt, vgif, flush_by_asid, vmcb_clean,
         decode_assists;

@@ -11,17 +11,27 @@
 #define CR4_OSFXSR     (1u << 9)
 #define CR4_OSXMMEXCPT (1u << 10)
 #define CR4_OSXSAVE    (1u << 18)
+#define CR4_PKE        (1u << 22)
+#define CPUID7_ECX_PKU (1u << 3)
 
-#define XCR0_X87 (1u << 0)
-#define XCR0_SSE (1u << 1)
-#define XCR0_AVX (1u << 2)
+#define XCR0_X87  (1u << 0)
+#define XCR0_SSE  (1u << 1)
+#define XCR0_AVX  (1u << 2)
+#define XCR0_PKRU (1u << 9)
 /* Components pollux saves for guests; others (AVX-512, MPX, ...) are not offered. */
-#define XCR0_SUPPORTED (XCR0_X87 | XCR0_SSE | XCR0_AVX)
+#define XCR0_SUPPORTED (XCR0_X87 | XCR0_SSE | XCR0_AVX | XCR0_PKRU)
 
 #define FXSAVE_MXCSR_OFFSET 24
 #define MXCSR_DEFAULT       0x1f80
 
 static bool have_xsave;
+/*
+ * PKRU is switched by hand as well: WRPKRU works whatever the guest's XCR0
+ * says, so XSAVE under the guest's XCR0 may miss it. The host sets CR4.PKE
+ * to reach the register; its own pages are supervisor pages, which PKRU
+ * does not govern.
+ */
+static bool have_pku;
 static uint64_t host_xcr0;
 static unsigned area_size = 512;
 
@@ -33,10 +43,13 @@ static inline void xsetbv(uint64_t v)
 void fpu_cpu_init(void)
 {
     have_xsave = cpuid(1, 0).ecx & (1u << 26);
+    have_pku = cpuid(0, 0).eax >= 7 && (cpuid(7, 0).ecx & CPUID7_ECX_PKU);
     write_cr0((read_cr0() & ~(uint64_t)(CR0_EM | CR0_TS)) | CR0_MP | CR0_NE);
     uint64_t cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;
     if (have_xsave)
         cr4 |= CR4_OSXSAVE;
+    if (have_pku)
+        cr4 |= CR4_PKE;
     write_cr4(cr4);
     if (have_xsave) {
         struct cpuid_regs d = cpuid(0xd, 0);
@@ -49,6 +62,23 @@ void fpu_cpu_init(void)
 bool fpu_has_xsave(void)
 {
     return have_xsave;
+}
+
+unsigned fpu_xsave_size(void)
+{
+    return area_size;
+}
+
+static inline uint32_t rdpkru(void)
+{
+    uint32_t eax, edx;
+    __asm__ volatile("rdpkru" : "=a"(eax), "=d"(edx) : "c"(0));
+    return eax;
+}
+
+static inline void wrpkru(uint32_t v)
+{
+    __asm__ volatile("wrpkru" ::"a"(v), "c"(0), "d"(0) : "memory");
 }
 
 uint64_t fpu_host_xcr0(void)
@@ -86,10 +116,14 @@ void fpu_guest_enter(struct fpu_state *f)
     } else {
         __asm__ volatile("fxrstor64 %0" ::"m"(*f->area) : "memory");
     }
+    if (have_pku)
+        wrpkru(f->pkru);
 }
 
 void fpu_guest_leave(struct fpu_state *f)
 {
+    if (have_pku)
+        f->pkru = rdpkru();
     if (have_xsave) {
         /* Saved under the guest's XCR0: components it disabled it cannot have changed. */
         __asm__ volatile("xsave64 %0" : "=m"(*f->area) : "a"(~0u), "d"(~0u) : "memory");

@@ -14,6 +14,7 @@
 struct fpu_state {
     uint8_t *area; /* XSAVE/FXSAVE image, 64-byte aligned */
     uint64_t xcr0; /* the guest's XCR0 */
+    uint32_t pkru; /* the guest's PKRU, where the CPU has protection keys */
 };
 
 /* Per CPU: set CR0/CR4 for FXSAVE/XSAVE and the host's XCR0. */
@@ -31,6 +32,8 @@ bool fpu_xcr0_valid(uint64_t xcr0);
 /* Change XCR0 while the guest's state is loaded (the XSETBV exit). */
 void fpu_set_guest_xcr0(struct fpu_state *f, uint64_t xcr0);
 bool fpu_has_xsave(void);
+/* The XSAVE area size for every component a guest may enable. */
+unsigned fpu_xsave_size(void);
 uint64_t fpu_host_xcr0(void);
 
 #endif

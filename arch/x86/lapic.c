@@ -22,6 +22,7 @@
 
 #define SVR_ENABLE          (1u << 8)
 #define LVT_MASKED          (1u << 16)
+#define LVT_DELIVERY_NMI    (4u << 8)
 #define ICR_PENDING         (1u << 12)
 #define ICR_ASSERT          (1u << 14)
 #define ICR_LEVEL           (1u << 15)
@@ -56,7 +57,8 @@ void lapic_init(void)
     wr(LAPIC_TPR, 0);
     wr(LAPIC_LVT_TIMER, LVT_MASKED);
     wr(LAPIC_LVT_LINT0, LVT_MASKED);
-    wr(LAPIC_LVT_LINT1, LVT_MASKED);
+    /* LINT1 is the NMI input (a machine's NMI button, QEMU's inject-nmi): a state dump. */
+    wr(LAPIC_LVT_LINT1, LVT_DELIVERY_NMI);
     wr(LAPIC_LVT_ERROR, LVT_MASKED);
     wr(LAPIC_SVR, SVR_ENABLE | VECTOR_SPURIOUS);
     wr(LAPIC_ESR, 0);
@@ -100,6 +102,11 @@ void lapic_send_sipi(uint32_t apic_id, uint8_t vector_page)
 void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
 {
     icr_send(apic_id, ICR_ASSERT | vector);
+}
+
+void lapic_send_nmi(uint32_t apic_id)
+{
+    icr_send(apic_id, ICR_NMI | ICR_ASSERT);
 }
 
 void lapic_send_nmi_all_but_self(void)

@@ -19,6 +19,7 @@ void lapic_send_init(uint32_t apic_id);
 void lapic_send_sipi(uint32_t apic_id, uint8_t vector_page);
 void lapic_send_ipi(uint32_t apic_id, uint8_t vector);
 void lapic_send_nmi_all_but_self(void);
+void lapic_send_nmi(uint32_t apic_id);
 
 /* Timer: ticks at lapic_timer_khz (divide-by-16). */
 extern uint64_t lapic_timer_khz;

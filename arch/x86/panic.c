@@ -9,6 +9,7 @@
 #include "drivers/console.h"
 #include "drivers/power.h"
 #include "lib/json.h"
+#include "lib/string.h"
 
 #define BACKTRACE_MAX 32
 
@@ -88,24 +89,33 @@ static void panic_begin(unsigned cpu)
     console_panic_takeover();
 }
 
-static __attribute__((noreturn)) void panic_end(unsigned cpu, long vector, uint64_t rip)
+/* What the lockup watchdog asked for: which CPU its NMI is for, and why. */
+static struct {
+    int cpu; /* -1: none */
+    unsigned detected_by;
+    uint64_t stale_ms;
+} lockup = {.cpu = -1};
+
+static __attribute__((noreturn)) void panic_end(unsigned cpu, long vector, uint64_t rip,
+                                                const char *kind)
 {
-    char buf[128];
+    char buf[160];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "kind", kind);
     json_u64(&j, "cpu", cpu);
     json_i64(&j, "vector", vector);
     json_hex(&j, "rip", rip);
+    if (!strcmp(kind, "lockup")) {
+        json_u64(&j, "detected_by", lockup.detected_by);
+        json_u64(&j, "stale_ms", lockup.stale_ms);
+    }
     console_event("panic", &j);
     system_shutdown(SHUTDOWN_PANIC);
 }
 
-void panic_trap(struct trap_frame *f)
+static void dump_frame(const struct trap_frame *f)
 {
-    unsigned cpu = current_cpu();
-    panic_begin(cpu);
-    kprintf("\n*** pollux panic on cpu %u: %s (vector %lu, error code 0x%lx)\n", cpu,
-            exception_name(f->vector), f->vector, f->error);
     print_addr("rip ", f->rip);
     kprintf("cs  0x%04lx  ss 0x%04lx  rflags 0x%016lx  rsp 0x%016lx\n", f->cs, f->ss, f->rflags,
             f->rsp);
@@ -119,7 +129,37 @@ void panic_trap(struct trap_frame *f)
     kprintf("cr0 0x%016lx  cr2 0x%016lx  cr3 0x%016lx  cr4 0x%016lx\n", read_cr0(), read_cr2(),
             read_cr3(), read_cr4());
     backtrace(f->rip, f->rbp);
-    panic_end(cpu, (long)f->vector, f->rip);
+}
+
+void panic_trap(struct trap_frame *f)
+{
+    unsigned cpu = current_cpu();
+    panic_begin(cpu);
+    kprintf("\n*** pollux panic on cpu %u: %s (vector %lu, error code 0x%lx)\n", cpu,
+            exception_name(f->vector), f->vector, f->error);
+    dump_frame(f);
+    panic_end(cpu, (long)f->vector, f->rip, "exception");
+}
+
+void panic_lockup_request(unsigned cpu, unsigned detected_by, uint64_t stale_ms)
+{
+    lockup.detected_by = detected_by;
+    lockup.stale_ms = stale_ms;
+    __atomic_store_n(&lockup.cpu, (int)cpu, __ATOMIC_RELEASE);
+    lapic_send_nmi(cpus[cpu]->apic_id);
+}
+
+bool panic_lockup_nmi(struct trap_frame *f)
+{
+    unsigned cpu = current_cpu();
+    if (__atomic_load_n(&lockup.cpu, __ATOMIC_ACQUIRE) != (int)cpu)
+        return false;
+    panic_begin(cpu);
+    kprintf("\n*** pollux panic on cpu %u: lockup: no heartbeat for %lu ms (seen by cpu %u); "
+            "stopped by NMI at:\n",
+            cpu, lockup.stale_ms, lockup.detected_by);
+    dump_frame(f);
+    panic_end(cpu, (long)f->vector, f->rip, "lockup");
 }
 
 void panic(const char *fmt, ...)
@@ -134,5 +174,5 @@ void panic(const char *fmt, ...)
     va_end(ap);
     uint64_t rip = (uint64_t)__builtin_return_address(0);
     backtrace(rip - 1, *(uint64_t *)__builtin_frame_address(0));
-    panic_end(cpu, -1, rip);
+    panic_end(cpu, -1, rip, "software");
 }

@@ -26,7 +26,10 @@ typedef void (*irq_handler)(struct trap_frame *f);
 void idt_init(void);
 void idt_load(void);
 
-/* Install a handler for an interrupt vector (32..255). The handler sends EOI. */
+/*
+ * Install a handler for an interrupt vector (32..255; the handler sends EOI),
+ * or for NMIs (2) that are neither a panic's nor the lockup watchdog's.
+ */
 void irq_register(uint8_t vector, irq_handler h);
 
 void trap_dispatch(struct trap_frame *f);

@@ -37,7 +37,7 @@ enum exit_reason {
     EXIT_INVD,
     EXIT_WBINVD,
     EXIT_XSETBV,
-    EXIT_CR8,          /* MOV to/from CR8: the guest's task priority (VMX; SVM keeps V_TPR) */
+    EXIT_CR8, /* MOV to/from CR8: the guest's task priority (VMX; SVM syncs V_TPR at entry/exit) */
     EXIT_UNDEFINED,    /* an instruction pollux refuses: the guest gets #UD */
     EXIT_ENTRY_FAILED, /* the CPU refused the guest state */
     EXIT_UNKNOWN,      /* a vendor exit pollux does not expect */
@@ -126,9 +126,16 @@ struct virt_ops {
     void (*vcpu_run)(struct vcpu *v, struct exit_record *e);
     void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
-    /* After an emulated instruction: the STI/MOV-SS shadow ends with it. */
-    void (*clear_interrupt_shadow)(struct vcpu *v);
-    /* MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...). */
+    /*
+     * After an instruction pollux emulated (RIP already past it): the
+     * STI/MOV-SS shadow ends with it, and if the guest had RFLAGS.TF set the
+     * single-step #DB (DR6.BS) follows it, as the CPU would have raised it.
+     */
+    void (*end_emulated_instruction)(struct vcpu *v);
+    /*
+     * MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...).
+     * Writes of linear addresses arrive checked canonical (vmm/guest_msrs.c).
+     */
     enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
     void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);
@@ -157,10 +164,14 @@ struct virt_ops {
      */
     /* RFLAGS.IF set, no STI/MOV-SS shadow, no event already queued for entry. */
     bool (*interrupt_allowed)(struct vcpu *v);
+    /* The STI/MOV-SS shadow covers the instruction at RIP. */
+    bool (*in_interrupt_shadow)(struct vcpu *v);
     void (*inject_interrupt)(struct vcpu *v, uint8_t vector);
     void (*set_interrupt_window)(struct vcpu *v, bool on);
     /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */
     bool (*nmi_allowed)(struct vcpu *v);
+    /* An NMI is being injected, or the guest is in its handler (before the IRET). */
+    bool (*nmi_in_service)(struct vcpu *v);
     void (*inject_nmi)(struct vcpu *v);
     void (*set_nmi_window)(struct vcpu *v, bool on);
     /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */

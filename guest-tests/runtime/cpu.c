@@ -21,10 +21,6 @@
 #define ONLINE_TIMEOUT_US 1000000
 #define EXIT_EXCEPTION    3
 
-struct interrupt_frame {
-    uint32_t eip, cs, eflags;
-};
-
 struct pseudo_descriptor {
     uint16_t limit;
     uint32_t base;

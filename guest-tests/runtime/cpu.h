@@ -20,8 +20,10 @@
 
 #include "guest-tests/runtime/runtime.h"
 
-/* What an __attribute__((interrupt)) handler gets: EIP, CS, EFLAGS. */
-struct interrupt_frame;
+/* What an __attribute__((interrupt)) handler gets (no privilege change: no ESP, SS). */
+struct interrupt_frame {
+    uint32_t eip, cs, eflags;
+};
 
 /*
  * On the BSP: load the GDT (flat code GDT_CODE, data GDT_DATA) and the IDT,

@@ -19,6 +19,7 @@
 #define ICR_DELIVERY_PENDING (1u << 12) /* xAPIC only */
 #define ICR_LEVEL_ASSERT     (1u << 14)
 #define ICR_ALL_BUT_SELF     (3u << 18)
+#define ICR_NMI              (4u << 8)
 #define ICR_INIT             (5u << 8)
 #define ICR_STARTUP          (6u << 8)
 #define LVT_MASKED           (1u << 16)
@@ -121,6 +122,11 @@ static void write_icr(uint32_t dest, uint32_t low)
 void send_ipi(uint32_t apic_id, uint8_t vector)
 {
     write_icr(apic_id, vector); /* fixed delivery, physical destination, edge */
+}
+
+void send_nmi(uint32_t apic_id)
+{
+    write_icr(apic_id, ICR_NMI | ICR_LEVEL_ASSERT);
 }
 
 void send_init_sipi_all(uint32_t page)

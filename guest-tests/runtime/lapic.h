@@ -44,6 +44,8 @@ bool switch_to_x2apic(void);
 
 /* A fixed, edge-triggered IPI to one APIC ID (physical destination). */
 void send_ipi(uint32_t apic_id, uint8_t vector);
+/* An NMI to one APIC ID. */
+void send_nmi(uint32_t apic_id);
 /*
  * Start all other CPUs at the page at physical address page (4 KiB
  * aligned, below 1 MiB): INIT, 10 ms, STARTUP, 200 us, STARTUP, with the

@@ -7,18 +7,29 @@ together is itself part of the test and keeps `make test` within budget.
 Every test pins ACCEL=tcg (tools/test.py), so results do not depend on the
 machine. Keep the default set within the 15-minute CI budget on 2 cores.
 """
+import os
+
+import cpuid_policy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CPUID_TABLE = os.path.join(ROOT, "docs", "cpuid.md")
 
 
 class Test:
     def __init__(self, name, checks, emu="qemu", smp=2, cpu="", mem=512, args="", guests="",
-                 boot="grub", timeout=120, full_only=False):
+                 boot="grub", timeout=120, full_only=False, soak=False):
         self.name, self.checks, self.timeout, self.full_only = name, checks, timeout, full_only
+        self.soak = soak
         self.emu, self.smp, self.cpu, self.mem = emu, smp, cpu, mem
         self.args, self.guests, self.boot = args, guests, boot
 
     def run_flags(self):
+        args = self.args
+        # TCG's TSC is host time and a loaded host stalls emulated CPUs: a longer watchdog.
+        if self.emu == "qemu" and "watchdog_ms=" not in args:
+            args = f"{args} watchdog_ms=10000".strip()
         return ["--emu", self.emu, "--smp", str(self.smp), "--cpu", self.cpu, "--mem",
-                str(self.mem), "--args", self.args, "--guests", self.guests, "--boot", self.boot]
+                str(self.mem), "--args", args, "--guests", self.guests, "--boot", self.boot]
 
 
 # ---- reusable checks -------------------------------------------------------
@@ -43,9 +54,18 @@ def virt_reason(words):
     return check
 
 
+def integrity(log):
+    """The hypervisor's text and read-only data are unchanged at shutdown."""
+    i = log.one("integrity")
+    assert i["text_ok"] is True and i["rodata_ok"] is True, f"@integrity {i.body}"
+    assert i["text_bytes"] > 0 and i["rodata_bytes"] > 0, f"@integrity {i.body}"
+
+
 def shutdown(status):
     def check(log):
         got = log.shutdown_status()
+        if got in (0, 1):  # every orderly shutdown checks the hypervisor's own image
+            integrity(log)
         if status == "nonzero":
             assert got != 0, "@shutdown status is 0, want non-zero"
             assert log.returncode != 0, "run exited 0 despite a non-zero @shutdown"
@@ -67,6 +87,8 @@ def panic(vector, in_backtrace=None):
     def check(log):
         p = log.one("panic")
         assert p["vector"] == vector, f"@panic vector={p['vector']}, want {vector}"
+        kind = "exception" if vector >= 0 else "software"
+        assert p["kind"] == kind, f"@panic kind={p['kind']}, want {kind}"
         assert p["rip"].startswith("0x"), f"@panic rip {p['rip']}"
         assert p["cpu"] == 0, f"@panic cpu={p['cpu']}"
         text = "\n".join(log.lines)
@@ -78,6 +100,21 @@ def panic(vector, in_backtrace=None):
             bt = text.split("backtrace:", 1)[1]
             assert f"<{in_backtrace}+" in bt, f"backtrace does not name {in_backtrace}"
         assert not log.all("boot") or log.events.index(log.one("boot")) < log.events.index(p)
+    return check
+
+
+def lockup(cpu, detected_by, watchdog_ms):
+    """The watchdog caught `cpu` spinning with interrupts off (fault_test=4)."""
+    def check(log):
+        p = log.one("panic")
+        assert p["kind"] == "lockup", f"@panic kind={p['kind']}, want lockup"
+        assert (p["cpu"], p["detected_by"], p["vector"]) == (cpu, detected_by, 2), f"@panic {p.body}"
+        assert p["stale_ms"] >= watchdog_ms, f"fired after {p['stale_ms']} ms, before {watchdog_ms}"
+        text = "\n".join(log.lines)
+        for reg in ("rax 0x", "r15 0x", "rflags 0x"):
+            assert reg in text, f"register dump lacks '{reg}'"
+        bt = text.split("backtrace:", 1)[1] if "backtrace:" in text else ""
+        assert "<lockup_test_spin+" in bt, "backtrace does not name lockup_test_spin"
     return check
 
 
@@ -131,17 +168,99 @@ def rejects(*modules):
     return check
 
 
+# The checks cpucheck must have run on every backend, whatever its CPUID offers.
+CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "spec-ctrl-absent",
+                   "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
+                   "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
+                   "step-hypercall", "step-mmio", "tpr-cr8"}
+# Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
+CPUCHECK_BY_BIT = {
+    ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),
+    ("0x7.0", "ECX", 22): ("rdpid", "rdpid-absent"),
+    ("0xd.1", "EAX", 3): ("xsaves", "xsaves-absent"),
+    ("0x7.0", "ECX", 3): ("pku", "pku-absent"),
+    ("0x7.0", "ECX", 31): ("pks", "pks-absent"),
+    ("0x7.0", "ECX", 16): ("canonical-57", "canonical-48"),
+    ("0x7.0", "EBX", 10): ("invpcid", "invpcid-absent"),
+}
+
+
+def guest_cpuid(lines):
+    """cpucheck's `cpuid <leaf>[.<subleaf>] eax ebx ecx edx` lines -> {key: [4 ints]}."""
+    seen = {}
+    for ln in lines:
+        words = ln.split()
+        if len(words) == 6 and words[0] == "cpuid":
+            seen[words[1]] = [int(w, 16) for w in words[2:]]
+    return seen
+
+
+def cpucheck_passed(vm, vcpus=2):
+    """Every check passed, those for the features its CPUID offers included."""
+    def check(log):
+        lines = log.guest_lines.get(vm, [])
+        results = {}
+        for ln in lines:
+            if ln.startswith("check "):
+                name, _, outcome = ln[len("check "):].partition(": ")
+                results[name] = outcome
+        bad = {n: o for n, o in results.items() if o != "ok"}
+        assert not bad, f"[{vm}] failed checks: {bad}"
+        want = set(CPUCHECK_ALWAYS)
+        cpuid = guest_cpuid(lines)
+        for (key, reg, bit), names in CPUCHECK_BY_BIT.items():
+            offered = bool(cpuid[key]["EAX EBX ECX EDX".split().index(reg)] >> bit & 1)
+            want.add(names[0] if offered else names[1])
+        assert want <= set(results), f"[{vm}] checks not run: {sorted(want - set(results))}"
+        assert f"cpucheck: {len(results)} checks, 0 failed" in lines, f"[{vm}] no summary"
+        leaf1 = cpuid["0x1"]
+        assert leaf1[1] >> 24 == 0 and (leaf1[1] >> 16) & 0xff == vcpus, \
+            f"[{vm}] CPUID 1 EBX 0x{leaf1[1]:x}: want APIC ID 0 of {vcpus} vCPUs"
+    check.__name__ = f"cpucheck_passed({vm})"
+    return check
+
+
+def cpuid_follows_table(vm):
+    """What the guest read is docs/cpuid.md applied to the host's CPUID (@host_cpuid)."""
+    def check(log):
+        rows = cpuid_policy.parse(CPUID_TABLE)
+        host = log.one("host_cpuid").body
+        features = log.one("boot")["features"]
+        # The guest printed its CPUID at the start: APIC enabled, CR4.OSXSAVE and PKE clear.
+        state = {"apic.EN": True, "cr4.OSXSAVE": False, "cr4.PKE": False,
+                 "exec.RDTSCP": features["guest_rdtscp"],
+                 "exec.INVPCID": features["guest_invpcid"],
+                 "exec.XSAVES": features["guest_xsaves"]}
+        seen = guest_cpuid(log.guest_lines.get(vm, []))
+        assert "0x1" in seen and "0x7.0" in seen, f"[{vm}] printed no CPUID"
+        for key, got in seen.items():
+            assert key in host, f"@host_cpuid lacks {key}"
+            leaf, _, sub = key.partition(".")
+            h = host[key]
+            regs = [int(h[r], 16) for r in ("eax", "ebx", "ecx", "edx")]
+            want = cpuid_policy.expected(rows, int(leaf, 16), int(sub or 0), regs, state)
+            for i, reg in enumerate(cpuid_policy.REGS):
+                value, decided = want[reg]
+                assert got[i] & decided == value, \
+                    f"[{vm}] CPUID {key} {reg} 0x{got[i]:x}: the table says 0x{value:x} in " \
+                    f"0x{decided:x} (host 0x{regs[i]:x})"
+    check.__name__ = f"cpuid_follows_table({vm})"
+    return check
+
+
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
-# Three VMs at once, all exiting 0.
-GUESTS_OK = "hello hello exitbench:args=200"
+# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
+GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
 GUESTS_OK_CHECKS = [
     guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                "hypervisor bit: 1"),
     guest_says("hello-2", "hello, world", "cmdline: /boot/1-hello.elf"),
     benches("exitbench", EXITBENCH_OPS, 200),
+    cpucheck_passed("cpucheck"),
+    cpuid_follows_table("cpucheck"),
     vm_stops(**{"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
-                "exitbench": (0, "debug-exit")}),
+                "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}),
     rejects(),
     shutdown(0),
 ]
@@ -173,7 +292,67 @@ TIMEOUT_MS = {"spin": 200, "halt": 200}
 FUZZ_SEEDS = (1, 2)
 
 
-def guests_bad(bochs_svm=False):
+# Isolation (escape and memsum): in the same boot as the bad guests. Probe
+# VMs use unbacked=stop (the default) and stop at one address each; esc-sweep
+# tries them all under unbacked=ignore while memsum checksums its own RAM.
+ESCAPE_TEXT = (0x10000, 0x20000)  # escape is linked at 64 KiB (guests.mk)
+HV_LOAD_ADDR = 0x100000           # linker.ld
+ESCAPE_PROBES = {                  # vm: (mem, probe argument, address it must stop at)
+    "esc-above": ("2M", "0x200000", 0x200000),
+    "esc-hv": ("1M", hex(HV_LOAD_ADDR), HV_LOAD_ADDR),
+    "esc-high": ("1M", "high", None),  # 2^(MAXPHYADDR-1), from the guest's first line
+    "esc-ioapic": ("1M", "0xfec00000", 0xfec00000),
+    "esc-hpet": ("1M", "0xfed00000", 0xfed00000),
+}
+ISOLATION_GUESTS = (["escape:name=esc-sweep:mem=1M:unbacked=ignore:args=sweep",
+                     "memsum:mem=4M:args=3000"] +
+                    [f"escape:name={vm}:mem={mem}:args=probe+{arg}"
+                     for vm, (mem, arg, _) in ESCAPE_PROBES.items()])
+
+
+def escape_sweep(log):
+    vm = "esc-sweep"
+    bench = {e["op"]: e for e in log.all("bench") if e.vm == vm}
+    assert sorted(bench) == ["apic_odd", "pattern", "reserved_bit_pf", "sweep"], f"{vm}: {bench}"
+    for op in ("apic_odd", "pattern", "reserved_bit_pf"):
+        assert bench[op]["ok"] == 1, f"{vm}: {bench[op]}"
+    sweep = bench["sweep"]
+    assert sweep["bad"] == 0 and sweep["probes"] > 4000, f"{vm}: {sweep}"
+    stop = [e for e in log.all("vm_stop") if e["vm"] == vm][0]
+    # Every ignored access was counted, and nothing else (the local APIC is backed).
+    assert (stop["unbacked_reads"], stop["unbacked_writes"]) == (sweep["reads"], sweep["writes"]), \
+        f"{vm}: counted {stop['unbacked_reads']} reads, {stop['unbacked_writes']} writes; {sweep}"
+    # The sweep went over every MiB from 1 MiB to 4 GiB: memsum's host-physical RAM among them.
+    hpa = int([e for e in log.all("vm_start") if e["vm"] == "memsum"][0]["mem_hpa"], 16)
+    assert hpa % 0x100000 == 0 and 0x100000 <= hpa < 1 << 32, f"memsum at {hpa:#x} was not probed"
+
+
+def memsum_unchanged(log):
+    got = [e for e in log.all("bench") if e.vm == "memsum"]
+    assert len(got) == 1 and got[0]["before"] == got[0]["after"], f"memsum: {got}"
+    stops = [e["vm"] for e in log.all("vm_stop")]
+    assert stops.index("memsum") > stops.index("esc-sweep"), "memsum finished before the sweep"
+
+
+def escape_probes(log):
+    stops = {e["vm"]: e for e in log.all("vm_stop")}
+    for vm, (_, _, address) in ESCAPE_PROBES.items():
+        if address is None:
+            first = log.guest_lines.get(vm, [""])[0]
+            address = 1 << (int(first.rsplit(" ", 1)[1]) - 1)
+        e = stops[vm]
+        assert e.get("address") == hex(address), f"{vm} stopped at {e.get('address')}, want {address:#x}"
+        rip = int(e["rip"], 16)
+        assert ESCAPE_TEXT[0] <= rip < ESCAPE_TEXT[1], f"{vm}: rip {rip:#x} is not escape's code"
+        assert e["unbacked_reads"] == 0 and e["unbacked_writes"] == 0, f"{vm}: {e.body}"
+
+
+ISOLATION_STOPS = dict({"esc-sweep": (0, "debug-exit"), "memsum": (0, "debug-exit")},
+                       **{vm: (-1, "bad-access") for vm in ESCAPE_PROBES})
+ISOLATION_CHECKS = [escape_sweep, memsum_unchanged, escape_probes, integrity]
+
+
+def guests_bad(bochs_svm=False, isolation=False):
     words = ["hello"]
     for name, (args, _, _) in BAD_VMS.items():
         if bochs_svm and name == "triple":
@@ -187,11 +366,15 @@ def guests_bad(bochs_svm=False):
               for seed in FUZZ_SEEDS]
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
               "hello:name=nomem:mem=1G:vcpus=2"]
+    if isolation:
+        words += ISOLATION_GUESTS
     return " ".join(words)
 
 
-def guests_bad_checks(bochs_svm=False):
+def guests_bad_checks(bochs_svm=False, isolation=False):
     stops = {"hello": (0, "debug-exit")}
+    if isolation:
+        stops.update(ISOLATION_STOPS)
     for name, (_, code, reason) in BAD_VMS.items():
         if not (bochs_svm and name == "triple"):
             stops[name] = (code, reason)
@@ -199,7 +382,7 @@ def guests_bad_checks(bochs_svm=False):
         stops[f"fuzz{seed}"] = (0, "debug-exit")
     fuzz_done = [guest_done(f"fuzz{seed}", f"fuzz done: 2000 ops, seed {seed}")
                  for seed in FUZZ_SEEDS]
-    return fuzz_done + [
+    return fuzz_done + (ISOLATION_CHECKS if isolation else []) + [
         vm_stops(**stops),
         guest_says("hello", "hello, world"),
         guest_says("puts", "written by HC_PUTS",
@@ -309,6 +492,90 @@ GUESTS_HOGS_CHECKS = [
 ]
 
 
+# ---- soak: an overcommitted mix (11 vCPUs on 2 CPUs) for a fixed virtual duration.
+# Every ping-pong round and timer tick must be accounted for, every VM must end
+# with code 0, none may have stalled for long, no lockup, and @integrity holds.
+# The longest a round trip, or a vCPU's wait for its next timer tick, may take. Under
+# TCG the TSC is host time, which runs on while a busy host deschedules QEMU.
+SOAK_STALL_MS = 3000
+# Guest TSC rate, to size spinlock's run in cycles: QEMU passes the host's TSC
+# (about 2 GHz here), Bochs counts ips=100000000 per emulated second.
+SOAK_TSC_HZ = {"qemu": 2_000_000_000, "bochs": 100_000_000}
+
+
+def soak_work(seconds, emu):
+    return {"pp": seconds * 25, "ticks": seconds * 250, "hog_ms": seconds * 1000,
+            "lock_cycles": seconds * SOAK_TSC_HZ[emu], "fuzz_ops": seconds * 2000}
+
+
+def soak_guests(seconds, emu):
+    w = soak_work(seconds, emu)
+    timeout = f"timeout_ms={(seconds * 20 + 120) * 1000}"  # a hang ends as a failed VM
+    return " ".join([
+        f"pingpong:name=pp01:vcpus=2:pin=0,1:{timeout}:args={w['pp']}",
+        f"pingpong:name=pp11:vcpus=2:pin=1,1:{timeout}:args={w['pp']}",
+        f"spinlock:vcpus=3:{timeout}:args={w['lock_cycles']}",
+        f"timer:vcpus=2:{timeout}:args={w['ticks']}",
+        f"cpuhog:vcpus=2:{timeout}:args={w['hog_ms']}",
+        f"fuzz:name=fuzz1:mem=8M:{timeout}:args={w['fuzz_ops']}+101",
+        f"fuzz:name=fuzz2:mem=8M:{timeout}:args={w['fuzz_ops']}+102",
+    ])
+
+
+def soak_checks(seconds, emu):
+    w = soak_work(seconds, emu)
+
+    def no_stalls(log):
+        khz = log.one("boot")["tsc_khz"]
+        for e in log.all("bench"):
+            if e.get("op") == "ipi_roundtrip":
+                late_ms = e["max_cycles"] / khz
+                assert late_ms < SOAK_STALL_MS, f"[{e.vm}] a round trip took {late_ms:.0f} ms"
+            if e.get("op") == "periodic":
+                gap_ms = e["max_gap_us"] / 1000
+                assert gap_ms < SOAK_STALL_MS, f"[{e.vm}] {gap_ms:.0f} ms without a timer tick"
+
+    def timer_accounted(log):
+        """Every timer interrupt pollux raised reached the guest, and every period is counted."""
+        stop = [e for e in log.all("vm_stop") if e["vm"] == "timer"][0]
+        for e in (e for e in log.all("bench") if e.vm == "timer" and e.get("op") == "periodic"):
+            t = stop["vcpus"][str(e["vcpu"])]["timer"]
+            assert e["interrupts"] == t["delivered"], \
+                f"timer vCPU {e['vcpu']}: took {e['interrupts']} interrupts, pollux raised {t}"
+            assert t["delivered"] + t["coalesced"] + t["skipped"] >= w["ticks"], \
+                f"timer vCPU {e['vcpu']}: {t} for {w['ticks']} periods"
+
+    def spinlock_ran(log):
+        got = [e for e in log.all("bench") if e.vm == "spinlock"]
+        assert len(got) == 1 and got[0]["vcpus"] == 3 and got[0]["value"] > 0, f"spinlock: {got}"
+
+    def hogs_worked(log):
+        got = [e for e in log.all("bench") if e.vm == "cpuhog"]
+        assert sorted(e["vcpu"] for e in got) == [0, 1], f"cpuhog reports {got}"
+        assert all(e["value"] > 0 for e in got), f"a cpuhog vCPU did no work: {got}"
+
+    vms = ("pp01", "pp11", "spinlock", "timer", "cpuhog", "fuzz1", "fuzz2")
+    return [
+        pingpong_ran("pp01", w["pp"]), pingpong_ran("pp11", w["pp"]),
+        timer_ticks("timer", 2, w["ticks"]), guest_says("timer", "oneshot ok"),
+        timer_accounted, spinlock_ran, hogs_worked, no_stalls,
+        guest_done("fuzz1", f"fuzz done: {w['fuzz_ops']} ops, seed 101"),
+        guest_done("fuzz2", f"fuzz done: {w['fuzz_ops']} ops, seed 102"),
+        vm_stops(**{vm: (0, "debug-exit") for vm in vms}),
+        vcpu_accounting("spinlock", 3),
+        shutdown(0),
+    ]
+
+
+SOAK_PLATFORMS = {"qemu": ("qemu", ""), "bochs-skylake": ("bochs", ""),
+                  "bochs-ryzen": ("bochs", "ryzen")}
+
+
+def soak_tests(seconds):
+    """`make soak`: the mix on every platform for `seconds` of virtual time."""
+    return [Test(f"soak-{plat}", soak_checks(seconds, emu), emu=emu, cpu=cpu, smp=2,
+                 guests=soak_guests(seconds, emu), timeout=seconds * 30 + 300, soak=True)
+            for plat, (emu, cpu) in SOAK_PLATFORMS.items()]
 # ---- halt polling -----------------------------------------------------------
 
 HALT_STATS_KEYS = (
@@ -577,6 +844,10 @@ def tests(full=False):
                                  shutdown("nonzero")], args="bogus=1"),
         Test("qemu-fault-pagefault", [panic(14, "kernel_main"), shutdown(3)], smp=2,
              args="fault_test=1", timeout=60),
+        Test("qemu-lockup", [boot_line(2, "svm"), lockup(1, 0, 1000), shutdown(3)], smp=2,
+             args="fault_test=4 watchdog_ms=1000", timeout=60),
+        Test("bochs-skylake-lockup", [boot_line(2, "vmx"), lockup(1, 0, 1000), shutdown(3)],
+             emu="bochs", smp=2, args="fault_test=4 watchdog_ms=1000", timeout=240, full_only=True),
         Test("qemu-fault-ud", [panic(6, "kernel_main"), shutdown(3)], smp=1,
              args="fault_test=2", timeout=60, full_only=True),
         Test("qemu-fault-panic", [panic(-1, "kernel_main"), shutdown(3)], smp=4,
@@ -589,7 +860,8 @@ def tests(full=False):
         Test("bochs-ryzen-smp1", [boot_line(1, "svm", ["npt", "nrips", "pause_filter"]),
                                   shutdown(0)], emu="bochs", cpu="ryzen", smp=1, timeout=240),
         Test("qemu-guests", GUESTS_OK_CHECKS, smp=2, guests=GUESTS_OK),
-        Test("qemu-guests-bad", guests_bad_checks(), smp=2, guests=guests_bad()),
+        Test("qemu-guests-bad", guests_bad_checks(isolation=True), smp=2,
+             guests=guests_bad(isolation=True)),
         Test("bochs-ryzen-guests", GUESTS_OK_CHECKS, emu="bochs", cpu="ryzen", smp=2,
              guests=GUESTS_OK, timeout=300),
         Test("bochs-ryzen-guests-bad", guests_bad_checks(bochs_svm=True), emu="bochs",
@@ -606,8 +878,8 @@ def tests(full=False):
              timeout=300),
         Test("bochs-skylake-guests-smp1", GUESTS_OK_CHECKS, emu="bochs", smp=1,
              guests=GUESTS_OK, timeout=300, full_only=True),
-        Test("bochs-skylake-guests-bad", guests_bad_checks(), emu="bochs", smp=2,
-             guests=guests_bad(), timeout=300),
+        Test("bochs-skylake-guests-bad", guests_bad_checks(isolation=True), emu="bochs", smp=2,
+             guests=guests_bad(isolation=True), timeout=300),
         Test("bochs-skylake-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", smp=2,
              guests=GUESTS_SMP, timeout=400),
         Test("bochs-skylake-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", smp=2,
@@ -634,6 +906,9 @@ def tests(full=False):
               shutdown(0)],
              smp=2, timeout=300, full_only=True,
              guests=" ".join(["hello"] + [f"fuzz:name=z{i}:args=20000+{i + 10}" for i in range(8)])),
+        # The soak's short variant.
+        Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
+             timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
         Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),

@@ -151,6 +151,27 @@ static void test_vmx_ept_needs_wb_and_4_levels(void **state)
     assert_int_equal(f.backend, VIRT_NONE);
 }
 
+/* The instructions a guest may execute, which the CPUID policy's exec.* rows follow. */
+static void test_guest_instructions(void **state)
+{
+    (void)state;
+    struct cpu_raw r = bochs_skylake();
+    r.vmx_procbased2 |= 1ull << (32 + 20); /* "enable XSAVES/XRSTORS" */
+    struct virt_features f;
+    features_decode(&r, &f);
+    assert_true(f.guest_rdtscp && f.guest_invpcid && f.guest_xsaves);
+    r.vmx_procbased2 &= ~(1ull << (32 + 12)); /* no "enable INVPCID" */
+    features_decode(&r, &f);
+    assert_false(f.guest_invpcid);
+    assert_true(f.guest_rdtscp && f.guest_xsaves);
+    r.vmx_procbased2 &= ~((1ull << (32 + 3)) | (1ull << (32 + 20)));
+    features_decode(&r, &f);
+    assert_false(f.guest_rdtscp || f.guest_xsaves);
+    r = qemu_tcg(); /* SVM intercepts none of them */
+    features_decode(&r, &f);
+    assert_true(f.guest_rdtscp && f.guest_invpcid && f.guest_xsaves);
+}
+
 static void test_no_virtualization(void **state)
 {
     (void)state;
@@ -174,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_vmx_without_secondary_controls_has_no_ept),
         cmocka_unit_test(test_vmx_locked_off_by_firmware),
         cmocka_unit_test(test_vmx_ept_needs_wb_and_4_levels),
+        cmocka_unit_test(test_guest_instructions),
         cmocka_unit_test(test_no_virtualization),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #define CR0_PG   (1ull << 31)
 #define CR4_PSE  (1ull << 4)
 #define CR4_PAE  (1ull << 5)
+#define CR4_LA57 (1ull << 12)
 #define EFER_LME (1ull << 8)
 #define EFER_LMA (1ull << 10)
 #define EFER_NXE (1ull << 11)
@@ -263,7 +264,7 @@ static void test_pae_pdpte(void **state)
 {
     (void)state;
     struct gpt_mode m = MODEPAE(0);
-    static const int reserved[] = {1, 2, 5, 6, 7, 8, 52, 57, 62, 63};
+    static const int reserved[] = {1, 2, 6, 7, 8, 52, 57, 62, 63};
     for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
         mappae(P | BIT(reserved[i]), ALL, ALL);
         m.efer = 0;
@@ -272,8 +273,8 @@ static void test_pae_pdpte(void **state)
         m.efer = EFER_NXE;
         expect_fail(&m, LAPAE, 0, GPT_RESERVED);
     }
-    /* PWT, PCD and the ignored bits 11:9 are allowed. */
-    mappae(P | BIT(3) | BIT(4) | BIT(9) | BIT(10) | BIT(11), ALL, ALL);
+    /* PWT, PCD, the ignored bits 11:9 and bit 5 (accessed, as AMD CPUs set it) are allowed. */
+    mappae(P | BIT(3) | BIT(4) | BIT(5) | BIT(9) | BIT(10) | BIT(11), ALL, ALL);
     expect_gpa(&m, LAPAE, PAE_4K | 0xabc);
     /* PDPTEs grant all rights: a user write goes through. */
     mappae(P, ALL, ALL);
@@ -423,6 +424,63 @@ static void test_long_reserved(void **state)
     }
 }
 
+/* ------------------------------------------------------------ 5-level */
+
+/* PML5 at 0x5000 above the 4-level tables; LA57 holds bits 56:48 that 4 levels ignore. */
+#define LA57      0xff5a8123456789abull
+#define E57_PML5E (0x5000 + IDX(LA57, 5) * 8)
+#define MODE57(x)                                                                                  \
+    {                                                                                              \
+        .cr0 = CR0_PE | CR0_PG | (x), .cr3 = 0x5000, .cr4 = CR4_PAE | CR4_LA57,                    \
+        .efer = EFER_LME | EFER_LMA                                                                \
+    }
+
+static void test_5level_4k(void **state)
+{
+    (void)state;
+    _Static_assert(IDX(LA57, 4) == IDX(LA64, 4) && IDX(LA57, 1) == IDX(LA64, 1), "same path");
+    struct gpt_mode m = MODE57(0);
+    map64(ALL, ALL, ALL, ALL);
+    put64(E57_PML5E, 0x1000 | ALL);
+    expect_gpa(&m, LA57, LONG_4K | 0x9ab);
+    assert_int_equal(reads8, 5);
+    /* Without CR4.LA57 the walk starts at CR3 as a PML4: here the PML5, so it fails. */
+    m.cr4 &= ~CR4_LA57;
+    expect_fail(&m, LA57, 0, GPT_NOT_PRESENT);
+    m.cr4 |= CR4_LA57;
+    /* 1 GiB pages still come from the PDPT. */
+    put64(E64_AT(3), LONG_1G | PS | ALL);
+    expect_gpa(&m, LA57, LONG_1G | (LA57 & 0x3fffffff));
+}
+
+static void test_5level_entries(void **state)
+{
+    (void)state;
+    struct gpt_mode m = MODE57(0);
+    map64(ALL, ALL, ALL, ALL);
+    put64(E57_PML5E, 0x1000);
+    expect_fail(&m, LA57, 0, GPT_NOT_PRESENT);
+    /* A PML5E cannot map a page either. */
+    put64(E57_PML5E, 0x1000 | PS | ALL);
+    expect_fail(&m, LA57, 0, GPT_RESERVED);
+    put64(E57_PML5E, 0x1000 | XD | ALL);
+    expect_fail(&m, LA57, 0, GPT_RESERVED);
+    m.efer |= EFER_NXE;
+    expect_gpa(&m, LA57, LONG_4K | 0x9ab);
+    expect_fail(&m, LA57, GPT_ACCESS_FETCH, GPT_PROTECTION);
+    /* Rights accumulate over all five levels. */
+    put64(E57_PML5E, 0x1000 | P | US);
+    expect_gpa(&m, LA57, LONG_4K | 0x9ab);
+    m.cr0 |= CR0_WP;
+    expect_fail(&m, LA57, GPT_ACCESS_WRITE, GPT_PROTECTION);
+    put64(E57_PML5E, 0x1000 | P | RW);
+    m.cpl = 3;
+    expect_fail(&m, LA57, 0, GPT_PROTECTION);
+    m.cr3 = 0x123000;
+    m.cpl = 0;
+    expect_fail(&m, LA57, 0, GPT_BAD_TABLE);
+}
+
 /* ------------------------------------------------------------ rights */
 
 static void test_write_protect(void **state)
@@ -537,6 +595,8 @@ int main(void)
         cmocka_unit_test_setup(test_long_1g, setup),
         cmocka_unit_test_setup(test_long_not_present, setup),
         cmocka_unit_test_setup(test_long_reserved, setup),
+        cmocka_unit_test_setup(test_5level_4k, setup),
+        cmocka_unit_test_setup(test_5level_entries, setup),
         cmocka_unit_test_setup(test_write_protect, setup),
         cmocka_unit_test_setup(test_user_supervisor, setup),
         cmocka_unit_test_setup(test_nx_fetch, setup),

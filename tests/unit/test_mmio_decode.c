@@ -479,6 +479,51 @@ static void test_15_byte_limit(void **state)
     assert_int_equal(decode_n(b + 1, 16, 32), -1);
 }
 
+/* ---------------------------------------------------------------- register effects */
+
+static const uint64_t OLD = 0x1122334455667788ull;
+
+static void test_load_merge(void **state)
+{
+    (void)state;
+    OK(32, 0x8b, 0x08); /* mov ecx, [eax]: 32-bit results zero-extend */
+    assert_int_equal(mmio_op_gpr(&op), 1);
+    assert_int_equal(mmio_load_merge(&op, OLD, 0xffffffffffffffffull), 0xffffffffull);
+    OK(64, 0x48, 0x8b, 0x08); /* mov rcx, [rax] */
+    assert_int_equal(mmio_load_merge(&op, OLD, 0xffffffffffffffffull), 0xffffffffffffffffull);
+    OK(32, 0x66, 0x8b, 0x08); /* mov cx, [eax]: bits 63:16 kept */
+    assert_int_equal(mmio_load_merge(&op, OLD, 0xabcdef), 0x112233445566cdefull);
+    OK(32, 0x8a, 0x08); /* mov cl, [eax] */
+    assert_int_equal(mmio_load_merge(&op, OLD, 0x1ff), 0x11223344556677ffull);
+    OK(32, 0x8a, 0x28); /* mov ch, [eax]: bits 15:8 of RCX */
+    assert_int_equal(mmio_op_gpr(&op), 1);
+    assert_int_equal(mmio_load_merge(&op, OLD, 0x1ab), 0x112233445566ab88ull);
+    OK(32, 0x0f, 0xb6, 0x08); /* movzx ecx, byte [eax] */
+    assert_int_equal(mmio_load_merge(&op, OLD, 0x1ff), 0xffull);
+    OK(32, 0x66, 0x0f, 0xb6, 0x08); /* movzx cx, byte [eax]: bits 63:16 kept */
+    assert_int_equal(mmio_load_merge(&op, OLD, 0x1ff), 0x11223344556600ffull);
+    OK(64, 0x44, 0x8b, 0x00); /* mov r8d, [rax] */
+    assert_int_equal(mmio_op_gpr(&op), 8);
+}
+
+static void test_store_value(void **state)
+{
+    (void)state;
+    OK(32, 0x89, 0x08); /* mov [eax], ecx */
+    assert_int_equal(mmio_store_value(&op, OLD), 0x55667788u);
+    OK(32, 0x88, 0x38); /* mov [eax], bh */
+    assert_int_equal(mmio_op_gpr(&op), 3);
+    assert_int_equal(mmio_store_value(&op, OLD), 0x77);
+    OK(32, 0x66, 0x89, 0x08); /* mov [eax], cx */
+    assert_int_equal(mmio_store_value(&op, OLD), 0x7788);
+    OK(64, 0x48, 0x89, 0x08); /* mov [rax], rcx */
+    assert_int_equal(mmio_store_value(&op, OLD), OLD);
+    OK(64, 0x48, 0xc7, 0x00, 0xfe, 0xff, 0xff, 0xff); /* mov qword [rax], -2 */
+    assert_int_equal(mmio_store_value(&op, OLD), 0xfffffffffffffffeull);
+    OK(32, 0xc6, 0x00, 0x5a); /* mov byte [eax], 0x5a: the register is not read */
+    assert_int_equal(mmio_store_value(&op, OLD), 0x5a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_trailing_bytes_ignored),
         cmocka_unit_test(test_15_byte_limit),
+        cmocka_unit_test(test_load_merge),
+        cmocka_unit_test(test_store_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,7 +152,7 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(v.state, VCPU_BLOCKED); /* IF=0: an interrupt does not end the halt */
     assert_int_equal(wakes, 0);
     uint64_t flags = spin_lock_irqsave(&v.lock);
-    v.nmi_pending = true; /* an NMI does */
+    nmi_send(&v.nmi); /* an NMI does */
     vcpu_notify(&v);
     spin_unlock_irqrestore(&v.lock, flags);
     assert_int_equal(v.state, VCPU_RUNNABLE);
@@ -222,32 +222,26 @@ static void test_state_time_accounting(void **state)
     assert_int_equal(v.stats.cycles[VCPU_RUNNABLE], 300);
 }
 
+/* Account a halt as vcpu_run does once it is over: a valid one, polling allowed. */
+static void finish(struct vcpu_halt h)
+{
+    v.halt = h;
+    v.halt.active = v.halt.poll_allowed = v.halt.valid = true;
+    vcpu_halt_finish(&v);
+}
+
 static void test_halt_statistics(void **state)
 {
     (void)state;
     /* Blocked from 1000 to 1001000 cycles at 1 GHz: a 1 ms halt, all of it waiting. */
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .blocked = true,
-                                .valid = true,
-                                .start = 1000,
-                                .poll_end = 1000,
-                                .woken = 1001000};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){.blocked = true, .start = 1000, .poll_end = 1000, .woken = 1001000});
     assert_int_equal(v.stats.halt_hist[19], 1); /* 1e6 ns is in [2^19, 2^20) */
     assert_int_equal(v.stats.halt_wait_hist[19], 1);
     assert_int_equal(v.stats.halt_wait_ns, 1000000);
     assert_int_equal(v.stats.halt_attempted_poll, 0);
     /* Polled 20 us, missed, then waited 80 us. */
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .polled = true,
-                                .blocked = true,
-                                .valid = true,
-                                .start = 0,
-                                .poll_end = 20000,
-                                .woken = 100000};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){
+        .polled = true, .blocked = true, .start = 0, .poll_end = 20000, .woken = 100000});
     assert_int_equal(v.stats.halt_attempted_poll, 1);
     assert_int_equal(v.stats.halt_successful_poll, 0);
     assert_int_equal(v.stats.halt_poll_fail_ns, 20000);
@@ -255,13 +249,7 @@ static void test_halt_statistics(void **state)
     assert_int_equal(v.stats.halt_wait_ns, 1000000 + 80000);
     assert_int_equal(v.stats.halt_hist[16], 1);
     /* Caught after 5 us of polling: a success, nothing waited. */
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .polled = true,
-                                .valid = true,
-                                .start = 0,
-                                .poll_end = 5000};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){.polled = true, .start = 0, .poll_end = 5000});
     assert_int_equal(v.stats.halt_successful_poll, 1);
     assert_int_equal(v.stats.halt_poll_success_ns, 5000);
     assert_int_equal(v.stats.halt_poll_success_hist[12], 1);
@@ -422,36 +410,15 @@ static void test_trace_line_format(void **state)
     (void)state;
     trace_mask = 1u << TRACE_HALT_POLL;
     /* A 50 us halt that blocked: the window grows from 0 to grow_start. */
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .blocked = true,
-                                .valid = true,
-                                .start = 0,
-                                .poll_end = 0,
-                                .woken = 50000};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 50000});
     assert_int_equal(ring.next, 1);
     assert_string_equal(last_trace(), "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 10000 (grow 0)");
     /* A 1 ms halt: shrink. */
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .blocked = true,
-                                .valid = true,
-                                .start = 0,
-                                .poll_end = 0,
-                                .woken = 1000000};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 1000000});
     assert_string_equal(last_trace(),
                         "vm0: kvm_halt_poll_ns: vcpu 0: halt_poll_ns 0 (shrink 10000)");
     /* Caught within the window: no change, no record. */
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .blocked = true,
-                                .valid = true,
-                                .start = 0,
-                                .poll_end = 0,
-                                .woken = 0};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 0});
     assert_int_equal(ring.next, 2);
     /* Nothing is printed until the VM stops; then every record, in order. */
     assert_int_equal(printed, 0);
@@ -459,14 +426,7 @@ static void test_trace_line_format(void **state)
     assert_int_equal(printed, 2);
     /* Off by default. */
     trace_mask = 0;
-    v.halt = (struct vcpu_halt){.active = true,
-                                .poll_allowed = true,
-                                .blocked = true,
-                                .valid = true,
-                                .start = 0,
-                                .poll_end = 0,
-                                .woken = 50000};
-    vcpu_halt_finish(&v);
+    finish((struct vcpu_halt){.blocked = true, .start = 0, .poll_end = 0, .woken = 50000});
     assert_int_equal(ring.next, 2);
 }
 

@@ -674,6 +674,30 @@ static void test_timer_periodic(void **state)
     assert_false(vlapic_timer_expire(&a, 5000));
 }
 
+/* Every period is accounted for: delivered, coalesced into a pending one, or skipped late. */
+static void test_timer_stats(void **state)
+{
+    (void)state;
+    sw_enable();
+    wr(LVT_TMR, PERIODIC | 0x40, 0);
+    wr(TDCR, 0xb, 0);
+    wr(TMICT, 100, 1000);
+    assert_true(vlapic_timer_expire(&a, 1100));
+    assert_true(vlapic_timer_expire(&a, 1200)); /* the first still pending */
+    vlapic_ack(&a, 0x40);
+    assert_true(vlapic_timer_expire(&a, 1750)); /* due at 1300; 1400-1700 passed over */
+    assert_int_equal(a.timer_stats.delivered, 2);
+    assert_int_equal(a.timer_stats.coalesced, 1);
+    assert_int_equal(a.timer_stats.skipped, 4);
+    /* 7 whole periods from 1000 to 1750, each counted once. */
+    assert_int_equal(a.timer_stats.delivered + a.timer_stats.coalesced + a.timer_stats.skipped, 7);
+
+    wr(LVT_TMR, PERIODIC | MASKED | 0x40, 1760);
+    wr(TMICT, 100, 1760);
+    assert_true(vlapic_timer_expire(&a, 1860)); /* masked: raises nothing, counts nothing */
+    assert_int_equal(a.timer_stats.delivered + a.timer_stats.coalesced, 3);
+}
+
 static void test_timer_periodic_divider(void **state)
 {
     (void)state;
@@ -731,7 +755,9 @@ static void test_timer_sw_disabled_apic(void **state)
     assert_false(irr_has(0x40));
 }
 
-static void test_timer_mode_change_disarms(void **state)
+/* One-shot <-> periodic keeps the count running; only TSC-deadline changes disarm (SDM 10.5.4.1).
+ */
+static void test_timer_mode_change(void **state)
 {
     (void)state;
     uint64_t v;
@@ -742,13 +768,26 @@ static void test_timer_mode_change_disarms(void **state)
     wr(LVT_TMR, 0x41, 10); /* same mode, new vector: keeps counting */
     assert_int_equal(vlapic_timer_deadline(&a), 100);
     wr(LVT_TMR, PERIODIC | 0x41, 20);
+    assert_int_equal(vlapic_timer_deadline(&a), 100);
+    assert_int_equal(rd(TMICT, 20), 100);
+    assert_int_equal(rd(TMCCT, 20), 80);
+    assert_true(vlapic_timer_expire(&a, 100));
+    assert_true(irr_has(0x41));
+    assert_int_equal(vlapic_timer_deadline(&a), 200); /* now periodic: re-armed */
+    wr(LVT_TMR, 0x41, 150);                           /* back to one-shot */
+    assert_int_equal(vlapic_timer_deadline(&a), 200);
+    assert_int_equal(rd(TMCCT, 150), 50);
+    assert_true(vlapic_timer_expire(&a, 200));
+    assert_int_equal(vlapic_timer_deadline(&a), 0); /* one-shot: done */
+    assert_int_equal(rd(TMICT, 250), 100);
+    wr(LVT_TMR, PERIODIC | 0x41, 250); /* an expired one-shot timer stays stopped */
     assert_int_equal(vlapic_timer_deadline(&a), 0);
-    assert_int_equal(rd(TMICT, 20), 0);
-    assert_int_equal(rd(TMCCT, 20), 0);
     assert_false(vlapic_timer_expire(&a, 1000));
 
+    /* To and from TSC-deadline mode: disarmed, TMICT cleared. */
     wr(TMICT, 100, 0);
     wr(LVT_TMR, TSCDL | 0x41, 20);
+    assert_int_equal(rd(TMICT, 20), 0);
     assert_int_equal(vlapic_timer_deadline(&a), 0);
     assert_true(mwr(MSR_TSC_DEADLINE, 500, 30));
     wr(LVT_TMR, 0x41, 40); /* TSC-deadline -> one-shot clears the MSR */
@@ -1169,10 +1208,11 @@ int main(void)
         T(test_timer_tdcr_change_while_counting),
         T(test_timer_periodic),
         T(test_timer_periodic_divider),
+        T(test_timer_stats),
         T(test_timer_deadline_saturates),
         T(test_timer_masked),
         T(test_timer_sw_disabled_apic),
-        T(test_timer_mode_change_disarms),
+        T(test_timer_mode_change),
         T(test_timer_reserved_mode),
         T(test_tsc_deadline),
         T(test_tsc_deadline_other_modes),

@@ -208,6 +208,20 @@ static void test_path(void **state)
     assert_non_null(strstr(err, "path longer than 127 characters"));
 }
 
+static void test_unbacked(void **state)
+{
+    (void)state;
+    parse_ok("name=a");
+    assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    parse_ok("unbacked=ignore");
+    assert_int_equal(cfg.unbacked, UNBACKED_IGNORE);
+    parse_ok("unbacked=ignore unbacked=stop");
+    assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    expect_fail("unbacked=zero", "module option 'unbacked=zero': expected stop or ignore");
+    expect_fail("unbacked=Stop", "module option 'unbacked=Stop': expected stop or ignore");
+    expect_fail("unbacked=", "module option 'unbacked=': missing value");
+}
+
 static void test_pins(void **state)
 {
     (void)state;
@@ -222,6 +236,8 @@ static void test_pins(void **state)
     assert_int_equal(cfg.pins[1], 5);
     expect_fail("pin=1,2,3 vcpus=2", "module option 'pin=1,2,3': 3 pins but vcpus=2");
     expect_fail("pin=1,2", "module option 'pin=1,2': 2 pins but vcpus=1");
+    /* args= ends the words, not the checks (found by the fuzzer). */
+    expect_fail("vcpus=2 pin=0,1,2 args=a b", "module option 'pin=0,1,2': 3 pins but vcpus=2");
 }
 
 static void test_bad_pins(void **state)
@@ -260,6 +276,46 @@ static void test_short_err(void **state)
     assert_int_equal(vmconfig_parse("vcpus=0", 0, MAX_VCPUS, &cfg, NULL, 0), -1);
 }
 
+static const char *const earlier[] = {"hello", "a-name-of-exactly-28-chars-x",
+                                      "thirty-characters-in-this-name", "b", "b-2"};
+
+static bool taken(const char *name, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < sizeof(earlier) / sizeof(earlier[0]); i++)
+        if (!strcmp(earlier[i], name))
+            return true;
+    return false;
+}
+
+static void test_unique_name(void **state)
+{
+    (void)state;
+    char name[VM_NAME_MAX + 1], err[256];
+    strcpy(name, "fresh");
+    assert_int_equal(vmconfig_unique_name(name, 7, taken, NULL, err, sizeof(err)), 0);
+    assert_string_equal(name, "fresh");
+    strcpy(name, "hello");
+    assert_int_equal(vmconfig_unique_name(name, 7, taken, NULL, err, sizeof(err)), 0);
+    assert_string_equal(name, "hello-7");
+    /* 28 characters take "-7" whole. */
+    strcpy(name, "a-name-of-exactly-28-chars-x");
+    assert_int_equal(strlen(name), 28);
+    assert_int_equal(vmconfig_unique_name(name, 7, taken, NULL, err, sizeof(err)), 0);
+    assert_string_equal(name, "a-name-of-exactly-28-chars-x-7");
+    /* 30 characters and "-12" would not fit: never cut to fit, refused. */
+    strcpy(name, "thirty-characters-in-this-name");
+    assert_int_equal(strlen(name), 30);
+    assert_int_equal(vmconfig_unique_name(name, 12, taken, NULL, err, sizeof(err)), -1);
+    assert_string_equal(name, "thirty-characters-in-this-name");
+    assert_non_null(strstr(err, "longer than 31"));
+    /* The suffixed name can be taken as well. */
+    strcpy(name, "b");
+    assert_int_equal(vmconfig_unique_name(name, 2, taken, NULL, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "'b-2'"));
+    assert_string_equal(name, "b");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,10 +331,12 @@ int main(void)
         cmocka_unit_test_setup(test_timeout, setup),
         cmocka_unit_test_setup(test_name, setup),
         cmocka_unit_test_setup(test_path, setup),
+        cmocka_unit_test_setup(test_unbacked, setup),
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),
         cmocka_unit_test_setup(test_too_many_pins, setup),
         cmocka_unit_test_setup(test_short_err, setup),
+        cmocka_unit_test(test_unique_name),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

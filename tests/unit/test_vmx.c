@@ -51,6 +51,7 @@ static struct vmx_caps skylake(void)
     c.cr4_fixed0 = 0x2000;
     c.cr4_fixed1 = 0x003727ff;
     c.phys_bits = 39;
+    c.vaddr_bits = 48;
     return c;
 }
 

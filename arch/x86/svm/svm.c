@@ -18,8 +18,6 @@
 #define IOPM_PAGES  3
 #define MSRPM_PAGES 2
 #define VECTOR_DB   1
-#define RFLAGS_TF   (1u << 8)
-#define DR6_BS      (1u << 14)
 
 void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
 
@@ -52,6 +50,7 @@ struct svm_vcpu {
      * trap after that instruction is the NMI window SVM does not have.
      */
     bool nmi_step;
+    bool nmi_step_guest_tf;   /* the guest had TF set itself: the step's #DB is its own */
     bool nmi_step_restore_tf; /* TF was pollux's, not the guest's: clear it after the step */
 };
 
@@ -267,6 +266,14 @@ static inline void stgi(void)
     __asm__ volatile("stgi" ::: "memory");
 }
 
+static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
+{
+    uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
+    if (has_error)
+        ev |= SVM_EVTINJ_VALID_ERR | ((uint64_t)error << 32);
+    svm(v)->vmcb->event_inj = ev;
+}
+
 static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct percpu *p = this_cpu();
@@ -282,6 +289,14 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     if (!(vmcb->event_inj & SVM_EVTINJ_VALID) && (s->reinject & SVM_EVTINJ_VALID))
         vmcb->event_inj = s->reinject;
     s->reinject = 0;
+    /*
+     * CR8 is TPR[7:4] of the guest's local APIC. MOV CR8 reads and writes
+     * V_TPR without an exit, so V_TPR carries the TPR in and a changed V_TPR
+     * carries it back: the xAPIC register, the x2APIC MSR and CR8 stay one
+     * value. Only this vCPU changes its TPR, on its own CPU.
+     */
+    uint64_t v_tpr = (v->lapic.tpr >> 4) & SVM_VINTR_V_TPR;
+    vmcb->vintr = (vmcb->vintr & ~SVM_VINTR_V_TPR) | v_tpr;
 
     clgi();
     irq_enable();
@@ -290,6 +305,11 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     irq_disable();
 
     vmcb->tlb_control = 0;
+    if ((vmcb->vintr & SVM_VINTR_V_TPR) != v_tpr) {
+        uint64_t flags = spin_lock_irqsave(&v->lock);
+        v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
+        spin_unlock_irqrestore(&v->lock, flags);
+    }
     v->regs.rax = vmcb->rax;
     v->regs.rsp = vmcb->rsp;
     v->regs.rip = vmcb->rip;
@@ -304,9 +324,14 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     if (s->nmi_step && (uint32_t)vmcb->exit_code == SVM_EXIT_EXCP_BASE + VECTOR_DB) {
         s->nmi_step = false;
         vmcb->intercept_exceptions &= ~(1u << VECTOR_DB);
-        vmcb->dr6 &= ~DR6_BS;
-        if (s->nmi_step_restore_tf)
-            v->regs.rflags &= ~(uint64_t)RFLAGS_TF;
+        if (s->nmi_step_guest_tf) {
+            /* The guest's own single step: its #DB, with the DR6 the CPU wrote. */
+            svm_inject_exception(v, VECTOR_DB, false, 0);
+        } else {
+            vmcb->dr6 &= ~DR6_BS;
+            if (s->nmi_step_restore_tf)
+                v->regs.rflags &= ~(uint64_t)RFLAGS_TF;
+        }
         memset(e, 0, sizeof(*e));
         e->reason = EXIT_NONE;
         e->vendor_code = vmcb->exit_code;
@@ -326,14 +351,6 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     svm_decode_exit(vmcb, has_nrips, e);
 }
 
-static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
-{
-    uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
-    if (has_error)
-        ev |= SVM_EVTINJ_VALID_ERR | ((uint64_t)error << 32);
-    svm(v)->vmcb->event_inj = ev;
-}
-
 static void svm_get_mode(struct vcpu *v, struct guest_mode *m)
 {
     const struct vmcb *vmcb = svm(v)->vmcb;
@@ -351,14 +368,16 @@ static void svm_get_mode(struct vcpu *v, struct guest_mode *m)
         m->code_bits = (vmcb->cs.attrib & (1u << 10)) ? 32 : 16;
 }
 
-static void svm_clear_interrupt_shadow(struct vcpu *v)
+static void svm_end_emulated_instruction(struct vcpu *v)
 {
-    svm(v)->vmcb->interrupt_shadow &= ~1ull;
-}
-
-static bool canonical(uint64_t a)
-{
-    return (uint64_t)((int64_t)(a << 16) >> 16) == a;
+    struct svm_vcpu *s = svm(v);
+    s->vmcb->interrupt_shadow &= ~1ull;
+    /* While pollux steps towards an NMI window with a TF of its own, TF is not the guest's. */
+    bool guest_tf = (v->regs.rflags & RFLAGS_TF) && (!s->nmi_step || s->nmi_step_guest_tf);
+    if (guest_tf) {
+        s->vmcb->dr6 = dr6_single_step(s->vmcb->dr6);
+        svm_inject_exception(v, VECTOR_DB, false, 0);
+    }
 }
 
 static bool pat_valid(uint64_t pat)
@@ -434,11 +453,6 @@ static enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t va
         return MSR_NOT_MINE;
     if (index == MSR_PAT && !pat_valid(value))
         return MSR_FAULT;
-    if ((index == MSR_LSTAR || index == MSR_CSTAR || index == MSR_KERNEL_GS_BASE ||
-         index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_SYSENTER_EIP ||
-         index == MSR_SYSENTER_ESP) &&
-        !canonical(value))
-        return MSR_FAULT;
     *field = (index == MSR_SFMASK || index == MSR_SYSENTER_CS) ? (uint32_t)value : value;
     return MSR_DONE;
 }
@@ -487,6 +501,11 @@ static bool svm_interrupt_allowed(struct vcpu *v)
     return (v->regs.rflags & RFLAGS_IF) && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
 }
 
+static bool svm_in_interrupt_shadow(struct vcpu *v)
+{
+    return svm(v)->vmcb->interrupt_shadow & 1;
+}
+
 static void svm_inject_interrupt(struct vcpu *v, uint8_t vector)
 {
     svm(v)->vmcb->event_inj = vector | SVM_EVTINJ_TYPE_INTR | SVM_EVTINJ_VALID;
@@ -515,6 +534,11 @@ static bool svm_nmi_allowed(struct vcpu *v)
     return !s->nmi_masked && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
 }
 
+static bool svm_nmi_in_service(struct vcpu *v)
+{
+    return svm(v)->nmi_masked; /* from the injection until the handler's IRET */
+}
+
 static void svm_inject_nmi(struct vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
@@ -533,8 +557,9 @@ static void svm_set_nmi_window(struct vcpu *v, bool on)
         return;
     }
     s->nmi_step = true;
+    s->nmi_step_guest_tf = v->regs.rflags & RFLAGS_TF;
     /* An IRET loads RFLAGS from the guest's stack: then TF is the guest's own again. */
-    s->nmi_step_restore_tf = !(v->regs.rflags & RFLAGS_TF) && !s->iret_seen;
+    s->nmi_step_restore_tf = !s->nmi_step_guest_tf && !s->iret_seen;
     v->regs.rflags |= RFLAGS_TF;
     s->vmcb->intercept_exceptions |= 1u << VECTOR_DB;
 }
@@ -563,7 +588,7 @@ const struct virt_ops svm_ops = {
     .vcpu_run = svm_vcpu_run,
     .inject_exception = svm_inject_exception,
     .get_mode = svm_get_mode,
-    .clear_interrupt_shadow = svm_clear_interrupt_shadow,
+    .end_emulated_instruction = svm_end_emulated_instruction,
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
     .set_intercept = svm_set_intercept,
@@ -572,9 +597,11 @@ const struct virt_ops svm_ops = {
     .set_tsc_offset = svm_set_tsc_offset,
     .set_preemption_timer = svm_set_preemption_timer,
     .interrupt_allowed = svm_interrupt_allowed,
+    .in_interrupt_shadow = svm_in_interrupt_shadow,
     .inject_interrupt = svm_inject_interrupt,
     .set_interrupt_window = svm_set_interrupt_window,
     .nmi_allowed = svm_nmi_allowed,
+    .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
     .vcpu_reset_real = svm_vcpu_reset_real,

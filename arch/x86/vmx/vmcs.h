@@ -326,7 +326,6 @@
 #define CR4_VMXE       (1ull << 13)
 #define CR4_PCIDE      (1ull << 17)
 #define RFLAGS_FIXED   (1ull << 1)
-#define RFLAGS_TF      (1ull << 8)
 #define RFLAGS_VM      (1ull << 17)
 #define PAT_DEFAULT    0x0007040600070406ull
 #define PDPTE_RESERVED 0x1e6ull /* bits 2:1 and 8:5 of a present PAE PDPTE */

@@ -23,6 +23,7 @@
 #include "vmm/vm.h"
 
 #define VMX_FAIL_INVALID     1 /* vmx_enter: CF, no current VMCS */
+#define VECTOR_DB            1
 #define VMX_FAIL_VALID       2 /* vmx_enter: ZF, see the VM-instruction error field */
 #define VPID_COUNT           65536
 #define HOST_IRQ_BACKSTOP_MS 1 /* see prepare_entry */
@@ -196,7 +197,9 @@ static void read_caps(struct vmx_caps *c)
     c->cr0_fixed1 = rdmsr(MSR_VMX_CR0_FIXED1);
     c->cr4_fixed0 = rdmsr(MSR_VMX_CR4_FIXED0);
     c->cr4_fixed1 = rdmsr(MSR_VMX_CR4_FIXED1);
-    c->phys_bits = cpuid(0x80000000, 0).eax >= 0x80000008 ? cpuid(0x80000008, 0).eax & 0xff : 36;
+    bool sizes = cpuid(0x80000000, 0).eax >= 0x80000008;
+    c->phys_bits = sizes ? cpuid(0x80000008, 0).eax & 0xff : 36;
+    c->vaddr_bits = sizes ? (cpuid(0x80000008, 0).eax >> 8) & 0xff : 48;
 }
 
 /* Once, on the first CPU: capabilities, controls and the shared bitmaps. */
@@ -911,14 +914,6 @@ static int load_pdptes(struct vcpu *v, uint64_t cr3)
     return 0;
 }
 
-static void vmx_clear_interrupt_shadow(struct vcpu *v)
-{
-    loaded(v);
-    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
-    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
-        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
-}
-
 static void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -930,6 +925,19 @@ static void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
     }
     vmwrite(VMCS_ENTRY_INTR_INFO, info);
     s->event_injected = true;
+}
+
+static void vmx_end_emulated_instruction(struct vcpu *v)
+{
+    loaded(v);
+    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
+    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
+        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
+    if (v->regs.rflags & RFLAGS_TF) {
+        /* The guest's DR6 is in the CPU while it runs; an injected #DB does not touch it. */
+        dr6_write(dr6_single_step(dr6_read()));
+        vmx_inject_exception(v, VECTOR_DB, false, 0);
+    }
 }
 
 /*
@@ -977,7 +985,7 @@ static bool emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual,
     /* The CPU did not execute the write, so it did not flush the guest's TLB either. */
     s->flush_vpid = true;
     v->regs.rip += len;
-    vmx_clear_interrupt_shadow(v);
+    vmx_end_emulated_instruction(v);
     return true;
 }
 
@@ -1169,11 +1177,6 @@ static enum msr_result vmx_msr_write(struct vcpu *v, uint32_t index, uint64_t va
         vmwrite(VMCS_GUEST_EFER, (value & ~EFER_LMA) | (efer & EFER_LMA));
         return MSR_DONE;
     }
-    bool address = index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_SYSENTER_ESP ||
-                   index == MSR_SYSENTER_EIP || index == MSR_LSTAR || index == MSR_CSTAR ||
-                   index == MSR_KERNEL_GS_BASE;
-    if (address && !vmx_canonical(value))
-        return MSR_FAULT;
     if (index == MSR_PAT && !vmx_pat_valid(value))
         return MSR_FAULT;
     if (index == MSR_SYSENTER_CS || index == MSR_SFMASK)
@@ -1231,6 +1234,12 @@ static bool event_queued(const struct vmx_vcpu *s)
     return s->event_injected || (s->reinject & INTR_INFO_VALID);
 }
 
+static bool vmx_in_interrupt_shadow(struct vcpu *v)
+{
+    loaded(v);
+    return vmread(VMCS_GUEST_INTERRUPTIBILITY) & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS);
+}
+
 static bool vmx_interrupt_allowed(struct vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -1260,6 +1269,22 @@ static bool vmx_nmi_allowed(struct vcpu *v)
     uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
     return !(x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS | INTERRUPTIBILITY_NMI)) &&
            !event_queued(s);
+}
+
+static bool is_nmi_event(uint32_t info)
+{
+    return (info & INTR_INFO_VALID) &&
+           ((info & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT) == INTR_TYPE_NMI;
+}
+
+static bool vmx_nmi_in_service(struct vcpu *v)
+{
+    struct vmx_vcpu *s = loaded(v);
+    if (vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTERRUPTIBILITY_NMI)
+        return true;
+    if (s->event_injected && is_nmi_event((uint32_t)vmread(VMCS_ENTRY_INTR_INFO)))
+        return true;
+    return is_nmi_event(s->reinject);
 }
 
 static void vmx_inject_nmi(struct vcpu *v)
@@ -1303,7 +1328,7 @@ const struct virt_ops vmx_ops = {
     .vcpu_run = vmx_vcpu_run,
     .inject_exception = vmx_inject_exception,
     .get_mode = vmx_get_mode,
-    .clear_interrupt_shadow = vmx_clear_interrupt_shadow,
+    .end_emulated_instruction = vmx_end_emulated_instruction,
     .msr_read = vmx_msr_read,
     .msr_write = vmx_msr_write,
     .set_intercept = vmx_set_intercept,
@@ -1312,9 +1337,11 @@ const struct virt_ops vmx_ops = {
     .set_tsc_offset = vmx_set_tsc_offset,
     .set_preemption_timer = vmx_set_preemption_timer,
     .interrupt_allowed = vmx_interrupt_allowed,
+    .in_interrupt_shadow = vmx_in_interrupt_shadow,
     .inject_interrupt = vmx_inject_interrupt,
     .set_interrupt_window = vmx_set_interrupt_window,
     .nmi_allowed = vmx_nmi_allowed,
+    .nmi_in_service = vmx_nmi_in_service,
     .inject_nmi = vmx_inject_nmi,
     .set_nmi_window = vmx_set_nmi_window,
     .vcpu_reset_real = vmx_vcpu_reset_real,

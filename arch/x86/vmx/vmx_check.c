@@ -28,9 +28,10 @@
 
 static const char *const seg_names[SEG_COUNT] = {"ES", "CS", "SS", "DS", "FS", "GS", "LDTR", "TR"};
 
-bool vmx_canonical(uint64_t a)
+bool vmx_canonical(const struct vmx_caps *c, uint64_t a)
 {
-    return (uint64_t)((int64_t)(a << 16) >> 16) == a;
+    unsigned shift = 64 - c->vaddr_bits;
+    return (uint64_t)((int64_t)(a << shift) >> shift) == a;
 }
 
 static bool beyond_phys(const struct vmx_caps *c, uint64_t pa)
@@ -207,7 +208,7 @@ int vmx_check_host(const struct vmx_caps *c, const struct vmcs_state *s, char *w
           (unsigned long)h->cr4);
     CHECK(!beyond_phys(c, h->cr3), "host CR3 0x%lx is beyond the physical-address width",
           (unsigned long)h->cr3);
-    CHECK(vmx_canonical(h->sysenter_esp) && vmx_canonical(h->sysenter_eip),
+    CHECK(vmx_canonical(c, h->sysenter_esp) && vmx_canonical(c, h->sysenter_eip),
           "host IA32_SYSENTER_ESP/EIP is not canonical");
     CHECK(!(k->exit & EXIT_LOAD_PAT) || vmx_pat_valid(h->pat),
           "host IA32_PAT 0x%lx holds an invalid memory type", (unsigned long)h->pat);
@@ -226,11 +227,12 @@ int vmx_check_host(const struct vmx_caps *c, const struct vmcs_state *s, char *w
         CHECK(!(sels[i] & 7), "host %s selector 0x%x: RPL and TI must be 0", names[i], sels[i]);
     CHECK(h->cs != 0, "host CS selector is 0");
     CHECK(h->tr != 0, "host TR selector is 0");
-    CHECK(vmx_canonical(h->fs_base) && vmx_canonical(h->gs_base) && vmx_canonical(h->tr_base) &&
-              vmx_canonical(h->gdtr_base) && vmx_canonical(h->idtr_base),
+    CHECK(vmx_canonical(c, h->fs_base) && vmx_canonical(c, h->gs_base) &&
+              vmx_canonical(c, h->tr_base) && vmx_canonical(c, h->gdtr_base) &&
+              vmx_canonical(c, h->idtr_base),
           "host FS/GS/TR/GDTR/IDTR base is not canonical");
     CHECK(h->cr4 & CR4_PAE, "host CR4.PAE must be 1 for a 64-bit host");
-    CHECK(vmx_canonical(h->rip), "host RIP 0x%lx is not canonical", (unsigned long)h->rip);
+    CHECK(vmx_canonical(c, h->rip), "host RIP 0x%lx is not canonical", (unsigned long)h->rip);
     return 0;
 }
 
@@ -263,7 +265,7 @@ static int check_control_registers(const struct vmx_caps *c, const struct vmcs_s
           (unsigned long)g->cr3);
     CHECK(!(k->entry & ENTRY_LOAD_DEBUG) || !(g->dr7 >> 32), "guest DR7 0x%lx: bits 63:32 set",
           (unsigned long)g->dr7);
-    CHECK(vmx_canonical(g->sysenter_esp) && vmx_canonical(g->sysenter_eip),
+    CHECK(vmx_canonical(c, g->sysenter_esp) && vmx_canonical(c, g->sysenter_eip),
           "guest IA32_SYSENTER_ESP/EIP is not canonical");
     CHECK(!(k->entry & ENTRY_LOAD_PAT) || vmx_pat_valid(g->pat),
           "guest IA32_PAT 0x%lx holds an invalid memory type", (unsigned long)g->pat);
@@ -346,7 +348,8 @@ static int check_segment(const struct vmcs_state *s, enum vmx_seg i, char *why, 
     return 0;
 }
 
-static int check_segments(const struct vmcs_state *s, char *why, size_t len)
+static int check_segments(const struct vmx_caps *c, const struct vmcs_state *s, char *why,
+                          size_t len)
 {
     const struct vmx_guest_state *g = &s->guest;
     bool unrestricted = effective_proc2(&s->ctl) & PROC2_UNRESTRICTED;
@@ -366,10 +369,10 @@ static int check_segments(const struct vmcs_state *s, char *why, size_t len)
         CHECK(unrestricted || (ss->sel & 3) == (cs->sel & 3),
               "guest SS.RPL %u differs from CS.RPL %u", ss->sel & 3u, cs->sel & 3u);
     }
-    CHECK(vmx_canonical(tr->base) && vmx_canonical(g->seg[SEG_FS].base) &&
-              vmx_canonical(g->seg[SEG_GS].base),
+    CHECK(vmx_canonical(c, tr->base) && vmx_canonical(c, g->seg[SEG_FS].base) &&
+              vmx_canonical(c, g->seg[SEG_GS].base),
           "guest TR/FS/GS base is not canonical");
-    CHECK(!usable(ldtr) || vmx_canonical(ldtr->base), "guest LDTR base is not canonical");
+    CHECK(!usable(ldtr) || vmx_canonical(c, ldtr->base), "guest LDTR base is not canonical");
     CHECK(!(cs->base >> 32), "guest CS base 0x%lx: bits 63:32 set", (unsigned long)cs->base);
     for (unsigned i = SEG_ES; i <= SEG_DS; i++)
         if (i != SEG_CS)
@@ -382,19 +385,20 @@ static int check_segments(const struct vmcs_state *s, char *why, size_t len)
                 return -1;
     if (check_segment(s, SEG_TR, why, len) || check_segment(s, SEG_LDTR, why, len))
         return -1;
-    CHECK(vmx_canonical(g->gdtr_base) && vmx_canonical(g->idtr_base),
+    CHECK(vmx_canonical(c, g->gdtr_base) && vmx_canonical(c, g->idtr_base),
           "guest GDTR/IDTR base is not canonical");
     CHECK(g->gdtr_limit <= 0xffff && g->idtr_limit <= 0xffff,
           "guest GDTR/IDTR limit exceeds 0xffff");
     return 0;
 }
 
-static int check_rip_rflags(const struct vmcs_state *s, char *why, size_t len)
+static int check_rip_rflags(const struct vmx_caps *c, const struct vmcs_state *s, char *why,
+                            size_t len)
 {
     const struct vmx_guest_state *g = &s->guest;
     bool ia32e = s->ctl.entry & ENTRY_IA32E;
     if (ia32e && (g->seg[SEG_CS].ar & AR_L))
-        CHECK(vmx_canonical(g->rip), "guest RIP 0x%lx is not canonical", (unsigned long)g->rip);
+        CHECK(vmx_canonical(c, g->rip), "guest RIP 0x%lx is not canonical", (unsigned long)g->rip);
     else
         CHECK(!(g->rip >> 32), "guest RIP 0x%lx: bits 63:32 set outside 64-bit mode",
               (unsigned long)g->rip);
@@ -475,8 +479,8 @@ static int check_non_register(const struct vmx_caps *c, const struct vmcs_state 
 
 int vmx_check_guest(const struct vmx_caps *c, const struct vmcs_state *s, char *why, size_t len)
 {
-    if (check_control_registers(c, s, why, len) || check_segments(s, why, len) ||
-        check_rip_rflags(s, why, len) || check_non_register(c, s, why, len))
+    if (check_control_registers(c, s, why, len) || check_segments(c, s, why, len) ||
+        check_rip_rflags(c, s, why, len) || check_non_register(c, s, why, len))
         return -1;
     return 0;
 }

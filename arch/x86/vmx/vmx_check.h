@@ -23,8 +23,8 @@ int vmx_check_guest(const struct vmx_caps *c, const struct vmcs_state *s, char *
 /* All three, in the order VM entry performs them. */
 int vmx_check_entry(const struct vmx_caps *c, const struct vmcs_state *s, char *why, size_t len);
 
-/* Sign-extended from bit 47 (4-level paging). */
-bool vmx_canonical(uint64_t addr);
+/* Sign-extended from the top bit of the CPU's linear addresses (bit 47, or 56 with LA57). */
+bool vmx_canonical(const struct vmx_caps *c, uint64_t addr);
 /* Every byte one of the memory types WRMSR accepts for IA32_PAT. */
 bool vmx_pat_valid(uint64_t pat);
 

@@ -25,7 +25,8 @@ struct vmx_caps {
     uint64_t misc;                   /* 0x485 */
     uint64_t cr0_fixed0, cr0_fixed1; /* 0x486, 0x487 */
     uint64_t cr4_fixed0, cr4_fixed1; /* 0x488, 0x489 */
-    unsigned phys_bits;              /* MAXPHYADDR (CPUID 0x80000008) */
+    unsigned phys_bits;              /* MAXPHYADDR (CPUID 0x80000008 EAX[7:0]) */
+    unsigned vaddr_bits;             /* linear-address width (EAX[15:8]): 57 with LA57 */
 };
 
 /* The control MSR that governs each control word: TRUE_* when basic bit 55 says so. */

@@ -1,0 +1,866 @@
+/*
+ * A guest that holds pollux to the CPUID it gives: it prints the CPUID it
+ * sees (the boot tests compare it with docs/cpuid.md applied to the host's
+ * values), then exercises every feature that CPUID offers, or checks that
+ * what it hides really is absent (#UD, #GP):
+ *   - CPUID bits that follow state: APIC (IA32_APIC_BASE.EN), OSXSAVE, OSPKE
+ *   - IA32_TSC_AUX through RDTSCP and RDPID, IA32_XSS with XSAVES/XRSTORS,
+ *     IA32_PKRS and PKRU, IA32_MISC_ENABLE, the speculation MSRs
+ *   - 57-bit canonical MSR addresses where LA57 is offered, INVPCID
+ *   - a single-step #DB (DR6.BS) right after each instruction pollux
+ *     emulates: CPUID, IN, OUT, RDMSR, WRMSR, a hypercall, an MMIO load
+ *   - two NMIs sent back to back to the other vCPU: both arrive
+ *   - the per-vCPU MSRs keep each vCPU's values across a shared host CPU
+ *   - in long mode (five levels where LA57 is offered), from a high alias of
+ *     its code: CPUID and an MMIO load that pollux decodes by walking the
+ *     guest's page tables, TPR written through the xAPIC page and read from
+ *     CR8 and the reverse, and CR0.WP toggled (argument: how often)
+ * Run it with two vCPUs on one host CPU (vcpus=2:pin=0,0). Each check
+ * prints "check <name>: ok" or "check <name>: FAIL ..."; the exit code is
+ * the number of failures.
+ */
+#include <stddef.h>
+
+#include "guest-tests/runtime/cpu.h"
+#include "guest-tests/runtime/lapic.h"
+#include "guest-tests/runtime/runtime.h"
+#include "guest-tests/runtime/timing.h"
+#include "vmm/hypercall.h"
+
+#define VECTOR_DB    1
+#define VECTOR_NMI   2
+#define VECTOR_UD    6
+#define VECTOR_GP    13
+#define VECTOR_TIMER 0x40
+#define VECTOR_GO    0x41
+#define NO_FAULT     0xff
+
+#define RFLAGS_TF   (1u << 8)
+#define DR6_INIT    0xffff0ff0u
+#define DR6_BS      (1u << 14)
+#define CR4_PAE     (1u << 5)
+#define CR4_LA57    (1u << 12)
+#define CR4_OSXSAVE (1u << 18)
+#define CR4_PKE     (1u << 22)
+#define CR4_PKS     (1u << 24)
+
+#define MSR_APIC_BASE    0x1b
+#define MSR_TSC_ADJUST   0x3b
+#define MSR_SPEC_CTRL    0x48
+#define MSR_PRED_CMD     0x49
+#define MSR_CORE_CAPS    0xcf
+#define MSR_ARCH_CAPS    0x10a
+#define MSR_FLUSH_CMD    0x10b
+#define MSR_MISC_ENABLE  0x1a0
+#define MSR_PKRS         0x6e1
+#define MSR_XSS          0xda0
+#define MSR_FS_BASE      0xc0000100
+#define MSR_TSC_AUX      0xc0000103
+#define MSR_VIRT_SPEC    0xc001011f
+#define APIC_BASE_ENABLE (1u << 11)
+
+#define XAPIC_VERSION 0xfee00030u
+#define LAPIC_TPR     0x080
+
+/* CPUID feature bits this guest acts on. */
+#define L1C_XSAVE     (1u << 26)
+#define L1C_OSXSAVE   (1u << 27)
+#define L1D_APIC      (1u << 9)
+#define L7B_INVPCID   (1u << 10)
+#define L7C_PKU       (1u << 3)
+#define L7C_OSPKE     (1u << 4)
+#define L7C_LA57      (1u << 16)
+#define L7C_RDPID     (1u << 22)
+#define L7C_PKS       (1u << 31)
+#define L7D_SPEC_CTRL (1u << 26)
+#define LD1A_XSAVES   (1u << 3)
+#define E1D_RDTSCP    (1u << 27)
+
+/* The values each vCPU keeps in its per-vCPU MSRs and PKRU. */
+#define BSP_TSC_AUX 0xb5
+#define AP_TSC_AUX  0xa9
+#define BSP_PKRS    0x55555554u
+#define AP_PKRS     0x11111110u
+#define BSP_PKRU    0x0000000cu
+#define AP_PKRU     0x00000030u
+
+static unsigned checks, failures;
+
+/* ------------------------------------------------------------ faults */
+
+static volatile uint32_t fault_vector = NO_FAULT, recover_eip;
+
+__attribute__((interrupt)) static void ud_handler(struct interrupt_frame *f)
+{
+    fault_vector = VECTOR_UD;
+    f->eip = recover_eip;
+}
+
+__attribute__((interrupt)) static void gp_handler(struct interrupt_frame *f, unsigned long error)
+{
+    (void)error;
+    fault_vector = VECTOR_GP;
+    f->eip = recover_eip;
+}
+
+/* Each try_* runs one instruction and returns the vector it raised, or NO_FAULT. */
+static unsigned try_rdmsr(uint32_t msr, uint64_t *value)
+{
+    uint32_t lo = 0, hi = 0;
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\trdmsr\n1:"
+                     : "+a"(lo), "+d"(hi), [rec] "=m"(recover_eip)
+                     : "c"(msr)
+                     : "memory");
+    *value = (uint64_t)hi << 32 | lo;
+    return fault_vector;
+}
+
+static unsigned try_wrmsr(uint32_t msr, uint64_t value)
+{
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\twrmsr\n1:"
+                     : [rec] "=m"(recover_eip)
+                     : "c"(msr), "a"((uint32_t)value), "d"((uint32_t)(value >> 32))
+                     : "memory");
+    return fault_vector;
+}
+
+static uint32_t read_cr4(void)
+{
+    uint32_t v;
+    __asm__ volatile("mov %%cr4, %0" : "=r"(v));
+    return v;
+}
+
+static unsigned try_write_cr4(uint32_t value)
+{
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\tmov %[v], %%cr4\n1:"
+                     : [rec] "=m"(recover_eip)
+                     : [v] "r"(value)
+                     : "memory");
+    return fault_vector;
+}
+
+static unsigned try_rdtscp(uint32_t *aux)
+{
+    uint32_t a = 0, d = 0, c = 0;
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\trdtscp\n1:"
+                     : "+a"(a), "+d"(d), "+c"(c), [rec] "=m"(recover_eip)
+                     :
+                     : "memory");
+    *aux = c;
+    return fault_vector;
+}
+
+static unsigned try_rdpid(uint32_t *value)
+{
+    uint32_t v = 0;
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\trdpid %[v]\n1:"
+                     : [v] "+r"(v), [rec] "=m"(recover_eip)
+                     :
+                     : "memory");
+    *value = v;
+    return fault_vector;
+}
+
+static unsigned try_rdpkru(uint32_t *value)
+{
+    uint32_t a = 0, d = 0;
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\trdpkru\n1:"
+                     : "+a"(a), "+d"(d), [rec] "=m"(recover_eip)
+                     : "c"(0)
+                     : "memory");
+    *value = a;
+    return fault_vector;
+}
+
+static unsigned try_wrpkru(uint32_t value)
+{
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\twrpkru\n1:"
+                     : [rec] "=m"(recover_eip)
+                     : "a"(value), "c"(0), "d"(0)
+                     : "memory");
+    return fault_vector;
+}
+
+static unsigned try_invpcid_all(void)
+{
+    static const uint64_t descriptor[2] __attribute__((aligned(16)));
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\tinvpcid %[d], %[type]\n1:"
+                     : [rec] "=m"(recover_eip)
+                     : [d] "m"(descriptor), [type] "r"(2) /* all contexts, globals too */
+                     : "memory");
+    return fault_vector;
+}
+
+static void xsetbv(uint64_t xcr0)
+{
+    __asm__ volatile("xsetbv" : : "c"(0), "a"((uint32_t)xcr0), "d"((uint32_t)(xcr0 >> 32)));
+}
+
+static uint8_t xsave_area[4096] __attribute__((aligned(64)));
+
+static unsigned try_xsaves(uint64_t mask)
+{
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\txsaves %[area]\n1:"
+                     : [rec] "=m"(recover_eip), [area] "=m"(xsave_area)
+                     : "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
+                     : "memory");
+    return fault_vector;
+}
+
+static unsigned try_xrstors(uint64_t mask)
+{
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\txrstors %[area]\n1:"
+                     : [rec] "=m"(recover_eip)
+                     : [area] "m"(xsave_area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
+                     : "memory");
+    return fault_vector;
+}
+
+/* ------------------------------------------------------------ reporting */
+
+/* One check: "check <name>: ok", or FAIL with what went wrong. */
+static void vcheck(bool ok, const char *name, const char *why)
+{
+    checks++;
+    if (ok) {
+        printf("check %s: ok\n", name);
+    } else {
+        failures++;
+        printf("check %s: FAIL %s\n", name, why);
+    }
+}
+
+static const char *fault_name(unsigned v)
+{
+    return v == NO_FAULT ? "no fault" : v == VECTOR_UD ? "#UD" : v == VECTOR_GP ? "#GP" : "?";
+}
+
+/* An MSR the guest's CPUID says is absent: both accesses raise #GP. */
+static void check_msr_absent(const char *name, uint32_t msr)
+{
+    uint64_t v;
+    unsigned r = try_rdmsr(msr, &v), w = try_wrmsr(msr, 0);
+    if (r != VECTOR_GP || w != VECTOR_GP)
+        printf("  MSR 0x%x: RDMSR %s, WRMSR %s\n", msr, fault_name(r), fault_name(w));
+    vcheck(r == VECTOR_GP && w == VECTOR_GP, name, "the MSR of a hidden feature exists");
+}
+
+/* ------------------------------------------------------------ CPUID */
+
+struct leaf {
+    uint32_t leaf, subleaf;
+    bool has_subleaf;
+};
+
+static const struct leaf printed[] = {
+    {0x0, 0, false},        {0x1, 0, false},        {0x5, 0, false},        {0x6, 0, false},
+    {0x7, 0, true},         {0x7, 1, true},         {0xa, 0, false},        {0xd, 0, true},
+    {0xd, 1, true},         {0x80000000, 0, false}, {0x80000001, 0, false}, {0x80000007, 0, false},
+    {0x80000008, 0, false}, {0x8000000a, 0, false},
+};
+
+static void print_cpuid(void)
+{
+    uint32_t max = cpuid(0, 0).eax, max_ext = cpuid(0x80000000u, 0).eax;
+    for (size_t i = 0; i < sizeof(printed) / sizeof(printed[0]); i++) {
+        const struct leaf *l = &printed[i];
+        if (l->leaf > (l->leaf >= 0x80000000u ? max_ext : max))
+            continue;
+        struct cpuid_regs r = cpuid(l->leaf, l->subleaf);
+        if (l->has_subleaf)
+            printf("cpuid 0x%x.%u 0x%x 0x%x 0x%x 0x%x\n", l->leaf, l->subleaf, r.eax, r.ebx, r.ecx,
+                   r.edx);
+        else
+            printf("cpuid 0x%x 0x%x 0x%x 0x%x 0x%x\n", l->leaf, r.eax, r.ebx, r.ecx, r.edx);
+    }
+}
+
+/* What this guest's CPUID offers. */
+static struct {
+    bool xsave, xsaves, rdtscp, rdpid, pku, pks, la57, invpcid, spec_ctrl, amd;
+} has;
+
+static void read_features(void)
+{
+    struct cpuid_regs l1 = cpuid(1, 0), l7 = cpuid(7, 0), d1 = cpuid(0xd, 1);
+    struct cpuid_regs e1 = cpuid(0x80000001u, 0);
+    has.xsave = l1.ecx & L1C_XSAVE;
+    has.xsaves = d1.eax & LD1A_XSAVES;
+    has.rdtscp = e1.edx & E1D_RDTSCP;
+    has.rdpid = l7.ecx & L7C_RDPID;
+    has.pku = l7.ecx & L7C_PKU;
+    has.pks = l7.ecx & L7C_PKS;
+    has.la57 = l7.ecx & L7C_LA57;
+    has.invpcid = l7.ebx & L7B_INVPCID;
+    has.spec_ctrl = l7.edx & L7D_SPEC_CTRL;
+    has.amd = cpuid(0, 0).ebx == 0x68747541u;
+}
+
+static bool apic_bits(void)
+{
+    bool leaf1 = cpuid(1, 0).edx & L1D_APIC;
+    /* AMD repeats the bit in 0x80000001 EDX. */
+    return has.amd ? leaf1 && (cpuid(0x80000001u, 0).edx & L1D_APIC) : leaf1;
+}
+
+static void check_state_dependent_cpuid(void)
+{
+    uint64_t base;
+    try_rdmsr(MSR_APIC_BASE, &base);
+    bool on = apic_bits();
+    try_wrmsr(MSR_APIC_BASE, base & ~(uint64_t)APIC_BASE_ENABLE);
+    bool off = apic_bits();
+    try_wrmsr(MSR_APIC_BASE, base);
+    vcheck(on && !off && apic_bits(), "cpuid-apic", "CPUID APIC does not follow IA32_APIC_BASE.EN");
+    lapic_enable(); /* disabling it reset the APIC */
+
+    uint32_t cr4 = read_cr4();
+    if (has.xsave) {
+        bool before = cpuid(1, 0).ecx & L1C_OSXSAVE;
+        unsigned f = try_write_cr4(cr4 | CR4_OSXSAVE);
+        bool after = cpuid(1, 0).ecx & L1C_OSXSAVE;
+        try_write_cr4(cr4);
+        vcheck(!before && f == NO_FAULT && after && !(cpuid(1, 0).ecx & L1C_OSXSAVE),
+               "cpuid-osxsave", "OSXSAVE does not follow CR4.OSXSAVE");
+    }
+    if (has.pku) {
+        unsigned f = try_write_cr4(cr4 | CR4_PKE);
+        bool after = cpuid(7, 0).ecx & L7C_OSPKE;
+        uint32_t pkru = 0;
+        unsigned w = try_wrpkru(0x55555554u), r = try_rdpkru(&pkru);
+        try_write_cr4(cr4);
+        uint32_t unused;
+        unsigned off_fault = try_rdpkru(&unused);
+        vcheck(f == NO_FAULT && after && !(cpuid(7, 0).ecx & L7C_OSPKE) && w == NO_FAULT &&
+                   r == NO_FAULT && pkru == 0x55555554u && off_fault == VECTOR_UD,
+               "pku", "OSPKE, RDPKRU/WRPKRU do not follow CR4.PKE");
+    } else {
+        unsigned f = try_write_cr4(cr4 | CR4_PKE);
+        try_write_cr4(cr4);
+        vcheck(f == VECTOR_GP, "pku-absent", "CR4.PKE accepted without PKU");
+    }
+}
+
+/* ------------------------------------------------------------ MSRs */
+
+static void check_msrs(void)
+{
+    uint64_t v = 0;
+    uint32_t aux = 0;
+    if (has.rdtscp) {
+        unsigned w = try_wrmsr(MSR_TSC_AUX, BSP_TSC_AUX), r = try_rdtscp(&aux);
+        uint64_t back = 0;
+        try_rdmsr(MSR_TSC_AUX, &back);
+        vcheck(w == NO_FAULT && r == NO_FAULT && aux == BSP_TSC_AUX && back == BSP_TSC_AUX,
+               "rdtscp", "RDTSCP does not return IA32_TSC_AUX");
+    } else {
+        vcheck(try_rdtscp(&aux) == VECTOR_UD, "rdtscp-absent", "RDTSCP hidden but runs");
+    }
+    if (has.rdpid) {
+        unsigned w = try_wrmsr(MSR_TSC_AUX, BSP_TSC_AUX), r = try_rdpid(&aux);
+        vcheck(w == NO_FAULT && r == NO_FAULT && aux == BSP_TSC_AUX, "rdpid",
+               "RDPID does not return IA32_TSC_AUX");
+    } else {
+        vcheck(try_rdpid(&aux) == VECTOR_UD, "rdpid-absent", "RDPID hidden but runs");
+    }
+    if (!has.rdtscp && !has.rdpid)
+        check_msr_absent("tsc-aux-absent", MSR_TSC_AUX);
+
+    if (has.xsaves) {
+        uint32_t cr4 = read_cr4();
+        try_write_cr4(cr4 | CR4_OSXSAVE);
+        xsetbv(3); /* x87 and SSE */
+        unsigned r = try_rdmsr(MSR_XSS, &v), w0 = try_wrmsr(MSR_XSS, 0);
+        unsigned bad = try_wrmsr(MSR_XSS, 1u << 8); /* PT state: not offered */
+        unsigned s = try_xsaves(3), l = try_xrstors(3);
+        uint64_t xcomp;
+        __builtin_memcpy(&xcomp, xsave_area + 520, sizeof(xcomp));
+        xsetbv(1);
+        try_write_cr4(cr4);
+        vcheck(r == NO_FAULT && v == 0 && w0 == NO_FAULT && bad == VECTOR_GP && s == NO_FAULT &&
+                   l == NO_FAULT && (xcomp >> 63) == 1,
+               "xsaves", "XSAVES/XRSTORS or IA32_XSS misbehave");
+    } else {
+        uint32_t cr4 = read_cr4();
+        unsigned s = NO_FAULT;
+        if (has.xsave) {
+            try_write_cr4(cr4 | CR4_OSXSAVE);
+            s = try_xsaves(1);
+            try_write_cr4(cr4);
+        }
+        vcheck(!has.xsave || s == VECTOR_UD, "xsaves-absent", "XSAVES hidden but runs");
+        check_msr_absent("xss-absent", MSR_XSS);
+    }
+
+    if (has.pks) {
+        uint32_t cr4 = read_cr4();
+        unsigned c = try_write_cr4(cr4 | CR4_PKS);
+        try_write_cr4(cr4);
+        unsigned w = try_wrmsr(MSR_PKRS, BSP_PKRS), r = try_rdmsr(MSR_PKRS, &v);
+        unsigned bad = try_wrmsr(MSR_PKRS, 1ull << 32);
+        vcheck(c == NO_FAULT && w == NO_FAULT && r == NO_FAULT && v == BSP_PKRS && bad == VECTOR_GP,
+               "pks", "IA32_PKRS or CR4.PKS misbehave");
+    } else {
+        uint32_t cr4 = read_cr4();
+        unsigned c = try_write_cr4(cr4 | CR4_PKS);
+        try_write_cr4(cr4);
+        vcheck(c == VECTOR_GP, "pks-absent-cr4", "CR4.PKS accepted without PKS");
+        check_msr_absent("pks-absent", MSR_PKRS);
+    }
+
+    /* 57-bit canonical addresses in MSRs exactly where LA57 is offered. */
+    const uint64_t only57 = 0x00ff000000000000ull, neither = 0x0100000000000000ull;
+    unsigned w57 = try_wrmsr(MSR_FS_BASE, only57);
+    try_rdmsr(MSR_FS_BASE, &v);
+    unsigned wbad = try_wrmsr(MSR_FS_BASE, neither);
+    unsigned w48 = try_wrmsr(MSR_FS_BASE, 0x00007fff00000000ull);
+    try_wrmsr(MSR_FS_BASE, 0);
+    if (has.la57)
+        vcheck(w57 == NO_FAULT && v == only57 && wbad == VECTOR_GP && w48 == NO_FAULT,
+               "canonical-57", "FS_BASE rejects a 57-bit canonical address");
+    else
+        vcheck(w57 == VECTOR_GP && wbad == VECTOR_GP && w48 == NO_FAULT, "canonical-48",
+               "FS_BASE takes a non-canonical address");
+
+    if (has.invpcid)
+        vcheck(try_invpcid_all() == NO_FAULT, "invpcid", "INVPCID offered but faults");
+    else
+        vcheck(try_invpcid_all() == VECTOR_UD, "invpcid-absent", "INVPCID hidden but runs");
+
+    /* IA32_MISC_ENABLE as KVM models it. */
+    unsigned r0 = try_rdmsr(MSR_MISC_ENABLE, &v);
+    uint64_t reset = v;
+    unsigned w1 = try_wrmsr(MSR_MISC_ENABLE, 0x400c51809ull);
+    try_rdmsr(MSR_MISC_ENABLE, &v);
+    uint64_t linux_value = v;
+    unsigned w2 = try_wrmsr(MSR_MISC_ENABLE, 0x400c51809ull & ~(1ull << 11));
+    try_wrmsr(MSR_MISC_ENABLE, reset);
+    vcheck(r0 == NO_FAULT && reset == 0x1801 && w1 == NO_FAULT && linux_value == 0x400c51809ull &&
+               w2 == VECTOR_GP,
+           "misc-enable", "IA32_MISC_ENABLE does not follow KVM's model");
+
+    if (has.spec_ctrl) {
+        unsigned w = try_wrmsr(MSR_SPEC_CTRL, 1), r = try_rdmsr(MSR_SPEC_CTRL, &v);
+        unsigned p = try_wrmsr(MSR_PRED_CMD, 1);
+        try_wrmsr(MSR_SPEC_CTRL, 0);
+        vcheck(w == NO_FAULT && r == NO_FAULT && v == 1 && p == NO_FAULT, "spec-ctrl",
+               "IA32_SPEC_CTRL/PRED_CMD offered but misbehave");
+    } else {
+        check_msr_absent("spec-ctrl-absent", MSR_SPEC_CTRL);
+    }
+    /* Features docs/cpuid.md clears: their MSRs are absent too. */
+    check_msr_absent("tsc-adjust-absent", MSR_TSC_ADJUST);
+    check_msr_absent("arch-caps-absent", MSR_ARCH_CAPS);
+    check_msr_absent("core-caps-absent", MSR_CORE_CAPS);
+    check_msr_absent("flush-cmd-absent", MSR_FLUSH_CMD);
+    if (has.amd)
+        check_msr_absent("virt-spec-ctrl-absent", MSR_VIRT_SPEC);
+}
+
+/* ------------------------------------------------------------ single step */
+
+static volatile uint32_t db_eip, db_dr6, db_count;
+
+__attribute__((interrupt)) static void db_handler(struct interrupt_frame *f)
+{
+    uint32_t dr6;
+    __asm__ volatile("mov %%db6, %0" : "=r"(dr6));
+    db_eip = f->eip;
+    db_dr6 = dr6;
+    db_count++;
+    f->eflags &= ~RFLAGS_TF;
+    __asm__ volatile("mov %0, %%db6" : : "r"(DR6_INIT));
+}
+
+/* TF goes on with POPF, so the trap comes after the instruction that follows it. */
+#define STEP_OVER(insn, ...)                                                                       \
+    __asm__ volatile("movl $1f, %[next]\n\t"                                                       \
+                     "pushf\n\t"                                                                   \
+                     "orl $0x100, (%%esp)\n\t"                                                     \
+                     "popf\n\t" insn "\n"                                                          \
+                     "1:" __VA_ARGS__)
+
+static void step_result(const char *name, uint32_t next)
+{
+    bool ok = db_count == 1 && db_eip == next && (db_dr6 & DR6_BS);
+    if (!ok)
+        printf("  %s: %u #DB, at 0x%x (want 0x%x), DR6 0x%x\n", name, db_count, db_eip, next,
+               db_dr6);
+    vcheck(ok, name, "no single-step #DB right after the instruction");
+}
+
+static void check_single_step(void)
+{
+    uint32_t next, a, b, c, d;
+    __asm__ volatile("mov %0, %%db6" : : "r"(DR6_INIT));
+    db_count = 0;
+    STEP_OVER("nop", : [next] "=m"(next) : : "memory");
+    step_result("step-nop", next);
+
+    db_count = 0;
+    STEP_OVER("cpuid",
+              : [next] "=m"(next), "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+              : "a"(0), "c"(0)
+              : "memory");
+    step_result("step-cpuid", next);
+
+    db_count = 0;
+    STEP_OVER("inb $0x80, %%al", : [next] "=m"(next), "=a"(a) : : "memory");
+    step_result("step-in", next);
+
+    db_count = 0;
+    STEP_OVER("outb %%al, $0x80", : [next] "=m"(next) : "a"(0) : "memory");
+    step_result("step-out", next);
+
+    db_count = 0;
+    STEP_OVER("rdmsr", : [next] "=m"(next), "=a"(a), "=d"(d) : "c"(MSR_MISC_ENABLE) : "memory");
+    step_result("step-rdmsr", next);
+
+    db_count = 0;
+    STEP_OVER("wrmsr", : [next] "=m"(next) : "c"(MSR_MISC_ENABLE), "a"(a), "d"(d) : "memory");
+    step_result("step-wrmsr", next);
+
+    db_count = 0;
+    if (has.amd)
+        STEP_OVER("vmmcall", : [next] "=m"(next), "=a"(a) : "a"(HC_NOP) : "memory");
+    else
+        STEP_OVER("vmcall", : [next] "=m"(next), "=a"(a) : "a"(HC_NOP) : "memory");
+    step_result("step-hypercall", next);
+
+    db_count = 0;
+    STEP_OVER("movl (%[reg]), %[val]",
+              : [next] "=m"(next), [val] "=r"(a)
+              : [reg] "r"(XAPIC_VERSION)
+              : "memory");
+    step_result("step-mmio", next);
+}
+
+/* ------------------------------------------------------------ two vCPUs */
+
+/*
+ * The AP halts until the BSP says go, sets its own per-vCPU values, then
+ * spins with interrupts on, so it stays runnable behind the BSP on their
+ * shared host CPU. The BSP sends it two NMIs back to back at the start of
+ * a fresh time slice: both are pending before the AP runs again, and both
+ * must arrive.
+ */
+static volatile uint32_t nmi_count, ap_go, ap_phase, ap_failed, timer_ticks;
+
+__attribute__((interrupt)) static void nmi_handler(struct interrupt_frame *f)
+{
+    (void)f;
+    nmi_count++;
+}
+
+__attribute__((interrupt)) static void timer_handler(struct interrupt_frame *f)
+{
+    (void)f;
+    timer_ticks++;
+    lapic_eoi();
+}
+
+__attribute__((interrupt)) static void go_handler(struct interrupt_frame *f)
+{
+    (void)f;
+    ap_go = 1;
+    lapic_eoi();
+}
+
+static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru)
+{
+    if (has.rdtscp || has.rdpid)
+        try_wrmsr(MSR_TSC_AUX, tsc_aux);
+    if (has.pks)
+        try_wrmsr(MSR_PKRS, pkrs);
+    if (has.pku) {
+        try_write_cr4(read_cr4() | CR4_PKE);
+        try_wrpkru(pkru);
+    }
+}
+
+/* Which of this vCPU's values another vCPU on its host CPU changed: a bit each. */
+static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru)
+{
+    uint32_t lost = 0, v32;
+    uint64_t v;
+    if (has.rdtscp && (try_rdtscp(&v32) != NO_FAULT || v32 != tsc_aux))
+        lost |= 1;
+    if (has.pks && (try_rdmsr(MSR_PKRS, &v) != NO_FAULT || v != pkrs))
+        lost |= 2;
+    if (has.pku && (try_rdpkru(&v32) != NO_FAULT || v32 != pkru))
+        lost |= 4;
+    return lost;
+}
+
+static void ap_main(uint32_t index)
+{
+    (void)index;
+    while (!ap_go)
+        wait_for_interrupt();
+    set_own_values(AP_TSC_AUX, AP_PKRS, AP_PKRU);
+    ap_phase = 1;
+    __asm__ volatile("sti");
+    /* Spinning, not halting: a halted AP woken by the first NMI could run before the second. */
+    for (uint64_t end = rdtsc() + us_to_tsc(2000000); nmi_count < 2 && rdtsc() < end;)
+        __asm__ volatile("" ::: "memory");
+    __asm__ volatile("cli");
+    ap_failed = own_values_lost(AP_TSC_AUX, AP_PKRS, AP_PKRU);
+    ap_phase = 2;
+}
+
+/* With interrupts on and PAUSE, so the host CPU can go to the AP (Bochs SVM needs either). */
+static bool wait_phase(uint32_t phase)
+{
+    bool reached = false;
+    __asm__ volatile("sti");
+    for (uint64_t end = rdtsc() + us_to_tsc(4000000); !reached && rdtsc() < end;) {
+        reached = ap_phase >= phase;
+        cpu_relax();
+    }
+    __asm__ volatile("cli");
+    return reached;
+}
+
+/* Halt for a few milliseconds: the AP runs meanwhile, and the BSP comes back on a fresh slice. */
+static void sleep_ms(uint32_t ms)
+{
+    uint32_t ticks = timer_ticks;
+    lapic_timer_start(LAPIC_TIMER_ONESHOT, VECTOR_TIMER, apic_timer_khz() * ms, 1);
+    while (timer_ticks == ticks)
+        wait_for_interrupt();
+}
+
+static void check_two_vcpus(void)
+{
+    send_ipi(cpu_apic_id(1), VECTOR_GO);
+    if (!wait_phase(1)) {
+        vcheck(false, "two-vcpus", "the second vCPU did not run");
+        return;
+    }
+    set_own_values(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU);
+    sleep_ms(3);
+    send_nmi(cpu_apic_id(1));
+    send_nmi(cpu_apic_id(1));
+    bool done = wait_phase(2);
+    if (nmi_count != 2)
+        printf("  the AP took %u NMIs\n", nmi_count);
+    vcheck(done && nmi_count == 2, "nmi-back-to-back", "two NMIs collapsed into one");
+    uint32_t lost = own_values_lost(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU);
+    if (lost || ap_failed)
+        printf("  lost (TSC_AUX 1, PKRS 2, PKRU 4): BSP 0x%x, AP 0x%x\n", lost, ap_failed);
+    vcheck(done && !lost && !ap_failed, "per-vcpu-values",
+           "a vCPU's TSC_AUX, PKRS or PKRU changed under another vCPU");
+    try_write_cr4(read_cr4() & ~CR4_PKE);
+}
+
+/* ------------------------------------------------------------ long mode */
+
+/*
+ * Identity-mapped long mode with 2 MiB pages: the first GiB and the local
+ * APIC page. The same tables also appear at a high alias that only the
+ * paging depth in use can reach: PML5 entry 256 (0xff00000000000000, not
+ * canonical with four levels) or PML4 entry 256 (0xffff800000000000).
+ */
+#define PTE_P   1ull
+#define PTE_RW  2ull
+#define PTE_PWT 8ull
+#define PTE_PCD 16ull
+#define PTE_PS  128ull
+#define TWO_MIB 0x200000ull
+
+static uint64_t pml5[512] __attribute__((aligned(4096)));
+static uint64_t pml4[512] __attribute__((aligned(4096)));
+static uint64_t pdpt[512] __attribute__((aligned(4096)));
+static uint64_t pd_low[512] __attribute__((aligned(4096)));
+static uint64_t pd_apic[512] __attribute__((aligned(4096)));
+
+/* Shared with the assembly below: keep the offsets in step. */
+struct long_mode_run {
+    uint32_t cr3, cr4_bits;    /* 0, 4 */
+    uint32_t high_lo, high_hi; /* 8, 12: base of the high alias */
+    uint32_t wp_toggles;       /* 16 */
+    uint32_t saved_cr4;        /* 20 */
+    uint32_t vendor_ebx;       /* 24: CPUID 0 from the high alias */
+    uint32_t apic_version;     /* 28: MMIO load through the high alias */
+    uint32_t cr8_after_tpr;    /* 32: CR8 after the xAPIC TPR was written */
+    uint32_t tpr_after_cr8;    /* 36: the xAPIC TPR after CR8 was written */
+    uint32_t gdtr[2];          /* 40: the runtime's GDTR, restored afterwards */
+};
+_Static_assert(offsetof(struct long_mode_run, wp_toggles) == 16 &&
+                   offsetof(struct long_mode_run, saved_cr4) == 20 &&
+                   offsetof(struct long_mode_run, vendor_ebx) == 24 &&
+                   offsetof(struct long_mode_run, tpr_after_cr8) == 36 &&
+                   offsetof(struct long_mode_run, gdtr) == 40,
+               "struct long_mode_run layout");
+
+/* The runtime's flat code (0x08) and data (0x10), and 64-bit code at 0x18. */
+uint64_t long_mode_gdt[4] = {0, 0x00cf9b000000ffffull, 0x00cf93000000ffffull,
+                             0x00af9b000000ffffull};
+struct {
+    uint16_t limit;
+    uint32_t base;
+} __attribute__((packed)) long_mode_gdtr = {sizeof(long_mode_gdt) - 1, (uint32_t)long_mode_gdt};
+
+/* void long_mode_run(struct long_mode_run *r): cdecl, interrupts off, paging off. */
+void long_mode_run(struct long_mode_run *r);
+__asm__(".text\n"
+        ".code32\n"
+        ".globl long_mode_run\n"
+        "long_mode_run:\n\t"
+        "push %ebp\n\t"
+        "push %ebx\n\t"
+        "push %esi\n\t"
+        "push %edi\n\t"
+        "mov 20(%esp), %esi\n\t"
+        "sgdt 40(%esi)\n\t"
+        "lgdt long_mode_gdtr\n\t"
+        "mov %cr4, %eax\n\t"
+        "mov %eax, 20(%esi)\n\t"
+        "or 4(%esi), %eax\n\t"
+        "mov %eax, %cr4\n\t"
+        "mov 0(%esi), %eax\n\t"
+        "mov %eax, %cr3\n\t"
+        "mov $0xc0000080, %ecx\n\t"
+        "rdmsr\n\t"
+        "or $0x100, %eax\n\t" /* EFER.LME */
+        "wrmsr\n\t"
+        "mov %cr0, %eax\n\t"
+        "or $0x80000000, %eax\n\t"
+        "mov %eax, %cr0\n\t"
+        "ljmp $0x18, $1f\n"
+        ".code64\n"
+        "1:\n\t"
+        /* Continue at the high alias of the code below. */
+        "mov 8(%rsi), %rbp\n\t"
+        "lea 2f(%rip), %rax\n\t"
+        "add %rbp, %rax\n\t"
+        "jmp *%rax\n"
+        "2:\n\t"
+        "xor %eax, %eax\n\t"
+        "xor %ecx, %ecx\n\t"
+        "cpuid\n\t"
+        "mov %ebx, 24(%rsi)\n\t"
+        "mov $0xfee00030, %ebx\n\t"
+        "add %rbp, %rbx\n\t"
+        "mov (%rbx), %eax\n\t"
+        "mov %eax, 28(%rsi)\n\t"
+        /* TPR through the xAPIC page, read back as CR8; and the reverse. */
+        "mov $0xfee00080, %ebx\n\t"
+        "add %rbp, %rbx\n\t"
+        "movl $0x50, (%rbx)\n\t"
+        "mov %cr8, %rax\n\t"
+        "mov %eax, 32(%rsi)\n\t"
+        "mov $3, %eax\n\t"
+        "mov %rax, %cr8\n\t"
+        "mov (%rbx), %eax\n\t"
+        "mov %eax, 36(%rsi)\n\t"
+        "xor %eax, %eax\n\t"
+        "mov %rax, %cr8\n\t"
+        /* CR0.WP back and forth. */
+        "mov 16(%rsi), %ecx\n\t"
+        "test %ecx, %ecx\n\t"
+        "jz 4f\n"
+        "3:\n\t"
+        "mov %cr0, %rax\n\t"
+        "xor $0x10000, %rax\n\t"
+        "mov %rax, %cr0\n\t"
+        "dec %ecx\n\t"
+        "jnz 3b\n"
+        "4:\n\t"
+        /* Back to the identity map, then to 32-bit compatibility mode. */
+        "lea 5f(%rip), %rax\n\t"
+        "sub %rbp, %rax\n\t"
+        "jmp *%rax\n"
+        "5:\n\t"
+        "pushq $0x08\n\t"
+        "lea 6f(%rip), %rax\n\t"
+        "push %rax\n\t"
+        "lretq\n"
+        ".code32\n"
+        "6:\n\t"
+        "mov %cr0, %eax\n\t"
+        "and $0x7fffffff, %eax\n\t"
+        "mov %eax, %cr0\n\t"
+        "mov $0xc0000080, %ecx\n\t"
+        "rdmsr\n\t"
+        "and $~0x100, %eax\n\t"
+        "wrmsr\n\t"
+        "mov 20(%esi), %eax\n\t"
+        "mov %eax, %cr4\n\t"
+        "lgdt 40(%esi)\n\t"
+        "pop %edi\n\t"
+        "pop %esi\n\t"
+        "pop %ebx\n\t"
+        "pop %ebp\n\t"
+        "ret\n");
+
+static void build_page_tables(void)
+{
+    for (uint64_t i = 0; i < 512; i++)
+        pd_low[i] = i * TWO_MIB | PTE_PS | PTE_RW | PTE_P;
+    pd_apic[(0xfee00000u >> 21) & 511] = 0xfee00000u | PTE_PCD | PTE_PWT | PTE_PS | PTE_RW | PTE_P;
+    pdpt[0] = (uint32_t)pd_low | PTE_RW | PTE_P;
+    pdpt[3] = (uint32_t)pd_apic | PTE_RW | PTE_P;
+    pml4[0] = pml4[256] = (uint32_t)pdpt | PTE_RW | PTE_P;
+    pml5[0] = pml5[256] = (uint32_t)pml4 | PTE_RW | PTE_P;
+}
+
+static void check_long_mode(uint32_t wp_toggles)
+{
+    build_page_tables();
+    struct long_mode_run r = {0};
+    r.cr3 = has.la57 ? (uint32_t)pml5 : (uint32_t)pml4;
+    r.cr4_bits = CR4_PAE | (has.la57 ? CR4_LA57 : 0);
+    r.high_hi = has.la57 ? 0xff000000u : 0xffff8000u;
+    r.wp_toggles = wp_toggles;
+    uint64_t start = rdtsc();
+    long_mode_run(&r);
+    uint64_t cycles = rdtsc() - start;
+    printf("long mode (%u levels): %u CR0.WP toggles in %u ms of TSC\n", has.la57 ? 5 : 4,
+           wp_toggles, (uint32_t)div64(tsc_to_us(cycles), 1000));
+    vcheck(r.vendor_ebx == cpuid(0, 0).ebx && r.apic_version == *(volatile uint32_t *)XAPIC_VERSION,
+           has.la57 ? "walk-5-level" : "walk-4-level",
+           "CPUID or an MMIO load at a high linear address went wrong");
+    if (r.cr8_after_tpr != 5 || r.tpr_after_cr8 != 0x30)
+        printf("  CR8 after TPR 0x50: %u; TPR after CR8 3: 0x%x\n", r.cr8_after_tpr,
+               r.tpr_after_cr8);
+    vcheck(r.cr8_after_tpr == 5 && r.tpr_after_cr8 == 0x30, "tpr-cr8",
+           "the xAPIC TPR and CR8 disagree");
+}
+
+int guest_main(uint32_t magic, const struct mb_info *info)
+{
+    (void)magic;
+    uint32_t wp_toggles = arg_uint(info, 1000, 0, 100000000);
+    print_cpuid();
+    read_features();
+    bool two = smp_start(false, ap_main) == 2;
+    /* After smp_start, whose cpu_init installs the runtime's exception handlers. */
+    set_interrupt_handler(VECTOR_DB, db_handler);
+    set_interrupt_handler(VECTOR_NMI, nmi_handler);
+    set_interrupt_handler(VECTOR_UD, ud_handler);
+    set_interrupt_handler(VECTOR_GP, gp_handler);
+    set_interrupt_handler(VECTOR_TIMER, timer_handler);
+    set_interrupt_handler(VECTOR_GO, go_handler);
+    check_state_dependent_cpuid();
+    check_msrs();
+    if (two)
+        check_two_vcpus();
+    else
+        vcheck(false, "two-vcpus", "no second vCPU (run with vcpus=2)");
+    check_single_step();
+    check_long_mode(wp_toggles);
+    printf("cpucheck: %u checks, %u failed\n", checks, failures);
+    return (int)failures;
+}

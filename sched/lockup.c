@@ -1,0 +1,20 @@
+#include "sched/lockup.h"
+
+bool lockup_check(struct lockup_watch *w, const struct lockup_limits *l, uint64_t now,
+                  uint64_t target_beats, uint64_t checker_beats)
+{
+    uint64_t interval = w->started && now > w->last_check ? now - w->last_check : 0;
+    bool target_moved = !w->started || target_beats != w->target_beats;
+    bool checker_moved = checker_beats != w->checker_beats;
+    w->started = true;
+    w->last_check = now;
+    w->target_beats = target_beats;
+    w->checker_beats = checker_beats;
+    if (target_moved) {
+        w->stale = 0;
+        return false;
+    }
+    if (checker_moved)
+        w->stale += interval < l->max_interval ? interval : l->max_interval;
+    return w->stale >= l->timeout;
+}

@@ -1,0 +1,31 @@
+# libFuzzer harnesses (clang, AddressSanitizer, UBSan) for every parser that
+# sees outside input. One line per harness: fuzz_<name>_SRCS lists the
+# project sources linked with tests/fuzz/fuzz_<name>.c. Seeds live in
+# tests/fuzz/corpus/<name>/, inputs that once broke a parser in
+# tests/fuzz/regressions/<name>/; both are replayed on every run.
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+FUZZ_TARGETS :=
+FUZZ_TARGETS += bootinfo
+fuzz_bootinfo_SRCS := boot/mb.c
+FUZZ_TARGETS += loader
+fuzz_loader_SRCS := vmm/loader.c
+FUZZ_TARGETS += cmdline
+fuzz_cmdline_SRCS := boot/cmdline.c vmm/vmconfig.c
+FUZZ_TARGETS += acpi
+fuzz_acpi_SRCS := drivers/acpi.c
+FUZZ_TARGETS += mmio_decode
+fuzz_mmio_decode_SRCS := vmm/mmio_decode.c
+FUZZ_TARGETS += insn
+fuzz_insn_SRCS := vmm/insn.c
+FUZZ_TARGETS += gpt
+fuzz_gpt_SRCS := vmm/gpt.c
+
+FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(fuzz_$$*_SRCS) $$(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(fuzz_$*_SRCS) -o $@

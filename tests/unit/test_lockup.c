@@ -1,0 +1,95 @@
+/* Lockup detection: beats reset it, only time the checker beat through counts, stalls are capped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "sched/lockup.h"
+
+static const struct lockup_limits limits = {.timeout = 1000, .max_interval = 500};
+
+static void test_first_check_only_records(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    assert_false(lockup_check(&w, &limits, 1000000, 5, 7));
+    assert_int_equal(w.stale, 0);
+}
+
+static void test_silent_target_fires_after_timeout(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    uint64_t t = 10000, me = 1;
+    assert_false(lockup_check(&w, &limits, t, 42, me));
+    for (int i = 0; i < 3; i++) {
+        t += 250;
+        assert_false(lockup_check(&w, &limits, t, 42, ++me));
+    }
+    t += 250;
+    assert_true(lockup_check(&w, &limits, t, 42, ++me)); /* 4 x 250 = 1000 */
+}
+
+static void test_a_beat_resets(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    uint64_t t = 0, me = 0, target = 0;
+    assert_false(lockup_check(&w, &limits, t += 1, target, ++me));
+    for (int i = 0; i < 100; i++) {
+        assert_false(lockup_check(&w, &limits, t += 400, target, ++me));
+        assert_false(lockup_check(&w, &limits, t += 400, ++target, ++me));
+    }
+}
+
+static void test_time_without_own_beats_does_not_count(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    uint64_t t = 0;
+    assert_false(lockup_check(&w, &limits, t, 9, 3));
+    /* The checker did not beat either: the whole machine stood still. */
+    for (int i = 0; i < 50; i++)
+        assert_false(lockup_check(&w, &limits, t += 400, 9, 3));
+    assert_int_equal(w.stale, 0);
+    assert_false(lockup_check(&w, &limits, t += 400, 9, 4));
+    assert_false(lockup_check(&w, &limits, t += 400, 9, 5));
+    assert_true(lockup_check(&w, &limits, t += 400, 9, 6)); /* 400 + 400 + 400 */
+}
+
+static void test_one_long_interval_is_capped(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    assert_false(lockup_check(&w, &limits, 100, 1, 1));
+    /* An emulator paused for ten timeouts: one check late, counted as max_interval. */
+    assert_false(lockup_check(&w, &limits, 100 + 10000, 1, 2));
+    assert_int_equal(w.stale, 500);
+    assert_true(lockup_check(&w, &limits, 100 + 10500, 1, 3));
+}
+
+static void test_tsc_going_backwards_counts_nothing(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    assert_false(lockup_check(&w, &limits, 5000, 1, 1));
+    assert_false(lockup_check(&w, &limits, 4000, 1, 2));
+    assert_int_equal(w.stale, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_check_only_records),
+        cmocka_unit_test(test_silent_target_fires_after_timeout),
+        cmocka_unit_test(test_a_beat_resets),
+        cmocka_unit_test(test_time_without_own_beats_does_not_count),
+        cmocka_unit_test(test_one_long_interval_is_capped),
+        cmocka_unit_test(test_tsc_going_backwards_counts_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
