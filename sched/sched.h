@@ -6,10 +6,12 @@
  * loaded CPU, or the one its VM's pin= names. vCPUs move between CPUs
  * (sched/balance.h): a CPU about to idle takes one waiting elsewhere, a
  * periodic balance evens the queues out, and a directed yield runs a
- * preempted vCPU on its spinning sibling's CPU; a pinned vCPU never moves. A slice ends early when
- * the vCPU halts with nothing to deliver (it blocks) or its VM stops. A slice is enforced by the
- * VMX preemption timer where the backend has one, else by the host local APIC timer with physical
- * interrupts intercepted, so even a guest spinning with interrupts off is preempted. When the slice
+ * preempted vCPU on its spinning sibling's CPU; a pinned vCPU never moves.
+ * A slice ends early when the vCPU halts with nothing to deliver (it
+ * blocks), when it is caught spinning (sched_on_spin) or its VM stops. A
+ * slice is enforced by the VMX preemption timer where the backend has one,
+ * else by the host local APIC timer with physical interrupts intercepted,
+ * so even a guest spinning with interrupts off is preempted. When the slice
  * ends and nobody else waits, the vCPU simply goes on.
  *
  * Wake-up preemption rule: a vCPU woken from a halt goes to the head of its
