@@ -105,7 +105,7 @@ struct vcpu {
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
     struct guest_msrs msrs;
-    void *arch;              /* vendor context: VMCB or VMCS */
+    void *arch; /* vendor context: VMCB or VMCS */
     /*
      * The host CPU it is on: it runs, polls or waits there, and wake-ups,
      * kicks and its timer go there. Changed only while it is off every CPU,
