@@ -5,7 +5,8 @@
 #include "drivers/console.h"
 #include "lib/checksum.h"
 
-/* The loader fills each section only up to its last byte: the page padding after it is undefined. */
+/* The loader fills each section only up to its last byte: the page padding after it is undefined.
+ */
 extern char __kernel_start[], __text_loaded_end[], __text_end[], __rodata_loaded_end[];
 
 static uint64_t text_at_boot, rodata_at_boot;
