@@ -136,13 +136,16 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && hlt_in_shadow(v))
         vcpu_advance(v, 1);
-    if (vector >= 0 && virt->interrupt_allowed(v)) {
+    /* Offered (SVM V_IRQ), the vector stays in IRR until the CPU takes it: look again next time. */
+    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
+    if (!offered && vector >= 0 && virt->interrupt_allowed(v)) {
         virt->inject_interrupt(v, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
     *window = vector >= 0 || v->nmi.pending;
-    virt->set_interrupt_window(v, vector >= 0);
+    if (!offered)
+        virt->set_interrupt_window(v, vector >= 0);
     spin_unlock_irqrestore(&v->lock, flags);
     return true;
 }
