@@ -136,13 +136,17 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && hlt_in_shadow(v))
         vcpu_advance(v, 1);
-    /* Offered (SVM V_IRQ), the vector stays in IRR until the CPU takes it: look again next time. */
-    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
-    if (!offered && vector >= 0 && virt->interrupt_allowed(v)) {
+    if (vector >= 0 && virt->interrupt_allowed(v)) {
         virt->inject_interrupt(v, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
+    /*
+     * One the guest cannot take now is offered to the CPU (SVM V_IRQ), which
+     * delivers it when the guest can; it stays in IRR until then, so the next
+     * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
+     */
+    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
     *window = vector >= 0 || v->nmi.pending;
     if (!offered)
         virt->set_interrupt_window(v, vector >= 0);

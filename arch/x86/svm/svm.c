@@ -84,10 +84,12 @@ static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t 
 }
 
 /*
- * One VMRUN of a guest whose only instruction is HLT, with V_IRQ pending at
- * V_INTR_PRIO prio and V_TPR tpr, IF=1 and the VINTR intercept on: the CPU
- * exits VINTR if it would deliver the virtual interrupt, else HLT. Nested
- * paging off and paging off: the guest runs on host-physical addresses.
+ * One VMRUN of a guest that runs STI; NOP; HLT from IF=0, with V_IRQ pending
+ * at V_INTR_PRIO prio and V_TPR tpr and the VINTR intercept on: the CPU
+ * exits VINTR if it would deliver the virtual interrupt once STI's shadow
+ * ends, else HLT. (Starting from IF=1 would test less than pollux needs:
+ * Bochs 2.7 does not look at a V_IRQ set at VMRUN until the guest changes
+ * IF or CR8.) Nested paging and paging off: host-physical addresses.
  */
 static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, unsigned prio,
                           unsigned tpr)
@@ -112,7 +114,7 @@ static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, u
     vmcb->dr6 = 0xffff0ff0;
     vmcb->dr7 = 0x400;
     vmcb->g_pat = PAT_DEFAULT;
-    vmcb->rflags = 0x202;
+    vmcb->rflags = 0x2;
     vmcb->rip = code;
     struct guest_regs regs = {0};
     uint64_t flags = irq_save();
@@ -131,7 +133,9 @@ static enum svm_virq_check probe_virq(struct svm_cpu *c)
     enum svm_virq_check r = SVM_VIRQ_UNPROBED;
     /* The probe guest runs in 32-bit protected mode: its code must lie below 4 GiB. */
     if (vmcb && code && (uint64_t)code < (1ull << 32) - PAGE_SIZE) {
-        code[0] = 0xf4; /* HLT */
+        code[0] = 0xfb; /* STI */
+        code[1] = 0x90; /* NOP */
+        code[2] = 0xf4; /* HLT */
         bool above = virq_delivers(c, vmcb, (uint64_t)code, 3, 2);
         bool equal = virq_delivers(c, vmcb, (uint64_t)code, 2, 2);
         r = svm_virq_classify(above, equal);
@@ -183,8 +187,9 @@ static int svm_cpu_enable(char *err, size_t errlen)
         virq_check = probe_virq(c);
         virt_features.virq = svm_virq_check_name(virq_check);
         kprintf("pollux: V_IRQ priority check: %s; pending interrupts %s\n", virt_features.virq,
-                virq_check == SVM_VIRQ_EXACT ? "offered through V_IRQ"
-                                             : "injected at entry (docs/virtual_interrupts.md)");
+                virq_check == SVM_VIRQ_EXACT      ? "offered through V_IRQ"
+                : virq_check == SVM_VIRQ_AT_EQUAL ? "offered through V_IRQ, priority one class lower"
+                                                  : "injected at entry only");
     }
     return 0;
 }
@@ -618,10 +623,10 @@ static void svm_set_interrupt_window(struct vcpu *v, bool on)
 
 static bool svm_offer_interrupt(struct vcpu *v, int vector)
 {
-    if (virq_check != SVM_VIRQ_EXACT)
+    if (virq_check != SVM_VIRQ_EXACT && virq_check != SVM_VIRQ_AT_EQUAL)
         return false;
     struct svm_vcpu *s = svm(v);
-    s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, v->lapic.tpr);
+    s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, v->lapic.tpr, virq_check);
     s->offered = vector;
     return true;
 }

@@ -14,7 +14,7 @@ struct svm_hlt_bits svm_hlt_intercept(enum hlt_intercept mode, struct svm_hlt_bi
     return out;
 }
 
-uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr)
+uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr, enum svm_virq_check check)
 {
     const uint64_t fields = SVM_VINTR_V_TPR | SVM_VINTR_V_IRQ | SVM_VINTR_PRIO_MAX |
                             SVM_VINTR_IGN_TPR | SVM_VINTR_VECTOR_MASK;
@@ -22,7 +22,10 @@ uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr)
     if (vector < 0)
         return vintr;
     /* V_IGN_TPR stays clear: a guest raising CR8 without an exit holds the vector back. */
-    return vintr | SVM_VINTR_V_IRQ | ((uint64_t)((unsigned)vector >> 4) << SVM_VINTR_PRIO_SHIFT) |
+    unsigned prio = (unsigned)vector >> 4;
+    if (check == SVM_VIRQ_AT_EQUAL && prio > 0)
+        prio--;
+    return vintr | SVM_VINTR_V_IRQ | ((uint64_t)prio << SVM_VINTR_PRIO_SHIFT) |
            ((uint64_t)(unsigned)vector << SVM_VINTR_VECTOR_SHIFT);
 }
 

@@ -29,8 +29,6 @@ struct svm_hlt_bits {
 /* misc1/misc3 with exactly one of the two HLT intercepts set, every other bit kept. */
 struct svm_hlt_bits svm_hlt_intercept(enum hlt_intercept mode, struct svm_hlt_bits in);
 
-/* VMCB offset 0x60 with the V_IRQ fields of an offer of vector (-1: none) at task priority tpr. */
-uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr);
 
 /* What an exit says about the vector offered at VMRUN. */
 struct svm_vintr_exit {
@@ -57,5 +55,13 @@ enum svm_virq_check { SVM_VIRQ_EXACT, SVM_VIRQ_AT_EQUAL, SVM_VIRQ_NONE, SVM_VIRQ
 enum svm_virq_check svm_virq_classify(bool above_delivered, bool equal_delivered);
 
 const char *svm_virq_check_name(enum svm_virq_check c);
+
+/*
+ * VMCB offset 0x60 with the V_IRQ fields of an offer of vector (-1: none)
+ * at task priority tpr: V_TPR = TPR[7:4], V_INTR_PRIO = vector[7:4],
+ * V_IGN_TPR = 0. On a CPU that delivers at V_INTR_PRIO == V_TPR, the
+ * priority is one class lower, which makes its >= the APIC's >.
+ */
+uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr, enum svm_virq_check check);
 
 #endif
