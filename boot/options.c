@@ -72,7 +72,8 @@ static const struct option option_table[] = {
     {"spin_sw_window_us", OPT_UINT, &spin_params.sw_window_us, 1, 1000000, 0,
      "software detector: ... within this many us (default 1000)"},
     {"idle_hlt", OPT_ENUM, &idle_hlt_option, 0, 0, idle_hlt_option_names,
-     "AMD Idle HLT intercept where the CPU has it: auto or off (plain HLT intercept) (default auto)"},
+     "AMD Idle HLT intercept where the CPU has it: auto or off (plain HLT intercept) (default "
+     "auto)"},
     {"yield_pivot", OPT_ENUM, &yield_pivot, 0, 0, yield_pivot_names,
      "where a directed yield's scan starts: vcpu_id, last_boosted or none (default vcpu_id)"},
     {"trace", OPT_FLAGS, &trace_mask, 0, 0, trace_names,

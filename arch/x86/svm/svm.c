@@ -187,9 +187,10 @@ static int svm_cpu_enable(char *err, size_t errlen)
         virq_check = probe_virq(c);
         virt_features.virq = svm_virq_check_name(virq_check);
         kprintf("pollux: V_IRQ priority check: %s; pending interrupts %s\n", virt_features.virq,
-                virq_check == SVM_VIRQ_EXACT      ? "offered through V_IRQ"
-                : virq_check == SVM_VIRQ_AT_EQUAL ? "offered through V_IRQ, priority one class lower"
-                                                  : "injected at entry only");
+                virq_check == SVM_VIRQ_EXACT ? "offered through V_IRQ"
+                : virq_check == SVM_VIRQ_AT_EQUAL
+                    ? "offered through V_IRQ, priority one class lower"
+                    : "injected at entry only");
     }
     return 0;
 }

@@ -29,7 +29,6 @@ struct svm_hlt_bits {
 /* misc1/misc3 with exactly one of the two HLT intercepts set, every other bit kept. */
 struct svm_hlt_bits svm_hlt_intercept(enum hlt_intercept mode, struct svm_hlt_bits in);
 
-
 /* What an exit says about the vector offered at VMRUN. */
 struct svm_vintr_exit {
     int taken;         /* the vector the CPU took (to move from IRR to ISR), or -1 */

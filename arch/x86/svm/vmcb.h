@@ -110,12 +110,12 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 /* intercept_misc3 */
 #define SVM_INTERCEPT_IDLE_HLT (1u << 6)
 
-#define SVM_VINTR_V_TPR    0xfull /* the guest's CR8 */
-#define SVM_VINTR_V_IRQ    (1ull << 8)
-#define SVM_VINTR_PRIO_SHIFT 16
-#define SVM_VINTR_PRIO_MAX   (0xfull << SVM_VINTR_PRIO_SHIFT)
-#define SVM_VINTR_IGN_TPR  (1ull << 20)
-#define SVM_VINTR_MASKING  (1ull << 24)
+#define SVM_VINTR_V_TPR        0xfull /* the guest's CR8 */
+#define SVM_VINTR_V_IRQ        (1ull << 8)
+#define SVM_VINTR_PRIO_SHIFT   16
+#define SVM_VINTR_PRIO_MAX     (0xfull << SVM_VINTR_PRIO_SHIFT)
+#define SVM_VINTR_IGN_TPR      (1ull << 20)
+#define SVM_VINTR_MASKING      (1ull << 24)
 #define SVM_VINTR_VECTOR_SHIFT 32
 #define SVM_VINTR_VECTOR_MASK  (0xffull << SVM_VINTR_VECTOR_SHIFT)
 
