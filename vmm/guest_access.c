@@ -4,7 +4,8 @@
 #include "vmm/gpt.h"
 #include "vmm/insn.h"
 
-#define PAGE 4096ull
+#define PAGE   4096ull
+#define CR0_PG (1ull << 31)
 
 /* Guest RAM is one host range: a page-table entry is one bounds check and one load. */
 static bool read_gpa(uint64_t gpa, void *buf, size_t len, void *ctx)
@@ -81,11 +82,13 @@ static const uint8_t *code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
     uint64_t la = gm.cs_base + v->regs.rip;
     if (gm.code_bits != 64)
         la &= 0xffffffffu;
-    struct gpt_mode m = {
-        .cr0 = gm.cr0, .cr3 = gm.cr3, .cr4 = gm.cr4, .efer = gm.efer, .cpl = gm.cpl};
-    uint64_t gpa;
-    if (gpt_translate(&m, la, GPT_ACCESS_FETCH, read_gpa, v->vm, &gpa))
-        return 0;
+    uint64_t gpa = la;
+    if (gm.cr0 & CR0_PG) {
+        struct gpt_mode m = {
+            .cr0 = gm.cr0, .cr3 = gm.cr3, .cr4 = gm.cr4, .efer = gm.efer, .cpl = gm.cpl};
+        if (gpt_translate(&m, la, GPT_ACCESS_FETCH, read_gpa, v->vm, &gpa))
+            return 0;
+    }
     size_t in_page = PAGE - (la & (PAGE - 1));
     *avail = in_page < INSN_MAX ? in_page : INSN_MAX;
     if (gpa >= v->vm->cfg.mem)

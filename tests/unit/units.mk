@@ -64,3 +64,6 @@ UNIT_TESTS += guest_msrs
 unit_guest_msrs_SRCS := vmm/guest_msrs.c
 UNIT_TESTS += nmi
 unit_nmi_SRCS := vmm/nmi.c
+UNIT_TESTS += fastpath
+unit_fastpath_SRCS := vmm/fastpath.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c \
+	vmm/trace.c sched/halt_poll.c sched/yield.c
