@@ -56,7 +56,8 @@ static const struct cpuid_leaf_policy *policy_for(uint32_t leaf, uint32_t sublea
     return others;
 }
 
-/* The view-dependent sources that are on, one bit per enum cpuid_source: worked out once per CPUID. */
+/* The view-dependent sources that are on, one bit per enum cpuid_source: worked out once per CPUID.
+ */
 static unsigned sources_on(const struct cpuid_view *view)
 {
     unsigned on = 0;

@@ -62,7 +62,8 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
     /* The usual encoding, without prefixes: no opcode kind starts with a prefix byte. */
     size_t len = opcodes[kind].len;
     if (kind != INSN_PAUSE && avail >= len && bytes[0] == opcodes[kind].op[0] &&
-        (len < 2 || bytes[1] == opcodes[kind].op[1]) && (len < 3 || bytes[2] == opcodes[kind].op[2]))
+        (len < 2 || bytes[1] == opcodes[kind].op[1]) &&
+        (len < 3 || bytes[2] == opcodes[kind].op[2]))
         return (int)len;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
     size_t i = 0;

@@ -13,7 +13,7 @@
 
 #include "arch/x86/virt.h"
 
-#define FLOOR_CPUID_LEAF 0      /* answered with a fixed maximum leaf and the vendor string */
+#define FLOOR_CPUID_LEAF 0 /* answered with a fixed maximum leaf and the vendor string */
 #define FLOOR_CPUID_MAX  0xdu
 #define FLOOR_HC_NOP     2u     /* HC_NOP (vmm/hypercall.h): RAX = 0 */
 #define FLOOR_PORT       0x3fdu /* COM1's line status: transmitter empty */

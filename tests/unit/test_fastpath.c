@@ -210,7 +210,7 @@ static void test_reentry_rules(void **state)
     (void)state;
     uint32_t word = 0;
     assert_true(fastpath_may_reenter(&word, 0x202, true));
-    assert_false(fastpath_may_reenter(&word, 0x302, true)); /* TF: a single-step #DB is owed */
+    assert_false(fastpath_may_reenter(&word, 0x302, true));  /* TF: a single-step #DB is owed */
     assert_false(fastpath_may_reenter(&word, 0x202, false)); /* V_IRQ offered, event injected */
     word = CHANGE_EVENT;
     assert_false(fastpath_may_reenter(&word, 0x202, true));
@@ -240,7 +240,8 @@ static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
     assert_int_equal(vlapic_highest_pending(&v.lapic), -1);
     struct vlapic_ipi ipi;
     bool send;
-    vlapic_mmio_write(&v.lapic, 0xb0, 0, 0, &ipi, &send); /* EOI, as the MSR write's handler would */
+    vlapic_mmio_write(&v.lapic, 0xb0, 0, 0, &ipi,
+                      &send); /* EOI, as the MSR write's handler would */
     struct exit_record wrmsr = {.reason = EXIT_MSR_WRITE, .insn_kind = -1};
     assert_int_equal(fastpath_exit(&v, &wrmsr), FASTPATH_HANDLED);
 }
