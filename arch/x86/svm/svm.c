@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/exit_floor.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/pagetable.h"
 #include "arch/x86/percpu.h"
@@ -36,8 +37,9 @@ struct svm_vcpu {
     /* set_pause_exiting's request, applied again after every reset. */
     enum pause_exiting pause_mode;
     uint32_t pause_window, pause_gap;
-    uint64_t reinject; /* EXITINTINFO of an event interrupted by the exit, to deliver again */
-    int offered;       /* the vector in V_IRQ at the last VMRUN, -1 for none */
+    uint64_t reinject;  /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+    int offered;        /* the vector in V_IRQ at the last VMRUN, -1 for none */
+    bool virq_at_entry; /* V_IRQ was set at the last VMRUN: an offered vector or a window */
     /*
      * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
      * injecting an NMI pollux intercepts IRET and counts the guest as in its
@@ -358,6 +360,43 @@ static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
     svm(v)->vmcb->event_inj = ev;
 }
 
+#ifdef POLLUX_EXIT_FLOOR
+/* One of the floor's operations (arch/x86/exit_floor.h), done: the guest goes on at once. */
+static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
+{
+    switch ((uint32_t)vmcb->exit_code) {
+    case SVM_EXIT_CPUID:
+        if ((uint32_t)vmcb->rax != FLOOR_CPUID_LEAF)
+            return false;
+        floor_cpuid(&v->regs, 0x68747541u, 0x69746e65u, 0x444d4163u); /* AuthenticAMD */
+        vmcb->rax = v->regs.rax;
+        vmcb->rip += 2;
+        return true;
+    case SVM_EXIT_VMMCALL:
+        if ((uint32_t)vmcb->rax != FLOOR_HC_NOP)
+            return false;
+        vmcb->rax = 0;
+        vmcb->rip += 3;
+        return true;
+    case SVM_EXIT_IOIO:
+        if ((uint16_t)(vmcb->exit_info1 >> 16) != FLOOR_PORT || !(vmcb->exit_info1 & SVM_IOIO_IN))
+            return false;
+        vmcb->rax = (vmcb->rax & ~0xffull) | FLOOR_PORT_VALUE;
+        vmcb->rip = vmcb->exit_info2;
+        return true;
+    case SVM_EXIT_MSR:
+        if (vmcb->exit_info1 || (uint32_t)v->regs.rcx != FLOOR_MSR)
+            return false;
+        vmcb->rax = (uint32_t)FLOOR_MSR_VALUE;
+        v->regs.rdx = FLOOR_MSR_VALUE >> 32;
+        vmcb->rip += 2;
+        return true;
+    default:
+        return false;
+    }
+}
+#endif
+
 static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct percpu *p = this_cpu();
@@ -382,9 +421,14 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     uint64_t v_tpr = (v->lapic.tpr >> 4) & SVM_VINTR_V_TPR;
     vmcb->vintr = (vmcb->vintr & ~SVM_VINTR_V_TPR) | v_tpr;
 
+    s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
     clgi();
     irq_enable();
     svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+#ifdef POLLUX_EXIT_FLOOR
+    while (floor_exit(v, vmcb))
+        svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+#endif
     stgi(); /* host interrupts that forced the exit are taken here */
     irq_disable();
 
@@ -622,6 +666,18 @@ static void svm_set_interrupt_window(struct vcpu *v, bool on)
     }
 }
 
+/*
+ * V_IRQ means a virtual interrupt offered to the CPU: a pending vector or the
+ * interrupt window's. One offered at the last entry may have been taken,
+ * leaving the next pending vector to offer: the full path looks.
+ */
+static bool svm_entry_is_plain(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
+           !s->nmi_step;
+}
+
 static bool svm_offer_interrupt(struct vcpu *v, int vector)
 {
     if (virq_check != SVM_VIRQ_EXACT && virq_check != SVM_VIRQ_AT_EQUAL)
@@ -710,6 +766,7 @@ const struct virt_ops svm_ops = {
     .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
+    .entry_is_plain = svm_entry_is_plain,
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
     .unload_to_move = false,
