@@ -4,8 +4,6 @@
 #include "vmm/cpuid_policy.h"
 
 #define EXTENDED_FIRST 0x80000000u
-#define CR4_OSXSAVE    (1u << 18)
-#define CR4_PKE        (1u << 22)
 
 static struct cpuid_regs filtered(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
                                   struct cpuid_regs host)
@@ -49,10 +47,10 @@ static void fill_answer(struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf,
     on.apic_enabled = true;
     added_bits(base, filtered(leaf, subleaf, &on, host), a->apic_en);
     on = off;
-    on.guest_cr4 = CR4_OSXSAVE;
+    on.guest_cr4 = CPUID_CR4_OSXSAVE;
     added_bits(base, filtered(leaf, subleaf, &on, host), a->osxsave);
     on = off;
-    on.guest_cr4 = CR4_PKE;
+    on.guest_cr4 = CPUID_CR4_PKE;
     added_bits(base, filtered(leaf, subleaf, &on, host), a->pke);
     on = off;
     on.vcpu_id = ~0u;
@@ -119,22 +117,4 @@ const struct cpuid_answer *cpuid_cache_find(const struct cpuid_cache *c, uint32_
     if (subleaf < CPUID_CACHE_SUBLEAFS && slot[subleaf].scope == CPUID_ANSWER_THIS_SUBLEAF)
         return &slot[subleaf];
     return 0;
-}
-
-struct cpuid_regs cpuid_answer_for(const struct cpuid_answer *a, const struct cpuid_vcpu_inputs *in)
-{
-    uint32_t r[4] = {a->base[0], a->base[1], a->base[2], a->base[3]};
-    if (a->needs & CPUID_NEEDS_ID)
-        for (int i = 0; i < 4; i++)
-            if (a->id[i])
-                r[i] |= (in->vcpu_id << __builtin_ctz(a->id[i])) & a->id[i];
-    if (a->needs & CPUID_NEEDS_APIC && in->apic_enabled)
-        for (int i = 0; i < 4; i++)
-            r[i] |= a->apic_en[i];
-    if (a->needs & CPUID_NEEDS_CR4) {
-        bool osxsave = in->guest_cr4 & CR4_OSXSAVE, pke = in->guest_cr4 & CR4_PKE;
-        for (int i = 0; i < 4; i++)
-            r[i] |= (osxsave ? a->osxsave[i] : 0) | (pke ? a->pke[i] : 0);
-    }
-    return (struct cpuid_regs){r[0], r[1], r[2], r[3]};
 }

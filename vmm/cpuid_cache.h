@@ -26,6 +26,9 @@
 #define CPUID_NEEDS_APIC (1u << 1)
 #define CPUID_NEEDS_ID   (1u << 2)
 
+#define CPUID_CR4_OSXSAVE (1u << 18)
+#define CPUID_CR4_PKE     (1u << 22)
+
 enum cpuid_answer_scope {
     CPUID_ANSWER_NONE,        /* not kept: filter in full */
     CPUID_ANSWER_ANY_SUBLEAF, /* the leaf ignores ECX */
@@ -62,7 +65,28 @@ const struct cpuid_answer *cpuid_cache_find(const struct cpuid_cache *c, uint32_
                                             uint32_t subleaf);
 
 /* a for one vCPU: only the inputs a->needs names are read. */
-struct cpuid_regs cpuid_answer_for(const struct cpuid_answer *a,
-                                   const struct cpuid_vcpu_inputs *in);
+static inline struct cpuid_regs cpuid_answer_for(const struct cpuid_answer *a,
+                                                 const struct cpuid_vcpu_inputs *in)
+{
+    struct cpuid_regs r = {a->base[0], a->base[1], a->base[2], a->base[3]};
+    if (!a->needs)
+        return r;
+    uint32_t add[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        if (a->needs & CPUID_NEEDS_ID && a->id[i])
+            add[i] |= (in->vcpu_id << __builtin_ctz(a->id[i])) & a->id[i];
+        if (a->needs & CPUID_NEEDS_APIC && in->apic_enabled)
+            add[i] |= a->apic_en[i];
+        if (in->guest_cr4 & CPUID_CR4_OSXSAVE)
+            add[i] |= a->osxsave[i];
+        if (in->guest_cr4 & CPUID_CR4_PKE)
+            add[i] |= a->pke[i];
+    }
+    r.eax |= add[0];
+    r.ebx |= add[1];
+    r.ecx |= add[2];
+    r.edx |= add[3];
+    return r;
+}
 
 #endif

@@ -103,9 +103,12 @@ int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
         size_t avail;
         int mode;
         const uint8_t *code = code_at_rip(v, &avail, &mode);
-        int n = code ? insn_length((enum insn_kind)e->insn_kind, code, avail, mode) : -1;
-        if (n > 0)
-            len = (unsigned)n;
+        if (code) {
+            len = (unsigned)insn_plain_length((enum insn_kind)e->insn_kind, code, avail);
+            int n = len ? (int)len : insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
+            if (n > 0)
+                len = (unsigned)n;
+        }
     }
     if (!len) {
         uint8_t bytes[INSN_MAX];
