@@ -137,7 +137,13 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && hlt_in_shadow(v))
         vcpu_advance(v, 1);
-    if (vector >= 0 && virt->interrupt_allowed(v)) {
+    /*
+     * Where the CPU takes an offered vector as soon as the guest can, every
+     * pending one is offered (below), as hardware presents interrupts. QEMU
+     * also needs it: after an EVENTINJ interrupt its TCG loop may deliver
+     * the vector a second time (docs/virtual_interrupts.md).
+     */
+    if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(v)) {
         virt->inject_interrupt(v, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);

@@ -93,8 +93,8 @@ static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t 
  * Bochs 2.7 does not look at a V_IRQ set at VMRUN until the guest changes
  * IF or CR8.) Nested paging and paging off: host-physical addresses.
  */
-static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, unsigned prio,
-                          unsigned tpr)
+static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, uint64_t rflags,
+                          unsigned prio, unsigned tpr)
 {
     memset(vmcb, 0, sizeof(*vmcb));
     vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_VINTR |
@@ -116,7 +116,7 @@ static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, u
     vmcb->dr6 = 0xffff0ff0;
     vmcb->dr7 = 0x400;
     vmcb->g_pat = PAT_DEFAULT;
-    vmcb->rflags = 0x2;
+    vmcb->rflags = rflags;
     vmcb->rip = code;
     struct guest_regs regs = {0};
     uint64_t flags = irq_save();
@@ -138,9 +138,12 @@ static enum svm_virq_check probe_virq(struct svm_cpu *c)
         code[0] = 0xfb; /* STI */
         code[1] = 0x90; /* NOP */
         code[2] = 0xf4; /* HLT */
-        bool above = virq_delivers(c, vmcb, (uint64_t)code, 3, 2);
-        bool equal = virq_delivers(c, vmcb, (uint64_t)code, 2, 2);
+        bool above = virq_delivers(c, vmcb, (uint64_t)code, 0x2, 3, 2);
+        bool equal = virq_delivers(c, vmcb, (uint64_t)code, 0x2, 2, 2);
         r = svm_virq_classify(above, equal);
+        /* NOP; HLT with IF=1 at VMRUN: is a V_IRQ pending at entry delivered at once? */
+        virt_features.virq_at_entry =
+            above && virq_delivers(c, vmcb, (uint64_t)code + 1, 0x2 | RFLAGS_IF, 3, 2);
     }
     if (vmcb)
         pmm_free(&host_pmm, (uint64_t)vmcb, 1);
@@ -188,11 +191,12 @@ static int svm_cpu_enable(char *err, size_t errlen)
     if (first) {
         virq_check = probe_virq(c);
         virt_features.virq = svm_virq_check_name(virq_check);
-        kprintf("pollux: V_IRQ priority check: %s; pending interrupts %s\n", virt_features.virq,
-                virq_check == SVM_VIRQ_EXACT ? "offered through V_IRQ"
-                : virq_check == SVM_VIRQ_AT_EQUAL
-                    ? "offered through V_IRQ, priority one class lower"
-                    : "injected at entry only");
+        kprintf("pollux: V_IRQ priority check: %s, %s at entry; pending interrupts %s\n",
+                virt_features.virq, virt_features.virq_at_entry ? "taken" : "not taken",
+                virq_check == SVM_VIRQ_NONE ? "injected at entry only"
+                : virt_features.virq_at_entry
+                    ? "offered through V_IRQ"
+                    : "offered through V_IRQ when the guest cannot take them at entry");
     }
     return 0;
 }
