@@ -20,6 +20,13 @@ void cpu_model_view(struct cpuid_view *view)
     *view = shared;
 }
 
+void cpu_model_fill_cache(struct cpuid_cache *c, unsigned nvcpus)
+{
+    struct cpuid_view view = shared;
+    view.nvcpus = nvcpus;
+    cpuid_cache_fill(c, &view, host_cpuid);
+}
+
 /* The host's values of every leaf the policy names, for tools to check the filter against. */
 static void report_host_cpuid(void)
 {

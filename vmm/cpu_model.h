@@ -7,11 +7,15 @@
 #define POLLUX_VMM_CPU_MODEL_H
 
 #include "vmm/cpuid.h"
+#include "vmm/cpuid_cache.h"
 
 /* After the backend and the FPU are set up: decide guest_features and print @host_cpuid. */
 void cpu_model_init(void);
 
 /* A view with the shared parts filled in; the vCPU's own fields are zero. */
 void cpu_model_view(struct cpuid_view *view);
+
+/* A VM's CPUID answers (vmm/cpuid_cache.h), for its nvcpus vCPUs. */
+void cpu_model_fill_cache(struct cpuid_cache *c, unsigned nvcpus);
 
 #endif

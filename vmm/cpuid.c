@@ -92,6 +92,11 @@ static uint32_t apply(const uint32_t mask[CPUID_FROM_COUNT], uint32_t host, unsi
     return out;
 }
 
+bool cpuid_follows_xsave_state(uint32_t leaf, uint32_t subleaf)
+{
+    return leaf == 0xd && subleaf <= 1;
+}
+
 /* The fields of `pollux` rows: what pollux computes, only where the table says it does. */
 static void computed(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
                      const struct cpuid_regs *host, const struct cpuid_leaf_policy *p,
@@ -118,10 +123,8 @@ static void computed(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *v
         }
         break;
     case 0xd:
-        if (subleaf <= 1) {
-            /* The guest's XCR0 and IA32_XSS are in force while pollux handles its exits. */
+        if (cpuid_follows_xsave_state(leaf, subleaf))
             v[1] = host->ebx;
-        }
         if (subleaf == 0) {
             v[0] = (uint32_t)view->xcr0_supported;
             v[2] = view->xsave_size;

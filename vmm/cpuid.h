@@ -36,6 +36,13 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
                   struct cpuid_regs *r);
 
 /*
+ * The answer holds the host CPU's value for the XSAVE components enabled
+ * now: the guest's XCR0 and IA32_XSS are in force while pollux handles its
+ * exits, so it is read at the exit, never ahead of time.
+ */
+bool cpuid_follows_xsave_state(uint32_t leaf, uint32_t subleaf);
+
+/*
  * What the filtered CPUID offers that the rest of pollux acts on (which
  * MSRs exist, the width of canonical addresses), decided once at boot.
  */

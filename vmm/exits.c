@@ -40,16 +40,25 @@ static void handle_skip(struct vcpu *v, const struct exit_record *e)
 static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
 {
     uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
-    struct guest_mode m;
-    virt->get_mode(v, &m);
-    struct cpuid_view view;
-    cpu_model_view(&view);
-    view.vcpu_id = v->id;
-    view.nvcpus = v->vm->nvcpus;
-    view.guest_cr4 = m.cr4;
-    view.apic_enabled = vlapic_enabled(&v->lapic);
-    struct cpuid_regs r = cpuid(leaf, subleaf);
-    cpuid_filter(leaf, subleaf, &view, &r);
+    struct cpuid_regs r;
+    const struct cpuid_answer *a = cpuid_cache_find(&v->vm->cpuid, leaf, subleaf);
+    if (a) {
+        struct cpuid_vcpu_inputs in = {.vcpu_id = v->id};
+        if (a->needs & CPUID_NEEDS_CR4)
+            in.guest_cr4 = vcpu_mode(v)->cr4;
+        if (a->needs & CPUID_NEEDS_APIC)
+            in.apic_enabled = vlapic_enabled(&v->lapic);
+        r = cpuid_answer_for(a, &in);
+    } else {
+        struct cpuid_view view;
+        cpu_model_view(&view);
+        view.vcpu_id = v->id;
+        view.nvcpus = v->vm->nvcpus;
+        view.guest_cr4 = vcpu_mode(v)->cr4;
+        view.apic_enabled = vlapic_enabled(&v->lapic);
+        r = cpuid(leaf, subleaf);
+        cpuid_filter(leaf, subleaf, &view, &r);
+    }
     v->regs.rax = r.eax;
     v->regs.rbx = r.ebx;
     v->regs.rcx = r.ecx;
@@ -119,14 +128,13 @@ static void handle_hypercall(struct vcpu *v, const struct exit_record *e)
 
 static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 {
-    struct guest_mode m;
-    virt->get_mode(v, &m);
-    if (!(m.cr4 & CR4_OSXSAVE)) {
+    const struct guest_mode *m = vcpu_mode(v);
+    if (!(m->cr4 & CR4_OSXSAVE)) {
         virt->inject_exception(v, VECTOR_UD, false, 0);
         return;
     }
     uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
-    if (m.cpl != 0 || (uint32_t)v->regs.rcx != 0 || !fpu_xcr0_valid(value)) {
+    if (m->cpl != 0 || (uint32_t)v->regs.rcx != 0 || !fpu_xcr0_valid(value)) {
         virt->inject_exception(v, VECTOR_GP, true, 0);
         return;
     }

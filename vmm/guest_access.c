@@ -24,10 +24,9 @@ static bool read_gpa(uint64_t gpa, void *buf, size_t len, void *ctx)
 
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
 {
-    struct guest_mode gm;
-    virt->get_mode(v, &gm);
+    const struct guest_mode *gm = vcpu_mode(v);
     struct gpt_mode m = {
-        .cr0 = gm.cr0, .cr3 = gm.cr3, .cr4 = gm.cr4, .efer = gm.efer, .cpl = gm.cpl};
+        .cr0 = gm->cr0, .cr3 = gm->cr3, .cr4 = gm->cr4, .efer = gm->efer, .cpl = gm->cpl};
     uint8_t *out = buf;
     while (len) {
         size_t chunk = PAGE - (la & (PAGE - 1));
@@ -48,11 +47,10 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
 
 size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, uint64_t *la)
 {
-    struct guest_mode gm;
-    virt->get_mode(v, &gm);
-    *code_bits = gm.code_bits;
-    *la = gm.cs_base + v->regs.rip;
-    if (gm.code_bits != 64)
+    const struct guest_mode *gm = vcpu_mode(v);
+    *code_bits = gm->code_bits;
+    *la = gm->cs_base + v->regs.rip;
+    if (gm->code_bits != 64)
         *la &= 0xffffffffu;
     size_t avail = INSN_MAX;
     /* Fewer bytes may be readable near the end of guest memory. */
@@ -76,16 +74,15 @@ void vcpu_advance(struct vcpu *v, unsigned len)
  */
 static const uint8_t *code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
 {
-    struct guest_mode gm;
-    virt->get_mode(v, &gm);
-    *code_bits = gm.code_bits;
-    uint64_t la = gm.cs_base + v->regs.rip;
-    if (gm.code_bits != 64)
+    const struct guest_mode *gm = vcpu_mode(v);
+    *code_bits = gm->code_bits;
+    uint64_t la = gm->cs_base + v->regs.rip;
+    if (gm->code_bits != 64)
         la &= 0xffffffffu;
     uint64_t gpa = la;
-    if (gm.cr0 & CR0_PG) {
+    if (gm->cr0 & CR0_PG) {
         struct gpt_mode m = {
-            .cr0 = gm.cr0, .cr3 = gm.cr3, .cr4 = gm.cr4, .efer = gm.efer, .cpl = gm.cpl};
+            .cr0 = gm->cr0, .cr3 = gm->cr3, .cr4 = gm->cr4, .efer = gm->efer, .cpl = gm->cpl};
         if (gpt_translate(&m, la, GPT_ACCESS_FETCH, read_gpa, v->vm, &gpa))
             return 0;
     }
@@ -106,9 +103,12 @@ int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
         size_t avail;
         int mode;
         const uint8_t *code = code_at_rip(v, &avail, &mode);
-        int n = code ? insn_length((enum insn_kind)e->insn_kind, code, avail, mode) : -1;
-        if (n > 0)
-            len = (unsigned)n;
+        if (code) {
+            len = (unsigned)insn_plain_length((enum insn_kind)e->insn_kind, code, avail);
+            int n = len ? (int)len : insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
+            if (n > 0)
+                len = (unsigned)n;
+        }
     }
     if (!len) {
         uint8_t bytes[INSN_MAX];

@@ -7,6 +7,25 @@
 
 #include "vmm/vm.h"
 
+/*
+ * The guest's mode at this exit, read from the VMCB/VMCS on first use. Each
+ * exit forgets it (vcpu_mode_forget), and so does whatever changes it while
+ * the exit is handled (an EFER write).
+ */
+static inline const struct guest_mode *vcpu_mode(struct vcpu *v)
+{
+    if (!v->exit_mode_read) {
+        virt->get_mode(v, &v->exit_mode);
+        v->exit_mode_read = true;
+    }
+    return &v->exit_mode;
+}
+
+static inline void vcpu_mode_forget(struct vcpu *v)
+{
+    v->exit_mode_read = false;
+}
+
 /* Copy len bytes at linear address la (page crossings handled). 0 or a gpt_result. */
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len);
 

@@ -1,12 +1,11 @@
 #include "vmm/hypercall.h"
 
+#include "vmm/guest_access.h"
 #include "vmm/vm.h"
 
 unsigned long vmm_hypercall(struct vcpu *v)
 {
-    struct guest_mode m;
-    virt->get_mode(v, &m);
-    if (m.cpl != 0)
+    if (vcpu_mode(v)->cpl != 0)
         return HC_EPERM;
     uint32_t nr = (uint32_t)v->regs.rax;
     uint32_t a = (uint32_t)v->regs.rbx, b = (uint32_t)v->regs.rcx;

@@ -7,10 +7,7 @@
 #define INSN_MAX 15
 
 /* The opcode bytes after the prefixes, per kind. */
-static const struct {
-    uint8_t len;
-    uint8_t op[3];
-} opcodes[] = {
+const struct insn_opcode insn_opcodes[INSN_IRET + 1] = {
     [INSN_CPUID] = {2, {0x0f, 0xa2}},
     [INSN_RDMSR] = {2, {0x0f, 0x32}},
     [INSN_WRMSR] = {2, {0x0f, 0x30}},
@@ -56,15 +53,14 @@ static bool legacy_prefix(uint8_t b)
 
 int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mode)
 {
-    if ((unsigned)kind >= sizeof(opcodes) / sizeof(opcodes[0]) ||
+    if ((unsigned)kind >= sizeof(insn_opcodes) / sizeof(insn_opcodes[0]) ||
         (mode != 16 && mode != 32 && mode != 64))
         return -1;
     /* The usual encoding, without prefixes: no opcode kind starts with a prefix byte. */
-    size_t len = opcodes[kind].len;
-    if (kind != INSN_PAUSE && avail >= len && bytes[0] == opcodes[kind].op[0] &&
-        (len < 2 || bytes[1] == opcodes[kind].op[1]) &&
-        (len < 3 || bytes[2] == opcodes[kind].op[2]))
+    size_t len = insn_plain_length(kind, bytes, avail);
+    if (len)
         return (int)len;
+    len = insn_opcodes[kind].len;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
     size_t i = 0;
     bool rep = false;
@@ -81,7 +77,7 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
             break;
         }
     }
-    if (limit - i < len || memcmp(bytes + i, opcodes[kind].op, len) != 0)
+    if (limit - i < len || memcmp(bytes + i, insn_opcodes[kind].op, len) != 0)
         return -1;
     /* PAUSE is NOP with F3; with REX.B the 90 is xchg r8, rax instead. */
     if (kind == INSN_PAUSE && (!rep || (rex & 1)))

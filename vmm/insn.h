@@ -41,6 +41,30 @@ enum insn_kind {
     INSN_IRET,    /* CF (48 CF in 64-bit mode is IRETQ) */
 };
 
+/* Each kind's usual encoding: opcode bytes without prefixes. */
+struct insn_opcode {
+    uint8_t len;
+    uint8_t op[3];
+};
+extern const struct insn_opcode insn_opcodes[INSN_IRET + 1];
+
+/*
+ * The length if bytes hold kind's usual encoding, else 0 (then ask
+ * insn_length). Inline: the common exits' instructions are recognised
+ * without a call. PAUSE is never plain: its F3 would read as a prefix.
+ */
+static inline size_t insn_plain_length(enum insn_kind kind, const uint8_t *bytes, size_t avail)
+{
+    const struct insn_opcode *o = &insn_opcodes[kind];
+    if (kind == INSN_PAUSE || avail < o->len || bytes[0] != o->op[0])
+        return 0;
+    if (o->len >= 2 && bytes[1] != o->op[1])
+        return 0;
+    if (o->len == 3 && bytes[2] != o->op[2])
+        return 0;
+    return o->len;
+}
+
 /* mode: 16, 32 or 64 (the guest's code-segment size). */
 int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mode);
 

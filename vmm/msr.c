@@ -1,6 +1,7 @@
 #include "vmm/msr.h"
 
 #include "arch/x86/cpu.h"
+#include "vmm/guest_access.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vlapic_dev.h"
@@ -54,8 +55,10 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
         r = vlapic_dev_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)
         r = kvm_pv_msr_write(v, index, value);
-    if (r == MSR_NOT_MINE)
+    if (r == MSR_NOT_MINE) {
         r = virt->msr_write(v, index, value);
+        vcpu_mode_forget(v); /* EFER is the vendor's */
+    }
     if (r != MSR_NOT_MINE)
         return r == MSR_DONE ? 0 : -1;
     if (index == MSR_TSC) {

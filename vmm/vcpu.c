@@ -165,6 +165,7 @@ static void enter_guest(struct vcpu *v, struct exit_record *e)
 {
     guest_msrs_enter(&v->msrs);
     virt->vcpu_run(v, e);
+    vcpu_mode_forget(v);
     guest_msrs_exit(&v->msrs);
     v->stats.exits[e->reason]++;
 }

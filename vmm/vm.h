@@ -18,6 +18,7 @@
 #include "sched/spin.h"
 #include "sched/timer.h"
 #include "sched/yield.h"
+#include "vmm/cpuid_cache.h"
 #include "vmm/fwcfg.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/nmi.h"
@@ -137,6 +138,9 @@ struct vcpu {
     struct vcpu_halt halt;
     uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
     uint32_t changed;      /* the exit fast path's summary word (vmm/fastpath.h) */
+    /* The guest's mode, read at most once per exit: vcpu_mode (vmm/guest_access.h). */
+    struct guest_mode exit_mode;
+    bool exit_mode_read;
     struct vcpu_stats stats;
 };
 
@@ -158,6 +162,7 @@ struct vm {
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
+    struct cpuid_cache cpuid; /* the guest's CPUID answers, filled at creation */
     uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */

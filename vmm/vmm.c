@@ -195,6 +195,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
             v->sipi_armed = true;
         }
     }
+    cpu_model_fill_cache(&vm->cpuid, vm->nvcpus);
     vm->live_vcpus = vm->nvcpus;
     return vm;
 fail:
