@@ -40,6 +40,16 @@ enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
     return MSR_DONE;
 }
 
+uint64_t kvm_pv_hypercall(uint64_t nr, unsigned cpl)
+{
+    if (cpl != 0)
+        return (uint64_t)-KVM_EPERM;
+    /* Pending interrupts are delivered at the next VM entry anyway: nothing to poll. */
+    if (nr == KVM_HC_VAPIC_POLL_IRQ)
+        return 0;
+    return (uint64_t)-KVM_ENOSYS;
+}
+
 bool kvm_pv_host_poll_allowed(const struct vcpu *v)
 {
     return v->poll_control & KVM_POLL_CONTROL_HOST;

@@ -26,6 +26,11 @@
 #define KVM_POLL_CONTROL_HOST    1u /* bit 0: the host may poll */
 #define KVM_POLL_CONTROL_RESET   KVM_POLL_CONTROL_HOST
 
+/* KVM's hypercall numbers and results (negative errno values of KVM's own). */
+#define KVM_HC_VAPIC_POLL_IRQ 1
+#define KVM_EPERM             1
+#define KVM_ENOSYS            1000
+
 struct vcpu;
 
 /* The KVM leaves: true (and r filled) for 0x40000100 and 0x40000101. */
@@ -34,6 +39,12 @@ bool kvm_pv_cpuid(uint32_t leaf, struct cpuid_regs *r);
 /* The KVM MSRs; MSR_NOT_MINE for any other index. */
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
+
+/*
+ * A hypercall outside pollux's range, with KVM's meaning: the result for RAX.
+ * nr is RAX, truncated to 32 bits outside 64-bit mode as KVM does.
+ */
+uint64_t kvm_pv_hypercall(uint64_t nr, unsigned cpl);
 
 /* May the host poll when this vCPU halts? (KVM's !kvm_arch_no_poll) */
 bool kvm_pv_host_poll_allowed(const struct vcpu *v);
