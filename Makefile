@@ -26,8 +26,11 @@ KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vm
 KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
 # The guest CPUID policy: the table in docs/cpuid.md, turned into C.
 CPUID_TABLE := $(BUILD)/gen/cpuid_table.c
+# The guests' DSDT: ASL compiled by iasl, its AML embedded by an .incbin.
+DSDT_AML := $(BUILD)/gen/dsdt.aml
+DSDT_S := $(BUILD)/gen/dsdt.S
 KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C) $(CPUID_TABLE)) \
-	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
+	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S) $(DSDT_S))
 
 .PHONY: all
 all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso
@@ -62,6 +65,13 @@ $(BUILD)/:
 $(CPUID_TABLE): docs/cpuid.md tools/cpuid_policy.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) tools/cpuid_policy.py $< $@
+
+$(DSDT_AML): vmm/dsdt.asl
+	@mkdir -p $(dir $@)
+	iasl -p $(basename $@) $< >/dev/null
+
+$(DSDT_S): $(DSDT_AML)
+	printf '\t.section .rodata\n\t.globl acpi_dsdt_aml, acpi_dsdt_aml_end\nacpi_dsdt_aml:\n\t.incbin "%s"\nacpi_dsdt_aml_end:\n\t.section .note.GNU-stack,"",@progbits\n' $< > $@
 
 $(BUILD)/k/%.o: %.c
 	@mkdir -p $(dir $@)

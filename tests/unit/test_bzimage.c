@@ -15,22 +15,16 @@
 
 static uint8_t image[IMAGE_SIZE];
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
 /* A minimal protocol-2.15 header: 3 setup sectors, the kernel after them. */
 static void make_image(void)
 {
     memset(image, 0, sizeof(image));
     image[0x1f1] = 3;
-    put16(image + 0x1fe, 0xaa55);
+    put_le16(image + 0x1fe, 0xaa55);
     image[0x200] = 0xeb;
     image[0x201] = 0x6a; /* header ends at 0x26c */
     memcpy(image + 0x202, "HdrS", 4);
-    put16(image + 0x206, 0x020f);
+    put_le16(image + 0x206, 0x020f);
     image[0x211] = 0x01;
     put_le32(image + 0x22c, 0x7fffffff);
     image[0x234] = 1;
@@ -68,7 +62,7 @@ static void test_rejections_say_why(void **state)
     char err[200];
 
     make_image();
-    put16(image + 0x206, 0x020b);
+    put_le16(image + 0x206, 0x020b);
     assert_int_equal(parse(256 * MIB, &k, err), -1);
     assert_string_equal(err, "Linux boot protocol 2.11 is older than 2.12 (no xloadflags)");
 

@@ -68,3 +68,5 @@ UNIT_TESTS += kvm_pv
 unit_kvm_pv_SRCS := vmm/kvm_pv.c
 UNIT_TESTS += bzimage
 unit_bzimage_SRCS := vmm/bzimage.c vmm/e820.c
+UNIT_TESTS += acpi_tables
+unit_acpi_tables_SRCS := vmm/acpi_tables.c drivers/acpi.c $(DSDT_S)
