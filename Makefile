@@ -32,8 +32,17 @@ DSDT_S := $(BUILD)/gen/dsdt.S
 KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C) $(CPUID_TABLE)) \
 	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S) $(DSDT_S))
 
+# The Linux guest (docs/linux.md): built once `make deps` has fetched its packages.
+LINUX_INITRD := $(if $(wildcard $(BUILD)/linux/versions.txt),$(BUILD)/linux/initrd.cpio)
+
 .PHONY: all
-all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso
+all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso $(LINUX_INITRD)
+
+$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init tools/linux.sh
+	tools/linux.sh initramfs
+
+$(BUILD)/linux/versions.txt:
+	tools/linux.sh fetch
 
 # Two links: the second adds the symbol table (placed after all code and
 # data, so nothing moves) generated from the first.
@@ -109,6 +118,7 @@ RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS
 .PHONY: deps run debug test test-full soak bench unit fuzz format clean
 deps:
 	@tools/deps.sh
+	@tools/linux.sh fetch
 
 run: deps all
 	@$(PYTHON) tools/run.py $(RUN_FLAGS)
@@ -118,10 +128,10 @@ debug: deps all
 
 # T=<name or glob> runs only the matching tests.
 T ?=
-test: deps all $(UNIT_BINS) $(FUZZ_BINS)
+test: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
 	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" $(if $(T),--only '$(T)')
 
-test-full: deps all $(UNIT_BINS) $(FUZZ_BINS)
+test-full: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
 	@$(PYTHON) tools/test.py --full --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" \
 		$(if $(T),--only '$(T)')
 

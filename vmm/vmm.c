@@ -12,6 +12,8 @@
 #include "vmm/cpu_model.h"
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
+#include "vmm/bzimage.h"
+#include "vmm/linux_loader.h"
 #include "vmm/loader.h"
 #include "vmm/pause.h"
 #include "vmm/trace.h"
@@ -82,9 +84,47 @@ static bool name_taken(const char *name, void *ctx)
     return false;
 }
 
-/* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
-static struct vm *vm_create(const struct boot_module *mod, unsigned index, struct vm **vms)
+/* A module whose command line is the word "initrd" belongs to the VM before it. */
+static bool is_initrd_module(const struct boot_module *mod)
 {
+    return !strcmp(mod->cmdline, LINUX_INITRD_MODULE);
+}
+
+/*
+ * Load a Linux kernel (and the initramfs in the module after it) into the
+ * VM's memory; 0 and the entry point, or -1 after @vm_reject.
+ */
+static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index, uint32_t *entry)
+{
+    const struct boot_module *mod = &bi->mods[index];
+    struct linux_image img = {(const uint8_t *)mod->start, 0, mod->end - mod->start, 0};
+    char err[256];
+    if (vm->cfg.initrd[0]) {
+        if (index + 1 >= bi->mod_count || !is_initrd_module(&bi->mods[index + 1])) {
+            snprintf(err, sizeof(err), "initrd=%s: the next module is not an initramfs ('%s')",
+                     vm->cfg.initrd, LINUX_INITRD_MODULE);
+            reject(vm->cfg.name, err);
+            return -1;
+        }
+        const struct boot_module *rd = &bi->mods[index + 1];
+        img.initrd = (const uint8_t *)rd->start;
+        img.initrd_size = rd->end - rd->start;
+    }
+    if (linux_load(vm->mem, vm->cfg.mem, vm->cfg.vcpus, &img, vm->cfg.args, entry, err,
+                   sizeof(err))) {
+        reject(vm->cfg.name, err);
+        return -1;
+    }
+    /* A PC answers what nothing backs; Linux probes such addresses. */
+    if (!vm->cfg.unbacked_given)
+        vm->cfg.unbacked = UNBACKED_IGNORE;
+    return 0;
+}
+
+/* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
+static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct vm **vms)
+{
+    const struct boot_module *mod = &bi->mods[index];
     char err[256], label[48];
     snprintf(label, sizeof(label), "%u", index);
     struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
@@ -108,7 +148,12 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     }
     struct guest_image img;
     const uint8_t *data = (const uint8_t *)mod->start;
-    if (image_parse(data, mod->end - mod->start, vm->cfg.mem, &img, err, sizeof(err))) {
+    bool linux = bzimage_detect(data, mod->end - mod->start);
+    if (linux) {
+        /* Parsed once memory exists: the loader writes as it checks. */
+        img.entry = 0;
+        img.end = 0;
+    } else if (image_parse(data, mod->end - mod->start, vm->cfg.mem, &img, err, sizeof(err))) {
         reject(name, err);
         goto fail;
     }
@@ -130,13 +175,18 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     }
     vm->mem = (uint8_t *)vm->mem_hpa;
     memset(vm->mem, 0, vm->cfg.mem);
-    image_load(data, &img, vm->mem);
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
-    if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)info_gpa, MBINFO_MAX, cmdline)) {
-        reject(name, "the command line does not fit in the boot information");
-        goto fail;
+    if (linux) {
+        if (load_linux(vm, bi, index, &img.entry))
+            goto fail;
+    } else {
+        image_load(data, &img, vm->mem);
+        if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)info_gpa, MBINFO_MAX, cmdline)) {
+            reject(name, "the command line does not fit in the boot information");
+            goto fail;
+        }
     }
     if (virt->vm_init(vm) ||
         virt->vm_map(vm, 0, vm->mem_hpa, vm->cfg.mem, PT_READ | PT_WRITE | PT_EXEC)) {
@@ -185,8 +235,13 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         v->state_since = rdtsc();
         if (i == 0) {
             virt->vcpu_reset_protected(v, img.entry);
-            v->regs.rax = MB1_BOOT_MAGIC;
-            v->regs.rbx = info_gpa;
+            if (linux) {
+                /* Linux's 32-bit boot protocol: ESI = boot_params, interrupts off. */
+                v->regs.rsi = LINUX_BOOT_PARAMS_GPA;
+            } else {
+                v->regs.rax = MB1_BOOT_MAGIC;
+                v->regs.rbx = info_gpa;
+            }
             v->state = VCPU_RUNNABLE;
         } else {
             /* Application processors wait for INIT and a startup IPI. */
@@ -208,7 +263,9 @@ unsigned vmm_start(const struct boot_info *bi)
     if (virt)
         cpu_model_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
-        vms[i] = vm_create(&bi->mods[i], i, vms);
+        if (is_initrd_module(&bi->mods[i]))
+            continue;
+        vms[i] = vm_create(bi, i, vms);
         if (!vms[i])
             rejected++;
     }
