@@ -7,7 +7,9 @@
  * Implemented: KVM_FEATURE_POLL_CONTROL. MSR_KVM_POLL_CONTROL bit 0 says
  * whether the host may halt-poll for this vCPU (Linux's cpuidle-haltpoll
  * clears it and polls in the guest instead); reset value 1; any other bit
- * is reserved (#GP).
+ * is reserved (#GP). KVM_FEATURE_CLOCKSOURCE2 with
+ * KVM_FEATURE_CLOCKSOURCE_STABLE_BIT: kvmclock through the _NEW MSRs
+ * (vmm/kvmclock.h), its TSC-stable flag honoured.
  */
 #ifndef POLLUX_VMM_KVM_PV_H
 #define POLLUX_VMM_KVM_PV_H
@@ -21,7 +23,9 @@
 #define KVM_CPUID_SIGNATURE      0x40000100u
 #define KVM_CPUID_FEATURES       0x40000101u
 #define KVM_SIGNATURE            "KVMKVMKVM\0\0\0"
+#define KVM_FEATURE_CLOCKSOURCE2 3
 #define KVM_FEATURE_POLL_CONTROL 12
+#define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
 #define MSR_KVM_POLL_CONTROL     0x4b564d05u
 #define KVM_POLL_CONTROL_HOST    1u /* bit 0: the host may poll */
 #define KVM_POLL_CONTROL_RESET   KVM_POLL_CONTROL_HOST

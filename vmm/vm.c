@@ -84,9 +84,3 @@ void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
     va_end(ap);
 }
 
-void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
-{
-    if (gpa >= vm->cfg.mem || len > vm->cfg.mem - gpa)
-        return 0;
-    return vm->mem + gpa;
-}

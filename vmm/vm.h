@@ -20,6 +20,7 @@
 #include "sched/yield.h"
 #include "vmm/fwcfg.h"
 #include "vmm/guest_msrs.h"
+#include "vmm/ioapic.h"
 #include "vmm/nmi.h"
 #include "vmm/unbacked.h"
 #include "vmm/vlapic.h"
@@ -136,6 +137,8 @@ struct vcpu {
     struct vcpu_spin spin;
     struct vcpu_halt halt;
     uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
+    uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/kvmclock.h) */
+    uint32_t pvclock_version;
     struct vcpu_stats stats;
 };
 
@@ -150,6 +153,8 @@ struct vm {
     struct vcpu *vcpus[VM_MAX_VCPUS];
     unsigned nvcpus;
     struct vuart uart;
+    struct ioapic ioapic;
+    struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/vm_devices.h) */
     uint64_t tsc_offset; /* guest TSC = host TSC + tsc_offset */
     uint64_t deadline;   /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
@@ -157,10 +162,13 @@ struct vm {
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
+    uint32_t pci_config_address; /* 0xCF8, latched: no device answers at 0xCFC */
     uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     unsigned last_boosted;    /* the vCPU the last successful directed yield ran */
+    uint64_t kvm_wall_clock;  /* MSR_KVM_WALL_CLOCK_NEW as written */
+    uint32_t wall_clock_version;
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;
@@ -170,6 +178,9 @@ struct vm {
     uint64_t stop_address; /* bad-access: the guest-physical address, if stop_has_address */
     bool stop_has_address;
 };
+
+/* The code of a VM that asked for a reset (reason "reboot"): pollux does not restart it. */
+#define VM_REBOOT_CODE 1
 
 /* Ask the VM to stop (first request wins): code -1 for involuntary stops. */
 void vm_request_stop(struct vm *vm, int64_t code, const char *reason);
@@ -186,6 +197,11 @@ __attribute__((format(printf, 3, 4))) void vm_fail_access(struct vcpu *v, uint64
                                                           const char *fmt, ...);
 
 /* Guest-physical range check and host pointer. NULL unless [gpa, gpa+len) is guest RAM. */
-void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len);
+static inline void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+    if (gpa >= vm->cfg.mem || len > vm->cfg.mem - gpa)
+        return 0;
+    return vm->mem + gpa;
+}
 
 #endif

@@ -9,6 +9,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/cpu_model.h"
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
@@ -18,6 +19,7 @@
 #include "vmm/pause.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
+#include "vmm/vm_devices.h"
 
 #define TWO_MIB          (2ull << 20)
 #define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
@@ -82,6 +84,19 @@ static bool name_taken(const char *name, void *ctx)
         if (earlier->vms[i] && !strcmp(earlier->vms[i]->cfg.name, name))
             return true;
     return false;
+}
+
+/*
+ * Zeroing a Linux guest's hundreds of MiB takes seconds under emulation, with
+ * interrupts off: beat the watchdog between pieces so it is not a lockup.
+ */
+static void zero_guest_memory(struct vm *vm)
+{
+    for (uint64_t off = 0; off < vm->cfg.mem; off += TWO_MIB) {
+        uint64_t len = vm->cfg.mem - off < TWO_MIB ? vm->cfg.mem - off : TWO_MIB;
+        memset(vm->mem + off, 0, len);
+        watchdog_beat();
+    }
 }
 
 /* A module whose command line is the word "initrd" belongs to the VM before it. */
@@ -174,7 +189,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         goto fail;
     }
     vm->mem = (uint8_t *)vm->mem_hpa;
-    memset(vm->mem, 0, vm->cfg.mem);
+    zero_guest_memory(vm);
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
@@ -200,6 +215,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     vm->index = index;
     vm->tsc_offset = -rdtsc();
     vuart_init(&vm->uart, vm->cfg.name);
+    vm_devices_init(vm);
     fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
     for (unsigned i = 0; i < vm->cfg.vcpus; i++) {
         struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);

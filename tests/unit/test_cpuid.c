@@ -10,6 +10,8 @@
 #include "vmm/cpuid.h"
 #include "vmm/hypercall.h"
 
+uint64_t tsc_khz = 2500000; /* vmm/kvm_pv.c's kvmclock reads it */
+
 #define ALL_EXEC (CPUID_EXEC_RDTSCP | CPUID_EXEC_INVPCID | CPUID_EXEC_XSAVES)
 
 static const struct cpuid_view view = {.vcpu_id = 3,
