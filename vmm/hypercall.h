@@ -8,7 +8,8 @@
 #define POLLUX_VMM_HYPERCALL_H
 
 /* pollux's own range, 0x504C0000 ("PL") + n: KVM's numbers keep KVM's meaning. */
-#define HC_EXIT 0x504C0000u /* EBX = exit code: the VM stops with that code (reason "hypercall")   \
+#define HC_EXIT                                                                                    \
+    0x504C0000u             /* EBX = exit code: the VM stops with that code (reason "hypercall")   \
                              */
 #define HC_PUTS 0x504C0001u /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX) */
 #define HC_NOP  0x504C0002u /* does nothing; returns 0 (for measuring the exit path) */

@@ -56,8 +56,8 @@ static enum msr_result kvmclock_write(struct vcpu *v, uint32_t index, uint64_t v
     v->kvm_system_time = value;
     if (!(value & KVM_SYSTEM_TIME_ENABLE))
         return MSR_DONE;
-    uint8_t *p = vm_gpa_ptr(v->vm, value & ~(uint64_t)KVM_SYSTEM_TIME_ENABLE,
-                            PVCLOCK_TIME_INFO_SIZE);
+    uint8_t *p =
+        vm_gpa_ptr(v->vm, value & ~(uint64_t)KVM_SYSTEM_TIME_ENABLE, PVCLOCK_TIME_INFO_SIZE);
     if (p)
         pvclock_write_time_info(p, &v->pvclock_version, tsc_khz);
     return MSR_DONE;

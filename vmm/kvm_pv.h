@@ -20,15 +20,15 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/virt.h"
 
-#define KVM_CPUID_SIGNATURE      0x40000100u
-#define KVM_CPUID_FEATURES       0x40000101u
-#define KVM_SIGNATURE            "KVMKVMKVM\0\0\0"
-#define KVM_FEATURE_CLOCKSOURCE2 3
-#define KVM_FEATURE_POLL_CONTROL 12
+#define KVM_CPUID_SIGNATURE                0x40000100u
+#define KVM_CPUID_FEATURES                 0x40000101u
+#define KVM_SIGNATURE                      "KVMKVMKVM\0\0\0"
+#define KVM_FEATURE_CLOCKSOURCE2           3
+#define KVM_FEATURE_POLL_CONTROL           12
 #define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
-#define MSR_KVM_POLL_CONTROL     0x4b564d05u
-#define KVM_POLL_CONTROL_HOST    1u /* bit 0: the host may poll */
-#define KVM_POLL_CONTROL_RESET   KVM_POLL_CONTROL_HOST
+#define MSR_KVM_POLL_CONTROL               0x4b564d05u
+#define KVM_POLL_CONTROL_HOST              1u /* bit 0: the host may poll */
+#define KVM_POLL_CONTROL_RESET             KVM_POLL_CONTROL_HOST
 
 /* KVM's hypercall numbers and results (negative errno values of KVM's own). */
 #define KVM_HC_VAPIC_POLL_IRQ 1

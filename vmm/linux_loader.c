@@ -14,7 +14,8 @@ int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, const struct li
     if (bzimage_parse(img->kernel, img->kernel_size, mem_size, &k, err, errlen))
         return -1;
     size_t cmdlen = strlen(cmdline);
-    uint32_t cmd_max = k.cmdline_max < LINUX_CMDLINE_MAX - 1 ? k.cmdline_max : LINUX_CMDLINE_MAX - 1;
+    uint32_t cmd_max =
+        k.cmdline_max < LINUX_CMDLINE_MAX - 1 ? k.cmdline_max : LINUX_CMDLINE_MAX - 1;
     if (cmdlen > cmd_max)
         return format_error(err, errlen, "the command line has %zu characters; the kernel takes %u",
                             cmdlen, cmd_max);
@@ -28,9 +29,9 @@ int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, const struct li
                                 img->initrd_size >> 10, (unsigned long long)k.end);
         memcpy(mem + initrd_gpa, img->initrd, img->initrd_size);
     }
-    size_t acpi_len = acpi_tables_build(mem + E820_ACPI_BASE, E820_ACPI_SIZE, E820_ACPI_BASE, nvcpus,
-                                        IOAPIC_BASE, acpi_dsdt_aml,
-                                        (size_t)(acpi_dsdt_aml_end - acpi_dsdt_aml));
+    size_t acpi_len =
+        acpi_tables_build(mem + E820_ACPI_BASE, E820_ACPI_SIZE, E820_ACPI_BASE, nvcpus, IOAPIC_BASE,
+                          acpi_dsdt_aml, (size_t)(acpi_dsdt_aml_end - acpi_dsdt_aml));
     if (!acpi_len)
         return format_error(err, errlen, "the ACPI tables for %u vCPUs do not fit", nvcpus);
 

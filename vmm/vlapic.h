@@ -57,10 +57,10 @@ struct vlapic_ipi {
     uint8_t vector;
     enum apic_delivery mode;
     enum apic_shorthand shorthand;
-    bool logical;  /* destination mode */
-    bool level;    /* INIT level de-assert (level=0, mode INIT) is to be ignored by the caller */
+    bool logical; /* destination mode */
+    bool level;   /* INIT level de-assert (level=0, mode INIT) is to be ignored by the caller */
     bool trigger_level; /* a level-triggered fixed interrupt (from the I/O APIC): EOI broadcasts */
-    uint32_t dest; /* xAPIC: 8 bits (ICR bits 63:56); x2APIC: 32 bits */
+    uint32_t dest;      /* xAPIC: 8 bits (ICR bits 63:56); x2APIC: 32 bits */
 };
 
 struct vlapic {

@@ -83,4 +83,3 @@ void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
     vm_vfail(v, "bad-access", &gpa, fmt, ap);
     va_end(ap);
 }
-

@@ -22,6 +22,7 @@
 #include "vmm/guest_msrs.h"
 #include "vmm/ioapic.h"
 #include "vmm/nmi.h"
+#include "vmm/pc_msrs.h"
 #include "vmm/unbacked.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
@@ -136,7 +137,8 @@ struct vcpu {
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
     struct vcpu_spin spin;
     struct vcpu_halt halt;
-    uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
+    uint64_t poll_control;    /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
+    struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/pc_msrs.h) */
     uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/kvmclock.h) */
     uint32_t pvclock_version;
     struct vcpu_stats stats;
@@ -155,15 +157,15 @@ struct vm {
     struct vuart uart;
     struct ioapic ioapic;
     struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/vm_devices.h) */
-    uint64_t tsc_offset; /* guest TSC = host TSC + tsc_offset */
-    uint64_t deadline;   /* host TSC at which timeout_ms expires, 0 = none */
+    uint64_t tsc_offset;          /* guest TSC = host TSC + tsc_offset */
+    uint64_t deadline;            /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
     uint32_t pci_config_address; /* 0xCF8, latched: no device answers at 0xCFC */
-    uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
+    uint8_t pic_imr[2];          /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     unsigned last_boosted;    /* the vCPU the last successful directed yield ran */

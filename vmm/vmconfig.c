@@ -85,8 +85,8 @@ static int set_pins(struct vmconfig *cfg, struct token word, struct token val, c
     return 0;
 }
 
-static const char *const keys[] = {"name",     "path", "vcpus", "mem",   "timeout_ms", "halt_poll_ns",
-                                   "unbacked", "pin",  "args",  "initrd"};
+static const char *const keys[] = {"name",         "path",     "vcpus", "mem",  "timeout_ms",
+                                   "halt_poll_ns", "unbacked", "pin",   "args", "initrd"};
 
 static bool known_key(struct token key)
 {

@@ -246,6 +246,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         pause_vcpu_init(v);
         v->debug.dr6 = DR6_INIT;
         guest_msrs_reset(&v->msrs);
+        pc_msrs_reset(&v->pc_msrs);
         v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();

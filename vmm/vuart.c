@@ -121,8 +121,8 @@ static uint8_t modem_lines(const struct vuart *u)
     if (!(u->mcr & MCR_LOOPBACK))
         return MSR_CTS_DSR_DCD;
     uint8_t m = u->mcr;
-    return (uint8_t)((m & MCR_RTS ? 0x10 : 0) | (m & MCR_DTR ? 0x20 : 0) | (m & MCR_OUT1 ? 0x40 : 0) |
-                     (m & MCR_OUT2 ? 0x80 : 0));
+    return (uint8_t)((m & MCR_RTS ? 0x10 : 0) | (m & MCR_DTR ? 0x20 : 0) |
+                     (m & MCR_OUT1 ? 0x40 : 0) | (m & MCR_OUT2 ? 0x80 : 0));
 }
 
 /* The highest-priority pending interrupt's IIR identification, or IIR_NONE. */

@@ -22,7 +22,7 @@
 
 #define VUART_BASE     0x3f8
 #define VUART_PORTS    8
-#define VUART_IRQ      4 /* its I/O APIC pin (the DSDT's Interrupt) */
+#define VUART_IRQ      4   /* its I/O APIC pin (the DSDT's Interrupt) */
 #define VUART_LINE_MAX 200 /* a longer line is printed in pieces */
 #define VUART_RX_MAX   64
 

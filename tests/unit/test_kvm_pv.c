@@ -46,14 +46,15 @@ static uint64_t reference_ns(uint64_t delta, uint64_t khz)
 static void test_pvclock_scale_matches_the_reference(void **state)
 {
     (void)state;
-    static const uint64_t rates[] = {1000, 100000, 999999, 1000000, 1000001, 2500000, 3600123,
-                                     5000000};
+    static const uint64_t rates[] = {1000,    100000,  999999,  1000000,
+                                     1000001, 2500000, 3600123, 5000000};
     static const uint64_t deltas[] = {0, 1, 1000, 123456789, 1ull << 40, 3ull << 50};
     for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
         struct pvclock_scale s = pvclock_scale_for(rates[i]);
         assert_true(s.mul >= 1u << 31);
         for (size_t j = 0; j < sizeof(deltas) / sizeof(deltas[0]); j++) {
-            uint64_t got = pvclock_scale_delta(deltas[j], s), want = reference_ns(deltas[j], rates[i]);
+            uint64_t got = pvclock_scale_delta(deltas[j], s),
+                     want = reference_ns(deltas[j], rates[i]);
             uint64_t diff = got > want ? got - want : want - got;
             /* mul is rounded down: at most one part in 2^31, plus a nanosecond of truncation. */
             assert_true(diff <= want / (1u << 30) + 1);

@@ -216,9 +216,9 @@ static void test_initrd(void **state)
     parse_ok("initrd=/boot/1-initrd.cpio args=x");
     assert_string_equal(cfg.initrd, "/boot/1-initrd.cpio");
     expect_fail("initrd=", "module option 'initrd=': missing value");
-    assert_int_equal(
-        vmconfig_parse(repeat("initrd=", 'p', VM_PATH_MAX + 1), 0, MAX_VCPUS, &cfg, err, sizeof(err)),
-        -1);
+    assert_int_equal(vmconfig_parse(repeat("initrd=", 'p', VM_PATH_MAX + 1), 0, MAX_VCPUS, &cfg,
+                                    err, sizeof(err)),
+                     -1);
     assert_non_null(strstr(err, "path longer than 127 characters"));
 }
 

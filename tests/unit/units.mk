@@ -70,3 +70,7 @@ UNIT_TESTS += bzimage
 unit_bzimage_SRCS := vmm/bzimage.c vmm/e820.c
 UNIT_TESTS += acpi_tables
 unit_acpi_tables_SRCS := vmm/acpi_tables.c drivers/acpi.c $(DSDT_S)
+UNIT_TESTS += ioapic
+unit_ioapic_SRCS := vmm/ioapic.c
+UNIT_TESTS += pc_msrs
+unit_pc_msrs_SRCS := vmm/pc_msrs.c
