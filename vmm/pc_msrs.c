@@ -10,6 +10,24 @@
 static const uint32_t fixed_index[MTRR_FIXED_COUNT] = {0x250, 0x258, 0x259, 0x268, 0x269, 0x26a,
                                                        0x26b, 0x26c, 0x26d, 0x26e, 0x26f};
 
+/* AMD MSRs KVM reads as 0 and lets a guest write to no effect. */
+static bool amd_zero_msr(uint32_t index)
+{
+    switch (index) {
+    case MSR_AMD_SYSCFG:
+    case 0xc001001f: /* NB_CFG */
+    case 0xc0010112: /* TSEG base */
+    case 0xc0010113: /* TSEG mask */
+    case MSR_AMD_INT_PENDING:
+    case 0xc0010058: /* MMIO_CONF_BASE */
+    case MSR_AMD_DE_CFG:
+    case 0xc001102a: /* BU_CFG2 */
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int fixed_slot(uint32_t index)
 {
     for (int i = 0; i < MTRR_FIXED_COUNT; i++)
@@ -37,7 +55,7 @@ enum msr_result pc_msrs_read(const struct pc_msrs *m, uint32_t index, uint64_t *
         *value = m->mtrr_def_type;
     else if (index == MSR_AMD_HWCR)
         *value = m->hwcr | HWCR_TSC_FREQ_SEL;
-    else if (index == MSR_AMD_INT_PENDING || index == MSR_AMD_DE_CFG)
+    else if (amd_zero_msr(index))
         *value = 0;
     else
         return MSR_NOT_MINE;
@@ -85,10 +103,7 @@ enum msr_result pc_msrs_write(struct pc_msrs *m, uint32_t index, uint64_t value)
             return MSR_FAULT;
         m->hwcr = value & HWCR_MC_STATUS_WR_EN;
         return MSR_DONE;
-    case MSR_AMD_INT_PENDING:
-    case MSR_AMD_DE_CFG:
-        return MSR_DONE;
     default:
-        return MSR_NOT_MINE;
+        return amd_zero_msr(index) ? MSR_DONE : MSR_NOT_MINE;
     }
 }

@@ -8,8 +8,9 @@
  *   disables PAT when MTRRs are absent).
  *   AMD: HWCR (0xC0010015) stores the bits KVM lets a guest write (18,
  *   McStatusWrEn, and 24, TscFreqSel, which reads 1 as KVM reports it);
- *   INT_PENDING_MSG (0xC0010055, the E400 check) and DE_CFG (0xC0011029)
- *   read 0 and ignore writes.
+ *   SYSCFG (0xC0010010, read by the MTRR code), NB_CFG, TSEG base and mask,
+ *   INT_PENDING_MSG (0xC0010055, the E400 check), MMIO_CONF_BASE, DE_CFG
+ *   and BU_CFG2 read 0 and ignore writes, as KVM's do.
  * Pure rules: no vCPU, host unit tests.
  */
 #ifndef POLLUX_VMM_PC_MSRS_H
@@ -26,6 +27,7 @@
 #define MTRR_CAP_VALUE      0x508ull /* WC (bit 10), fixed (bit 8), 8 variable */
 #define MTRR_DEF_RESET      0x806ull /* E (bit 11), type write-back (6) */
 #define MTRR_FIXED_COUNT    11
+#define MSR_AMD_SYSCFG      0xc0010010
 #define MSR_AMD_HWCR        0xc0010015
 #define MSR_AMD_INT_PENDING 0xc0010055
 #define MSR_AMD_DE_CFG      0xc0011029

@@ -45,6 +45,10 @@ static void test_amd_platform_msrs(void **state)
     pc_msrs_reset(&m);
     assert_int_equal(pc_msrs_read(&m, MSR_AMD_INT_PENDING, &v), MSR_DONE);
     assert_int_equal(v, 0);
+    v = 1;
+    assert_int_equal(pc_msrs_read(&m, MSR_AMD_SYSCFG, &v), MSR_DONE);
+    assert_int_equal(v, 0);
+    assert_int_equal(pc_msrs_read(&m, 0xc0010011, &v), MSR_NOT_MINE);
     assert_int_equal(pc_msrs_write(&m, MSR_AMD_DE_CFG, 2), MSR_DONE);
     assert_int_equal(pc_msrs_read(&m, MSR_AMD_DE_CFG, &v), MSR_DONE);
     assert_int_equal(v, 0);
