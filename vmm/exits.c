@@ -166,7 +166,8 @@ static void handle_npf(struct vcpu *v, const struct exit_record *e)
         vlapic_dev_mmio(v, e);
         return;
     }
-    if (e->npf.gpa >= IOAPIC_PAGE && e->npf.gpa < IOAPIC_PAGE + 0x1000 && !e->npf.fetch) {
+    if (v->vm->pc_platform && e->npf.gpa >= IOAPIC_PAGE && e->npf.gpa < IOAPIC_PAGE + 0x1000 &&
+        !e->npf.fetch) {
         vm_ioapic_mmio(v, e);
         return;
     }

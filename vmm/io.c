@@ -16,7 +16,7 @@
  */
 static bool power_write(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
 {
-    if (size != 1)
+    if (size != 1 || !vm->pc_platform)
         return false;
     if (port == ACPI_SLEEP_CONTROL_PORT) {
         if ((value & ACPI_SLP_EN) && ACPI_SLP_TYP(value) == ACPI_S5_SLP_TYP)
@@ -66,13 +66,15 @@ uint32_t io_read(struct vm *vm, uint16_t port, unsigned size)
     int pic = pic_index(port);
     if (pic >= 0 && size == 1)
         return (port & 1) ? vm->pic_imr[pic] : 0;
-    if (port == PCI_CONFIG_ADDRESS && size == 4)
-        return vm->pci_config_address;
-    /* No PCI device answers: configuration data reads all ones. */
-    if (port >= PCI_CONFIG_DATA && port < PCI_CONFIG_DATA + 4)
-        return 0xffffffffu;
-    if (port == ACPI_SLEEP_STATUS_PORT && size == 1)
-        return 0;
+    if (vm->pc_platform) {
+        if (port == PCI_CONFIG_ADDRESS && size == 4)
+            return vm->pci_config_address;
+        /* No PCI device answers: configuration data reads all ones. */
+        if (port >= PCI_CONFIG_DATA && port < PCI_CONFIG_DATA + 4)
+            return 0xffffffffu;
+        if (port == ACPI_SLEEP_STATUS_PORT && size == 1)
+            return 0;
+    }
     vm->unhandled_io_reads++;
     return 0xffffffffu;
 }
@@ -103,11 +105,11 @@ void io_write(struct vm *vm, uint16_t port, unsigned size, uint32_t value)
     }
     if (power_write(vm, port, size, value))
         return;
-    if (port == PCI_CONFIG_ADDRESS && size == 4) {
+    if (vm->pc_platform && port == PCI_CONFIG_ADDRESS && size == 4) {
         vm->pci_config_address = value;
         return;
     }
-    if (port >= PCI_CONFIG_DATA && port < PCI_CONFIG_DATA + 4)
+    if (vm->pc_platform && port >= PCI_CONFIG_DATA && port < PCI_CONFIG_DATA + 4)
         return;
     vm->unhandled_io_writes++;
 }

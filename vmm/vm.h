@@ -156,6 +156,7 @@ struct vm {
     unsigned nvcpus;
     struct vuart uart;
     struct ioapic ioapic;
+    bool pc_platform; /* a Linux guest's PC: I/O APIC, power and reset registers, PCI ports */
     struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/vm_devices.h) */
     uint64_t tsc_offset;          /* guest TSC = host TSC + tsc_offset */
     uint64_t deadline;            /* host TSC at which timeout_ms expires, 0 = none */

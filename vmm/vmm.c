@@ -133,6 +133,7 @@ static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index,
     /* A PC answers what nothing backs; Linux probes such addresses. */
     if (!vm->cfg.unbacked_given)
         vm->cfg.unbacked = UNBACKED_IGNORE;
+    vm->pc_platform = true;
     return 0;
 }
 
