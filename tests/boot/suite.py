@@ -868,6 +868,9 @@ def haltpoll_took_over(vm, vcpus):
 # 2 vCPUs. cpuidle-haltpoll loads by itself only under KVM_HINTS_REALTIME, which pollux
 # does not give (its vCPUs may be preempted): force=1 loads it anyway.
 LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
+# Under QEMU TCG's nested SVM a task's XSAVE state fails XRSTOR at its first signal: an
+# open problem (docs/linux.md, Known problems). FXSAVE there, XSAVE on Bochs.
+LINUX_GUEST_QEMU = LINUX_GUEST + "+noxsave"
 LINUX_CHECKS = [
     linux_found("lx", 2, "haltpoll", "kvm-clock"),
     linux_ran("lx", "short"),
@@ -966,7 +969,7 @@ def tests(full=False):
         Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
              timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
-        Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST, timeout=300),
+        Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST_QEMU, timeout=300),
         Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
              timeout=1200, full_only=True),
         Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
