@@ -14,6 +14,8 @@ table).
 yield: spinlock with 2, 4 and 6 vCPUs on 2 CPUs under each spin policy, on
 Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU multi-threaded TCG
 (software detector) (docs/directed_yield.md reads the table).
+selfipi: `cli; self-IPI; sti; hlt` on the SVM platforms with idle_hlt=auto
+and off: cycles per iteration and HLT exits (docs/virtual_interrupts.md).
 linux-haltpoll: an idle 2-vCPU Linux guest (docs/linux.md) under each polling
 policy, host polling against the guest's cpuidle-haltpoll; linux-yield: a
 4-vCPU Linux guest on 2 CPUs running hackbench under each spin policy. Both on
@@ -265,9 +267,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
-    p.add_argument("--only", default="exit,pingpong,haltpoll,yield,linux-haltpoll,linux-yield",
-                   help="comma-separated parts: exit, pingpong, haltpoll, yield, linux-haltpoll, "
-                        "linux-yield")
+    p.add_argument("--only",
+                   default="exit,pingpong,haltpoll,yield,selfipi,linux-haltpoll,linux-yield",
+                   help="comma-separated parts: exit, pingpong, haltpoll, yield, selfipi, "
+                        "linux-haltpoll, linux-yield")
     p.add_argument("--spinlock-cycles", type=int, default=50000000)
     a = p.parse_args()
     parts = a.only.split(",")
@@ -280,6 +283,8 @@ def main():
         ok &= halt_poll_table({"pp": a.pingpong_iters, "burst": 2000, "ticks": 50})
     if "yield" in parts:
         ok &= yield_table(a.spinlock_cycles)
+    if "selfipi" in parts:
+        ok &= selfipi_table(a.iters)
     if "linux-haltpoll" in parts:
         ok &= linux_haltpoll_table(10)
     if "linux-yield" in parts:
@@ -314,6 +319,29 @@ def pingpong_table(a):
         cells = pingpong(flags, a.pingpong_iters)
         ok &= all(not c.startswith("failed") for c in cells)
         print(f"| {name} | " + " | ".join(cells) + " |")
+    return ok
+
+
+def selfipi_table(iters):
+    print(f"\nselfipi: guest TSC ticks per `cli; self-IPI; sti; hlt` and the HLT exits of "
+          f"{iters} iterations, per HLT intercept mode\n")
+    print("| platform | idle_hlt= | intercept used | ticks | hlt_exits |")
+    print("|---|---|---|---:|---:|")
+    ok = True
+    for name, flags in PLATFORMS:
+        if flags[1] == "bochs" and flags[3] != "ryzen":
+            continue  # Idle HLT is an SVM intercept
+        for mode in ("auto", "off"):
+            log, rundir = boot(f"{flags[1]}-{flags[3]}-selfipi-{mode}",
+                               flags + ["--args", f"idle_hlt={mode}"], f"selfipi:args={iters}")
+            got = [e for e in log.all("bench") if e.get("op") == "sti_hlt"]
+            boots = log.all("boot")
+            if log.returncode != 0 or not got or not boots:
+                ok = False
+                print(f"| {name} | {mode} | failed (see {os.path.relpath(rundir, ROOT)}) | | |")
+                continue
+            print(f"| {name} | {mode} | {boots[0]['hlt_intercept']} | {got[0]['cycles']} | "
+                  f"{got[0]['hlt_exits']} |")
     return ok
 
 

@@ -8,11 +8,11 @@
 #define POLLUX_VMM_HYPERCALL_H
 
 /* pollux's own range, 0x504C0000 ("PL") + n: KVM's numbers keep KVM's meaning. */
-#define HC_EXIT                                                                                    \
-    0x504C0000u             /* EBX = exit code: the VM stops with that code (reason "hypercall")   \
-                             */
+#define HC_EXIT 0x504C0000u /* EBX = exit code: the VM stops with it (reason "hypercall") */
 #define HC_PUTS 0x504C0001u /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX) */
 #define HC_NOP  0x504C0002u /* does nothing; returns 0 (for measuring the exit path) */
+/* The calling vCPU's HLT exits so far (plain and Idle HLT), its low 32 bits in EAX. */
+#define HC_HLT_EXITS 0x504C0003u
 
 #define HC_PUTS_MAX 4096
 

@@ -141,8 +141,15 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
+    /*
+     * One the guest cannot take now is offered to the CPU (SVM V_IRQ), which
+     * delivers it when the guest can; it stays in IRR until then, so the next
+     * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
+     */
+    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
     *window = vector >= 0 || v->nmi.pending;
-    virt->set_interrupt_window(v, vector >= 0);
+    if (!offered)
+        virt->set_interrupt_window(v, vector >= 0);
     spin_unlock_irqrestore(&v->lock, flags);
     return true;
 }

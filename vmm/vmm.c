@@ -12,6 +12,7 @@
 #include "sched/watchdog.h"
 #include "vmm/cpu_model.h"
 #include "vmm/exits.h"
+#include "vmm/hlt_intercept.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/bzimage.h"
 #include "vmm/linux_loader.h"
@@ -410,6 +411,9 @@ static void report_vcpu_stats(struct vm *vm, struct vcpu *v)
     json_str(&j, "vm", vm->cfg.name);
     json_u64(&j, "vcpu", v->id);
     json_u64(&j, "halt_exits", st->exits[EXIT_HLT] + st->exits[EXIT_IDLE_HLT]);
+    json_u64(&j, "hlt_exits", st->exits[EXIT_HLT]);
+    json_u64(&j, "idle_hlt_exits", st->exits[EXIT_IDLE_HLT]);
+    json_str(&j, "hlt_intercept", hlt_intercept_name(hlt_intercept_mode()));
     json_u64(&j, "halt_attempted_poll", st->halt_attempted_poll);
     json_u64(&j, "halt_successful_poll", st->halt_successful_poll);
     json_u64(&j, "halt_poll_invalid", st->halt_poll_invalid);

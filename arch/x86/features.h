@@ -38,6 +38,9 @@ struct virt_features {
     bool npt, nrips, pause_filter, pause_filter_thresh, idle_hlt, vgif, flush_by_asid, vmcb_clean,
         decode_assists;
     uint32_t svm_asids;
+    /* How V_IRQ's priority check behaves, probed at the first CPU's enable; NULL before or off SVM.
+     */
+    const char *virq;
     /* VMX */
     bool ept, vpid, unrestricted_guest, ple, preemption_timer, true_controls, ept_2m, ept_1g,
         ept_ad, ept_wb;

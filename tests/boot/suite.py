@@ -451,6 +451,40 @@ def vcpu_accounting(vm, vcpus):
     return check
 
 
+# selfipi: every `cli; self-IPI; sti; hlt` exits on HLT where the CPU has no
+# Idle HLT (none here), every IPI handled once; the V_IRQ probe's verdict.
+def hlt_intercept_used(mode, virq):
+    def check(log):
+        b = log.one("boot")
+        assert b["hlt_intercept"] == mode, f"@boot hlt_intercept={b['hlt_intercept']}, want {mode}"
+        assert b.get("virq") == virq, f"@boot virq={b.get('virq')}, want {virq}"
+    check.__name__ = f"hlt_intercept_used({mode},{virq})"
+    return check
+
+
+def selfipi_exits(vm, iters, mode):
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "sti_hlt"]
+        assert len(got) == 1, f"[{vm}] sti_hlt @bench lines: {got}"
+        want = 0 if mode == "idle_hlt" else iters
+        assert got[0]["hlt_exits"] == want, f"[{vm}] hlt_exits={got[0]['hlt_exits']}, want {want}"
+        st = [e for e in log.all("stats") if e.get("vm") == vm]
+        assert len(st) == 1, f"[{vm}] @stats records: {len(st)}"
+        st = st[0]
+        assert st["hlt_intercept"] == mode, f"[{vm}] @stats hlt_intercept={st['hlt_intercept']}"
+        assert (st["hlt_exits"], st["idle_hlt_exits"]) == ((want, 0) if want else (0, 0)), \
+            f"[{vm}] hlt_exits={st['hlt_exits']} idle_hlt_exits={st['idle_hlt_exits']}"
+        assert st["halt_exits"] == st["hlt_exits"] + st["idle_hlt_exits"], f"[{vm}] halt_exits"
+    check.__name__ = f"selfipi_exits({vm})"
+    return check
+
+
+def selfipi_checks(iters, virq):
+    return [hlt_intercept_used("hlt", virq), benches("selfipi", ["sti_hlt", "sti"], iters),
+            selfipi_exits("selfipi", iters, "hlt"), vm_stops(selfipi=(0, "debug-exit")),
+            shutdown(0)]
+
+
 # Multi-vCPU guests: INIT-SIPI bring-up, IPIs, halts, timers, overcommit.
 GUESTS_SMP = " ".join([
     "smp:vcpus=4:args=20",                              # 4 vCPUs on 2 CPUs
@@ -927,6 +961,10 @@ def tests(full=False):
              cpu="ryzen", smp=2, guests=guests_bad(bochs_svm=True), timeout=300),
         Test("qemu-guests-smp1", GUESTS_OK_CHECKS, smp=1, guests=GUESTS_OK, full_only=True),
         Test("qemu-smp-guests", GUESTS_SMP_CHECKS, smp=2, guests=GUESTS_SMP, timeout=240),
+        Test("qemu-selfipi", selfipi_checks(1000, "delivers_at_equal_tpr"), smp=1,
+             guests="selfipi:args=1000"),
+        Test("bochs-ryzen-selfipi", selfipi_checks(500, "exact"), emu="bochs", cpu="ryzen",
+             smp=1, args="idle_hlt=off", guests="selfipi:args=500", timeout=240),
         Test("bochs-ryzen-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", cpu="ryzen", smp=2,
              guests=GUESTS_SMP, timeout=400),
         Test("bochs-ryzen-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", cpu="ryzen", smp=2,

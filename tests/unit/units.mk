@@ -74,3 +74,7 @@ UNIT_TESTS += ioapic
 unit_ioapic_SRCS := vmm/ioapic.c
 UNIT_TESTS += pc_msrs
 unit_pc_msrs_SRCS := vmm/pc_msrs.c
+UNIT_TESTS += svm_intr
+unit_svm_intr_SRCS := arch/x86/svm/svm_intr.c vmm/vlapic.c
+UNIT_TESTS += hlt_intercept
+unit_hlt_intercept_SRCS := vmm/hlt_intercept.c
