@@ -166,7 +166,7 @@ static void handle_npf(struct vcpu *v, const struct exit_record *e)
         vlapic_dev_mmio(v, e);
         return;
     }
-    if (v->vm->pc_platform && e->npf.gpa >= IOAPIC_PAGE && e->npf.gpa < IOAPIC_PAGE + 0x1000 &&
+    if (v->vm->pc_platform && e->npf.gpa >= IOAPIC_BASE && e->npf.gpa < IOAPIC_BASE + 0x1000 &&
         !e->npf.fetch) {
         vm_ioapic_mmio(v, e);
         return;

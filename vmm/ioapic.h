@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define IOAPIC_BASE    0xfec00000ull /* guest-physical, one page */
 #define IOAPIC_PINS    24
 #define IOAPIC_VERSION 0x20
 #define IOAPIC_REGSEL  0x00

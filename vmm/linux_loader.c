@@ -6,6 +6,7 @@
 #include "lib/string.h"
 #include "vmm/acpi_tables.h"
 #include "vmm/bzimage.h"
+#include "vmm/ioapic.h"
 
 int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, const struct linux_image *img,
                const char *cmdline, uint32_t *entry, char *err, size_t errlen)

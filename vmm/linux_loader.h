@@ -17,7 +17,6 @@
 #define LINUX_BOOT_PARAMS_GPA 0x7000u
 #define LINUX_CMDLINE_GPA     0x20000u
 #define LINUX_CMDLINE_MAX     0x10000u
-#define IOAPIC_BASE           0xfec00000ull
 /* The command line of the module that holds a VM's initramfs (the module after the kernel's). */
 #define LINUX_INITRD_MODULE "initrd"
 

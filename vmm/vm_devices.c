@@ -70,7 +70,7 @@ void vm_ioapic_mmio(struct vcpu *v, const struct exit_record *e)
     if (!mmio_fetch(v, e, "the I/O APIC", &op))
         return;
     struct vm *vm = v->vm;
-    uint32_t offset = (uint32_t)(e->npf.gpa - IOAPIC_PAGE);
+    uint32_t offset = (uint32_t)(e->npf.gpa - IOAPIC_BASE);
     struct ioapic_msg m;
     bool fire = false;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);

@@ -12,8 +12,6 @@
 
 #include "vmm/vm.h"
 
-#define IOAPIC_PAGE 0xfec00000ull
-
 void vm_devices_init(struct vm *vm);
 
 /* COM1 port access (offset 0-7) from a vCPU. */
