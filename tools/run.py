@@ -29,8 +29,9 @@ GUEST_DIR = os.path.join(BUILD, "guests")
 LINUX_DIR = os.path.join(BUILD, "linux")
 LINUX_KERNEL = os.path.join(LINUX_DIR, "vmlinuz")
 LINUX_INITRD = os.path.join(LINUX_DIR, "initrd.cpio")
-# Always there for `linux`; args= is appended. panic=-1: a panic resets, so the VM stops.
-LINUX_ARGS = "console=ttyS0 panic=-1 workload=short"
+# Always there for `linux`; args= is appended. panic=-1: a panic resets, so the VM stops;
+# reboot=acpi: with hardware-reduced ACPI Linux would reset through EFI, which is absent.
+LINUX_ARGS = "console=ttyS0 panic=-1 reboot=acpi workload=short"
 LINUX_MEM = "256M"
 EVENT_RE = re.compile(r"^(?:\[[^\]]*\] )?@(\w+) (\{.*\})\s*$")
 # Seconds the emulator may take to exit after @shutdown before it is killed.

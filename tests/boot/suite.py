@@ -905,6 +905,9 @@ LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
 # Under QEMU TCG's nested SVM a task's XSAVE state fails XRSTOR at its first signal: an
 # open problem (docs/linux.md, Known problems). FXSAVE there, XSAVE on Bochs.
 LINUX_GUEST_QEMU = LINUX_GUEST + "+noxsave"
+# Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
+LINUX_REBOOT_GUEST = "linux:name=lxr:args=noxsave+workload=reboot"
+LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), vm_stops(lxr=(1, "reboot")), shutdown(1)]
 LINUX_CHECKS = [
     linux_found("lx", 2, "haltpoll", "kvm-clock"),
     linux_ran("lx", "short"),
@@ -1008,6 +1011,8 @@ def tests(full=False):
              timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
         Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST_QEMU, timeout=300),
+        Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
+             timeout=300),
         Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
              timeout=1200, full_only=True),
         Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
