@@ -122,8 +122,10 @@ static void report_boot(void)
     json_str(&j, "spin_detector", spin_detector_name(pause_detector()));
     json_bool(&j, "pause_backstop", pause_backstop());
     json_str(&j, "hlt_intercept", hlt_intercept_name(hlt_intercept_mode()));
-    if (virt_features.virq)
+    if (virt_features.virq) {
         json_str(&j, "virq", virt_features.virq);
+        json_bool(&j, "virq_at_entry", virt_features.virq_at_entry);
+    }
     json_object(&j, "features");
     json_bool(&j, "x2apic", virt_features.x2apic);
     json_bool(&j, "tsc_deadline", virt_features.tsc_deadline);

@@ -24,6 +24,7 @@ host each, not deterministic.
 Prints Markdown tables; compare numbers within one run.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -44,16 +45,19 @@ PLATFORMS = [
 PINGPONG = [("2 CPUs", "pin=0,1"), ("1 CPU", "pin=0,0")]
 
 
-def boot(name, flags, guests):
+def boot(name, flags, guests, kernel=None):
     rundir = os.path.join(ROOT, "build", "bench", name)
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--accel", "tcg",
            "--rundir", rundir, "--timeout", "600", "--guests", guests] + flags
+    if kernel:
+        cmd += ["--kernel", kernel]
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return ConsoleLog(res.stdout, res.returncode), rundir
 
 
-def measure(flags, iters):
-    log, rundir = boot(flags[1] + "-" + flags[3], flags, f"exitbench:args={iters}")
+def measure(flags, iters, kernel=None, name=None, args=""):
+    log, rundir = boot(name or flags[1] + "-" + flags[3], flags,
+                       f"exitbench:args={iters}{args}", kernel)
     got = {e["op"]: e["cycles"] for e in log.all("bench") if e.get("guest") == "exitbench"}
     if log.returncode != 0 or set(got) != set(OPS):
         return None, f"failed (exit {log.returncode}, see {os.path.relpath(rundir, ROOT)})"
@@ -295,19 +299,55 @@ def main():
     return 0 if ok else 1
 
 
+# The exit scenario's platforms: (name in exit.json, flags, exitbench mode argument).
+EXIT_PLATFORMS = [
+    ("qemu-svm", PLATFORMS[0][1], ""),
+    ("bochs-ryzen", PLATFORMS[1][1], ""),
+    ("bochs-vmx", PLATFORMS[2][1], ""),
+]
+# Targets of issue 13: the ratio to the floor build per (no NRIPS?, op).
+EXIT_TARGETS = {"cpuid": 2.5, "hypercall": 2.5, "pio_read": 3.0, "rdmsr": 3.0}
+EXIT_TARGET_NO_NRIPS = 3.5
+
+
 def exit_tables(a):
-    rows = []
-    for name, flags in PLATFORMS:
-        got, err = measure(flags, a.iters)
-        rows.append((name, got, err))
+    """The `exit` scenario: the real exit path and the floor build, ratio per platform and op."""
+    floor_kernel = os.path.join(ROOT, "build", "floor", "pollux.elf")
+    jobs = [(p, kernel) for p in EXIT_PLATFORMS for kernel in (None, floor_kernel)]
+
+    def run(job):
+        (name, flags, mode), kernel = job
+        return measure(flags, a.iters, kernel, f"exit-{name}" + ("-floor" if kernel else ""),
+                       mode)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cells = list(pool.map(run, jobs))
     print(f"\nexitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
-          "= retired instructions under these settings)\n")
+          "= retired instructions under these settings), the floor build's "
+          "(arch/x86/exit_floor.h) and the ratio (target in brackets)\n")
     print("| platform | " + " | ".join(OPS) + " |")
     print("|---|" + "---:|" * len(OPS))
-    for name, got, err in rows:
-        cells = [str(got[op]) for op in OPS] if got else [err] + [""] * (len(OPS) - 1)
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    return all(got for _, got, _ in rows)
+    records, ok = [], True
+    for i, (name, _, _) in enumerate(EXIT_PLATFORMS):
+        (got, err), (floor, ferr) = cells[2 * i], cells[2 * i + 1]
+        if not got or not floor:
+            ok = False
+            print(f"| {name} | {err or ferr} |" + " |" * (len(OPS) - 1))
+            continue
+        row = []
+        for op in OPS:
+            target = EXIT_TARGET_NO_NRIPS if name.startswith("qemu") else EXIT_TARGETS[op]
+            ratio = got[op] / floor[op]
+            met = "" if ratio <= target else " **over**"
+            row.append(f"{got[op]} / {floor[op]} = {ratio:.2f}x (<= {target}){met}")
+            records.append({"platform": name, "op": op, "ticks": got[op], "floor": floor[op],
+                            "ratio": round(ratio, 3)})
+        print(f"| {name} | " + " | ".join(row) + " |")
+    out = os.path.join(ROOT, "build", "bench", "exit.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(records, f, indent=1)
+    print(f"\n(written to {os.path.relpath(out, ROOT)})")
+    return ok
 
 
 def pingpong_table(a):

@@ -7,6 +7,7 @@
 #include "sched/sched.h"
 #include "sched/watchdog.h"
 #include "vmm/exits.h"
+#include "vmm/fastpath.h"
 #include "vmm/guest_access.h"
 #include "vmm/pause.h"
 #include "vmm/vmm.h"
@@ -136,7 +137,13 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && hlt_in_shadow(v))
         vcpu_advance(v, 1);
-    if (vector >= 0 && virt->interrupt_allowed(v)) {
+    /*
+     * Where the CPU takes an offered vector as soon as the guest can, every
+     * pending one is offered (below), as hardware presents interrupts. QEMU
+     * also needs it: after an EVENTINJ interrupt its TCG loop may deliver
+     * the vector a second time (docs/virtual_interrupts.md).
+     */
+    if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(v)) {
         virt->inject_interrupt(v, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
@@ -154,6 +161,14 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     return true;
 }
 
+static void enter_guest(struct vcpu *v, struct exit_record *e)
+{
+    guest_msrs_enter(&v->msrs);
+    virt->vcpu_run(v, e);
+    guest_msrs_exit(&v->msrs);
+    v->stats.exits[e->reason]++;
+}
+
 enum run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
@@ -169,6 +184,8 @@ enum run_result vcpu_run(struct vcpu *v)
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
+        /* Taken before anything is looked at: vmm/fastpath.h. */
+        vcpu_changes_take(&v->changed);
         watchdog_beat();
         if (vm->stopping) {
             result = RUN_STOPPED;
@@ -180,11 +197,13 @@ enum run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(v);
         struct exit_record e;
-        guest_msrs_enter(&v->msrs);
-        virt->vcpu_run(v, &e);
-        guest_msrs_exit(&v->msrs);
-        v->stats.exits[e.reason]++;
-        handle_exit(v, &e);
+        enum fastpath_result fast;
+        do {
+            enter_guest(v, &e);
+            fast = fastpath_exit(v, &e);
+        } while (fast == FASTPATH_REENTER);
+        if (fast == FASTPATH_NOT_MINE)
+            handle_exit(v, &e);
         /*
          * vcpu_halt's own decision, not v->state: a waker may already have
          * made the vCPU RUNNABLE and queued it again.

@@ -141,6 +141,7 @@ struct vcpu {
     struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/pc_msrs.h) */
     uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/kvmclock.h) */
     uint32_t pvclock_version;
+    uint32_t changed; /* the exit fast path's summary word (vmm/fastpath.h) */
     struct vcpu_stats stats;
 };
 

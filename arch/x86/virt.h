@@ -190,6 +190,13 @@ struct virt_ops {
     bool (*nmi_in_service)(struct vcpu *v);
     void (*inject_nmi)(struct vcpu *v);
     void (*set_nmi_window)(struct vcpu *v, bool on);
+    /*
+     * The next entry only resumes the guest: nothing injected or re-injected,
+     * no virtual interrupt offered to the CPU (V_IRQ, including the one that
+     * opens an interrupt window), no interrupt or NMI window armed. The exit
+     * fast path enters again without the full path only then.
+     */
+    bool (*entry_is_plain)(struct vcpu *v);
     /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */
     void (*vcpu_reset_real)(struct vcpu *v, uint8_t sipi_vector);
     /* v will run on another host CPU next: drop what ties it to this one. */

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/exit_floor.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/pagetable.h"
 #include "arch/x86/percpu.h"
@@ -36,8 +37,9 @@ struct svm_vcpu {
     /* set_pause_exiting's request, applied again after every reset. */
     enum pause_exiting pause_mode;
     uint32_t pause_window, pause_gap;
-    uint64_t reinject; /* EXITINTINFO of an event interrupted by the exit, to deliver again */
-    int offered;       /* the vector in V_IRQ at the last VMRUN, -1 for none */
+    uint64_t reinject;  /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+    int offered;        /* the vector in V_IRQ at the last VMRUN, -1 for none */
+    bool virq_at_entry; /* V_IRQ was set at the last VMRUN: an offered vector or a window */
     /*
      * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
      * injecting an NMI pollux intercepts IRET and counts the guest as in its
@@ -91,8 +93,8 @@ static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t 
  * Bochs 2.7 does not look at a V_IRQ set at VMRUN until the guest changes
  * IF or CR8.) Nested paging and paging off: host-physical addresses.
  */
-static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, unsigned prio,
-                          unsigned tpr)
+static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, uint64_t rflags,
+                          unsigned prio, unsigned tpr)
 {
     memset(vmcb, 0, sizeof(*vmcb));
     vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_VINTR |
@@ -114,7 +116,7 @@ static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, u
     vmcb->dr6 = 0xffff0ff0;
     vmcb->dr7 = 0x400;
     vmcb->g_pat = PAT_DEFAULT;
-    vmcb->rflags = 0x2;
+    vmcb->rflags = rflags;
     vmcb->rip = code;
     struct guest_regs regs = {0};
     uint64_t flags = irq_save();
@@ -136,9 +138,12 @@ static enum svm_virq_check probe_virq(struct svm_cpu *c)
         code[0] = 0xfb; /* STI */
         code[1] = 0x90; /* NOP */
         code[2] = 0xf4; /* HLT */
-        bool above = virq_delivers(c, vmcb, (uint64_t)code, 3, 2);
-        bool equal = virq_delivers(c, vmcb, (uint64_t)code, 2, 2);
+        bool above = virq_delivers(c, vmcb, (uint64_t)code, 0x2, 3, 2);
+        bool equal = virq_delivers(c, vmcb, (uint64_t)code, 0x2, 2, 2);
         r = svm_virq_classify(above, equal);
+        /* NOP; HLT with IF=1 at VMRUN: is a V_IRQ pending at entry delivered at once? */
+        virt_features.virq_at_entry =
+            above && virq_delivers(c, vmcb, (uint64_t)code + 1, 0x2 | RFLAGS_IF, 3, 2);
     }
     if (vmcb)
         pmm_free(&host_pmm, (uint64_t)vmcb, 1);
@@ -186,11 +191,12 @@ static int svm_cpu_enable(char *err, size_t errlen)
     if (first) {
         virq_check = probe_virq(c);
         virt_features.virq = svm_virq_check_name(virq_check);
-        kprintf("pollux: V_IRQ priority check: %s; pending interrupts %s\n", virt_features.virq,
-                virq_check == SVM_VIRQ_EXACT ? "offered through V_IRQ"
-                : virq_check == SVM_VIRQ_AT_EQUAL
-                    ? "offered through V_IRQ, priority one class lower"
-                    : "injected at entry only");
+        kprintf("pollux: V_IRQ priority check: %s, %s at entry; pending interrupts %s\n",
+                virt_features.virq, virt_features.virq_at_entry ? "taken" : "not taken",
+                virq_check == SVM_VIRQ_NONE ? "injected at entry only"
+                : virt_features.virq_at_entry
+                    ? "offered through V_IRQ"
+                    : "offered through V_IRQ when the guest cannot take them at entry");
     }
     return 0;
 }
@@ -358,6 +364,43 @@ static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
     svm(v)->vmcb->event_inj = ev;
 }
 
+#ifdef POLLUX_EXIT_FLOOR
+/* One of the floor's operations (arch/x86/exit_floor.h), done: the guest goes on at once. */
+static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
+{
+    switch ((uint32_t)vmcb->exit_code) {
+    case SVM_EXIT_CPUID:
+        if ((uint32_t)vmcb->rax != FLOOR_CPUID_LEAF)
+            return false;
+        floor_cpuid(&v->regs, 0x68747541u, 0x69746e65u, 0x444d4163u); /* AuthenticAMD */
+        vmcb->rax = v->regs.rax;
+        vmcb->rip += 2;
+        return true;
+    case SVM_EXIT_VMMCALL:
+        if ((uint32_t)vmcb->rax != FLOOR_HC_NOP)
+            return false;
+        vmcb->rax = 0;
+        vmcb->rip += 3;
+        return true;
+    case SVM_EXIT_IOIO:
+        if ((uint16_t)(vmcb->exit_info1 >> 16) != FLOOR_PORT || !(vmcb->exit_info1 & SVM_IOIO_IN))
+            return false;
+        vmcb->rax = (vmcb->rax & ~0xffull) | FLOOR_PORT_VALUE;
+        vmcb->rip = vmcb->exit_info2;
+        return true;
+    case SVM_EXIT_MSR:
+        if (vmcb->exit_info1 || (uint32_t)v->regs.rcx != FLOOR_MSR)
+            return false;
+        vmcb->rax = (uint32_t)FLOOR_MSR_VALUE;
+        v->regs.rdx = FLOOR_MSR_VALUE >> 32;
+        vmcb->rip += 2;
+        return true;
+    default:
+        return false;
+    }
+}
+#endif
+
 static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct percpu *p = this_cpu();
@@ -382,9 +425,14 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     uint64_t v_tpr = (v->lapic.tpr >> 4) & SVM_VINTR_V_TPR;
     vmcb->vintr = (vmcb->vintr & ~SVM_VINTR_V_TPR) | v_tpr;
 
+    s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
     clgi();
     irq_enable();
     svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+#ifdef POLLUX_EXIT_FLOOR
+    while (floor_exit(v, vmcb))
+        svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+#endif
     stgi(); /* host interrupts that forced the exit are taken here */
     irq_disable();
 
@@ -622,6 +670,18 @@ static void svm_set_interrupt_window(struct vcpu *v, bool on)
     }
 }
 
+/*
+ * V_IRQ means a virtual interrupt offered to the CPU: a pending vector or the
+ * interrupt window's. One offered at the last entry may have been taken,
+ * leaving the next pending vector to offer: the full path looks.
+ */
+static bool svm_entry_is_plain(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
+           !s->nmi_step;
+}
+
 static bool svm_offer_interrupt(struct vcpu *v, int vector)
 {
     if (virq_check != SVM_VIRQ_EXACT && virq_check != SVM_VIRQ_AT_EQUAL)
@@ -710,6 +770,7 @@ const struct virt_ops svm_ops = {
     .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
+    .entry_is_plain = svm_entry_is_plain,
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
     .unload_to_move = false,
