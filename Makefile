@@ -27,11 +27,23 @@ KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vm
 KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
 # The guest CPUID policy: the table in docs/cpuid.md, turned into C.
 CPUID_TABLE := $(BUILD)/gen/cpuid_table.c
+# The guests' DSDT: ASL compiled by iasl, its AML embedded by an .incbin.
+DSDT_AML := $(BUILD)/gen/dsdt.aml
+DSDT_S := $(BUILD)/gen/dsdt.S
 KOBJS := $(patsubst %.c,$(BUILD)/k/%.o,$(KSRCS_C) $(CPUID_TABLE)) \
-	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S))
+	$(patsubst %.S,$(BUILD)/k/%.o,$(KSRCS_S) $(DSDT_S))
+
+# The Linux guest (docs/linux.md): built once `make deps` has fetched its packages.
+LINUX_INITRD := $(if $(wildcard $(BUILD)/linux/versions.txt),$(BUILD)/linux/initrd.cpio)
 
 .PHONY: all
-all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso
+all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso $(LINUX_INITRD)
+
+$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init tools/linux.sh
+	tools/linux.sh initramfs
+
+$(BUILD)/linux/versions.txt:
+	tools/linux.sh fetch
 
 # Two links: the second adds the symbol table (placed after all code and
 # data, so nothing moves) generated from the first.
@@ -63,6 +75,13 @@ $(BUILD)/:
 $(CPUID_TABLE): docs/cpuid.md tools/cpuid_policy.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) tools/cpuid_policy.py $< $@
+
+$(DSDT_AML): vmm/dsdt.asl
+	@mkdir -p $(dir $@)
+	iasl -p $(basename $@) $< >/dev/null
+
+$(DSDT_S): $(DSDT_AML)
+	printf '\t.section .rodata\n\t.globl acpi_dsdt_aml, acpi_dsdt_aml_end\nacpi_dsdt_aml:\n\t.incbin "%s"\nacpi_dsdt_aml_end:\n\t.section .note.GNU-stack,"",@progbits\n' $< > $@
 
 $(BUILD)/k/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -100,6 +119,7 @@ RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS
 .PHONY: deps run debug test test-full soak bench unit fuzz format clean
 deps:
 	@tools/deps.sh
+	@tools/linux.sh fetch
 
 run: deps all
 	@$(PYTHON) tools/run.py $(RUN_FLAGS)
@@ -109,10 +129,10 @@ debug: deps all
 
 # T=<name or glob> runs only the matching tests.
 T ?=
-test: deps all $(UNIT_BINS) $(FUZZ_BINS)
+test: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
 	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" $(if $(T),--only '$(T)')
 
-test-full: deps all $(UNIT_BINS) $(FUZZ_BINS)
+test-full: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
 	@$(PYTHON) tools/test.py --full --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" \
 		$(if $(T),--only '$(T)')
 

@@ -15,14 +15,6 @@
 #define AML_PACKAGE_OP  0x12
 #define AML_BYTE_PREFIX 0x0A
 
-static uint8_t sum(const uint8_t *p, size_t n)
-{
-    uint8_t s = 0;
-    while (n--)
-        s += *p++;
-    return s;
-}
-
 /* Firmware signatures can be garbage; keep the error line printable. */
 static void sig_text(const uint8_t *sig, char out[5])
 {
@@ -42,7 +34,7 @@ static const char *check_rsdp(uint64_t phys, phys_map_fn map, void *ctx, uint64_
         return "not mapped";
     if (memcmp(r, "RSD PTR ", 8) != 0)
         return "bad signature";
-    if (sum(r, RSDP_V1_LEN) != 0)
+    if (sum8(r, RSDP_V1_LEN) != 0)
         return "bad checksum";
     *root = get_le32(r + 16);
     *xsdt = false;
@@ -56,7 +48,7 @@ static const char *check_rsdp(uint64_t phys, phys_map_fn map, void *ctx, uint64_
         r = map(phys, len, ctx);
         if (!r)
             return "revision 2 length not mapped";
-        if (sum(r, len) != 0)
+        if (sum8(r, len) != 0)
             return "bad extended checksum";
         if (get_le64(r + 24) != 0) {
             *root = get_le64(r + 24);
@@ -122,7 +114,7 @@ static const uint8_t *map_sdt(uint64_t phys, const char *sig, phys_map_fn map, v
                      (unsigned long long)phys, len);
         return NULL;
     }
-    if (sum(t, len) != 0) {
+    if (sum8(t, len) != 0) {
         format_error(err, errlen, "acpi: %s at 0x%llx has a bad checksum", sig,
                      (unsigned long long)phys);
         return NULL;
@@ -156,7 +148,7 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
     uint32_t tlen = get_le32(t + 4);
     if (tlen < MADT_ENTRIES || tlen > len)
         return format_error(err, errlen, "acpi: MADT length %u is outside 44..%zu", tlen, len);
-    if (sum(t, tlen) != 0)
+    if (sum8(t, tlen) != 0)
         return format_error(err, errlen, "acpi: MADT has a bad checksum");
 
     out->lapic_base = get_le32(t + 36);

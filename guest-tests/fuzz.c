@@ -133,8 +133,9 @@ int guest_main(uint32_t magic, const struct mb_info *info)
             (void)cpuid(next() & 1 ? next() % 0x20 : 0x40000000 + next() % 0x20, next() % 4);
             break;
         default:
-            /* Any call but HC_EXIT; HC_PUTS with a short random buffer. */
-            hypercall(1 + next() % 4, next(), next() % 16, next());
+            /* Any pollux call but HC_EXIT (HC_PUTS with a short random buffer), or KVM's. */
+            hypercall(next() & 1 ? HC_EXIT + 1 + next() % 4 : next() % 16, next(), next() % 16,
+                      next());
             break;
         }
     }

@@ -5,7 +5,7 @@
  *   exit N      isa-debug-exit with code N
  *   hcexit N    the HC_EXIT hypercall with code N
  *   shutdown    "Shutdown" on port 0x8900 (code 0)
- *   puts        HC_PUTS, then exit 0
+ *   puts        HC_PUTS, then KVM's calls 0 and 1 (KVM's meaning, no exit), exit 0
  *   spin        loop forever with interrupts off (needs timeout_ms)
  *   spinsti     loop forever with interrupts on (needs timeout_ms)
  *   halt        cli; hlt (needs timeout_ms)
@@ -125,7 +125,10 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         uint32_t rc = hypercall(HC_PUTS, (uint32_t)msg, sizeof(msg) - 1, 0);
         uint32_t bad = hypercall(HC_PUTS, 0xfff00000u, 16, 0);
         printf("puts returned %u, bad address returned 0x%x\n", rc, bad);
-        return rc == HC_OK && bad == (uint32_t)HC_EFAULT ? 0 : 1;
+        /* KVM's numbers: 0 is no call of KVM's (-KVM_ENOSYS), 1 is KVM_HC_VAPIC_POLL_IRQ. */
+        int32_t kvm0 = (int32_t)hypercall(0, 0, 0, 0), kvm1 = (int32_t)hypercall(1, 0, 0, 0);
+        printf("kvm call 0 returned %d, kvm call 1 returned %d\n", kvm0, kvm1);
+        return rc == HC_OK && bad == (uint32_t)HC_EFAULT && kvm0 == -1000 && kvm1 == 0 ? 0 : 1;
     }
     if (word_is(mode, "spinsti")) {
         __asm__ volatile("sti");

@@ -16,6 +16,11 @@ Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU multi-threaded TCG
 (software detector) (docs/directed_yield.md reads the table).
 selfipi: `cli; self-IPI; sti; hlt` on the SVM platforms with idle_hlt=auto
 and off: cycles per iteration and HLT exits (docs/virtual_interrupts.md).
+linux-haltpoll: an idle 2-vCPU Linux guest (docs/linux.md) under each polling
+policy, host polling against the guest's cpuidle-haltpoll; linux-yield: a
+4-vCPU Linux guest on 2 CPUs running hackbench under each spin policy. Both on
+QEMU multi-threaded TCG (Linux on Bochs takes too long): one run on a shared
+host each, not deterministic.
 Prints Markdown tables; compare numbers within one run.
 """
 import argparse
@@ -199,12 +204,80 @@ def yield_table(cycles):
     return ok
 
 
+LINUX_QEMU = ["--emu", "qemu", "--smp", "2", "--args", "watchdog_ms=10000"]
+# FXSAVE for the guest's FPU state under QEMU: docs/linux.md, Known problems.
+LINUX_QEMU_ARGS = "noxsave"
+LINUX_HALT_POLICIES = [
+    ("host polls (default)", "", ""),
+    ("`halt_poll_ns=0`", "halt_poll_ns=0", ""),
+    ("guest cpuidle-haltpoll", "", "+cpuidle_haltpoll.force=1"),
+]
+
+
+def linux_cell(name, flags, guest):
+    """One boot of a Linux guest named lx: (its workload's @bench, @vm_stop, @stats) or an error."""
+    log, rundir = boot(name, flags, guest)
+    bench = [e for e in log.all("bench") if e.vm == "lx" and e.get("op") not in (None, "found")]
+    stop = [e for e in log.all("vm_stop") if e["vm"] == "lx"]
+    if log.returncode != 0 or not bench or not stop or stop[0]["reason"] != "poweroff":
+        return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
+    return (bench[0], stop[0], log.stats("vcpu", "lx")), ""
+
+
+def linux_haltpoll_table(seconds):
+    print(f"\nLinux, idle for {seconds} s, 2 vCPUs on 2 CPUs, QEMU multi-threaded TCG: host CPU "
+          "time spent polling per guest second (ms/s), and halts\n")
+    print("| policy | polling ms/s | halts | polls that caught the wake-up |")
+    print("|---|---:|---:|---:|")
+    ok = True
+    for label, host_args, guest_args in LINUX_HALT_POLICIES:
+        flags = LINUX_QEMU[:-1] + [f"{LINUX_QEMU[-1]} {host_args}".strip()]
+        got, err = linux_cell(f"linux-haltpoll-{host_args or 'default'}{guest_args and '-guest'}",
+                              flags, f"linux:name=lx:vcpus=2:args={LINUX_QEMU_ARGS}"
+                              f"+workload=idle:{seconds}{guest_args}")
+        if not got:
+            ok = False
+            print(f"| {label} | {err} | | |")
+            continue
+        _, stop, stats = got
+        poll_ns = sum(e["halt_poll_success_ns"] + e["halt_poll_fail_ns"] for e in stats.values())
+        halts = sum(e["halt_exits"] for e in stats.values())
+        caught = sum(e["halt_successful_poll"] for e in stats.values())
+        print(f"| {label} | {poll_ns / stop['run_us']:.1f} | {halts} | {caught} |")
+    return ok
+
+
+def linux_yield_table(groups, loops):
+    print(f"\nLinux, 4 vCPUs on 2 CPUs, `hackbench -g {groups} -l {loops}`, QEMU multi-threaded "
+          "TCG: its run time in guest seconds per spin policy (lower is better)\n")
+    print("| policy | hackbench s | spins detected | directed yields (successful) |")
+    print("|---|---:|---:|---:|")
+    ok = True
+    for label, policy_args in YIELD_POLICIES:
+        flags = LINUX_QEMU[:-1] + [f"{LINUX_QEMU[-1]} {policy_args}".strip()]
+        got, err = linux_cell(f"linux-yield-{policy_args.replace('=', '-') or 'default'}", flags,
+                              f"linux:name=lx:vcpus=4:args={LINUX_QEMU_ARGS}"
+                              f"+workload=hackbench:{groups}:{loops}")
+        if not got:
+            ok = False
+            print(f"| {label} | {err} | | |")
+            continue
+        bench, _, stats = got
+        spins = sum(e["spins_detected"] for e in stats.values())
+        tried = sum(e["directed_yield_attempted"] for e in stats.values())
+        done = sum(e["directed_yield_successful"] for e in stats.values())
+        print(f"| {label} | {bench['seconds']} | {spins} | {tried} ({done}) |")
+    return ok
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
-    p.add_argument("--only", default="exit,pingpong,haltpoll,yield,selfipi",
-                   help="comma-separated parts: exit, pingpong, haltpoll, yield, selfipi")
+    p.add_argument("--only",
+                   default="exit,pingpong,haltpoll,yield,selfipi,linux-haltpoll,linux-yield",
+                   help="comma-separated parts: exit, pingpong, haltpoll, yield, selfipi, "
+                        "linux-haltpoll, linux-yield")
     p.add_argument("--spinlock-cycles", type=int, default=50000000)
     a = p.parse_args()
     parts = a.only.split(",")
@@ -219,6 +292,10 @@ def main():
         ok &= yield_table(a.spinlock_cycles)
     if "selfipi" in parts:
         ok &= selfipi_table(a.iters)
+    if "linux-haltpoll" in parts:
+        ok &= linux_haltpoll_table(10)
+    if "linux-yield" in parts:
+        ok &= linux_yield_table(4, 100)
     return 0 if ok else 1
 
 

@@ -4,7 +4,7 @@
 # otherwise it prints the exact command and fails.
 set -e
 PACKAGES="gcc make binutils python3 qemu-system-x86 grub-pc-bin grub-common xorriso mtools \
-bochs bochs-term bochsbios vgabios libcmocka-dev clang libclang-rt-14-dev"
+bochs bochs-term bochsbios vgabios libcmocka-dev clang libclang-rt-14-dev acpica-tools cpio"
 
 missing=""
 for p in $PACKAGES; do

@@ -25,6 +25,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 GUEST_DIR = os.path.join(BUILD, "guests")
+# `linux`: the Debian kernel `make deps` downloads and the initramfs `make` builds.
+LINUX_DIR = os.path.join(BUILD, "linux")
+LINUX_KERNEL = os.path.join(LINUX_DIR, "vmlinuz")
+LINUX_INITRD = os.path.join(LINUX_DIR, "initrd.cpio")
+# Always there for `linux`; args= is appended. panic=-1: a panic resets, so the VM stops;
+# reboot=acpi: with hardware-reduced ACPI Linux would reset through EFI, which is absent.
+LINUX_ARGS = "console=ttyS0 panic=-1 reboot=acpi workload=short"
+LINUX_MEM = "256M"
 EVENT_RE = re.compile(r"^(?:\[[^\]]*\] )?@(\w+) (\{.*\})\s*$")
 # Seconds the emulator may take to exit after @shutdown before it is killed.
 EXIT_GRACE = 5
@@ -38,7 +46,10 @@ def parse_guests(spec):
     `args=` must come last and takes the rest of the word, `+` standing for a
     space. Every module gets `name=` (the image name unless given; duplicates
     get a numeric suffix) and `path=/boot/<file>`, because GRUB passes only
-    the arguments after the file name.
+    the arguments after the file name. `initrd=FILE` adds FILE as the next
+    module (command line `initrd`), the VM's initramfs. The image `linux` is
+    the Debian kernel with its initramfs, LINUX_ARGS before any args= and
+    mem=256M unless given.
     """
     modules, names = [], {}
     for word in spec.split():
@@ -52,19 +63,34 @@ def parse_guests(spec):
             if "=" not in item:
                 sys.exit(f"run: guest option '{item}' in '{word}' is not key=value")
             opts.append(item)
-        path = image if os.sep in image or os.path.exists(image) else os.path.join(GUEST_DIR, image + ".elf")
-        if not os.path.exists(path):
-            sys.exit(f"run: guest image '{image}' not found (looked for {path})")
         keys = dict(o.split("=", 1) for o in opts)
+        if image == "linux":
+            path = LINUX_KERNEL
+            keys.setdefault("initrd", LINUX_INITRD)
+            keys.setdefault("mem", LINUX_MEM)
+            args = LINUX_ARGS + (f" {args}" if args else "")
+        else:
+            path = image if os.sep in image or os.path.exists(image) else os.path.join(GUEST_DIR, image + ".elf")
+        if not os.path.exists(path):
+            hint = " (run `make deps all`)" if image == "linux" else ""
+            sys.exit(f"run: guest image '{image}' not found (looked for {path}){hint}")
+        initrd = keys.pop("initrd", None)
+        if initrd and not os.path.exists(initrd):
+            sys.exit(f"run: initrd '{initrd}' of '{word}' not found")
         base = keys.pop("name", os.path.splitext(os.path.basename(image))[0])
         count = names.get(base, 0)
         names[base] = count + 1
         name = base if count == 0 else f"{base}-{count + 1}"
         fname = f"{len(modules)}-{os.path.basename(path)}"
         line = [f"name={name}", f"path=/boot/{fname}"] + [f"{k}={v}" for k, v in keys.items()]
+        initrd_fname = f"{len(modules) + 1}-{os.path.basename(initrd)}" if initrd else None
+        if initrd:
+            line.append(f"initrd=/boot/{initrd_fname}")
         if args is not None:
             line.append(f"args={args}")
         modules.append((path, fname, " ".join(line)))
+        if initrd:
+            modules.append((initrd, initrd_fname, "initrd"))
     return modules
 
 

@@ -17,6 +17,7 @@
 #include "vmm/msr.h"
 #include "vmm/pause.h"
 #include "vmm/unbacked.h"
+#include "vmm/vm_devices.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 
@@ -171,6 +172,11 @@ static void handle_npf(struct vcpu *v, const struct exit_record *e)
 {
     if (e->npf.gpa >= XAPIC_PAGE && e->npf.gpa < XAPIC_PAGE + 0x1000 && !e->npf.fetch) {
         vlapic_dev_mmio(v, e);
+        return;
+    }
+    if (v->vm->pc_platform && e->npf.gpa >= IOAPIC_BASE && e->npf.gpa < IOAPIC_BASE + 0x1000 &&
+        !e->npf.fetch) {
+        vm_ioapic_mmio(v, e);
         return;
     }
     if (unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch)) {

@@ -1,13 +1,23 @@
 #include "vmm/hypercall.h"
 
 #include "vmm/guest_access.h"
+#include "vmm/kvm_pv.h"
 #include "vmm/vm.h"
+
+/* pollux's calls share their upper 16 bits; every other number is KVM's. */
+static bool is_pollux_call(uint64_t nr)
+{
+    return nr >> 16 == HC_EXIT >> 16;
+}
 
 unsigned long vmm_hypercall(struct vcpu *v)
 {
-    if (vcpu_mode(v)->cpl != 0)
+    const struct guest_mode *m = vcpu_mode(v);
+    uint64_t nr = m->code_bits == 64 ? v->regs.rax : (uint32_t)v->regs.rax;
+    if (!is_pollux_call(nr))
+        return kvm_pv_hypercall(nr, m->cpl);
+    if (m->cpl != 0)
         return HC_EPERM;
-    uint32_t nr = (uint32_t)v->regs.rax;
     uint32_t a = (uint32_t)v->regs.rbx, b = (uint32_t)v->regs.rcx;
     switch (nr) {
     case HC_EXIT:

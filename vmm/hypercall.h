@@ -7,11 +7,10 @@
 #ifndef POLLUX_VMM_HYPERCALL_H
 #define POLLUX_VMM_HYPERCALL_H
 
-#define HC_EXIT 0 /* EBX = exit code: the VM stops with that code (reason "hypercall") */
-#define HC_PUTS                                                                                    \
-    1            /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX): console output    \
-                  */
-#define HC_NOP 2 /* does nothing; returns 0 (for measuring the exit path) */
+/* pollux's own range, 0x504C0000 ("PL") + n: KVM's numbers keep KVM's meaning. */
+#define HC_EXIT 0x504C0000u /* EBX = exit code: the VM stops with it (reason "hypercall") */
+#define HC_PUTS 0x504C0001u /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX) */
+#define HC_NOP  0x504C0002u /* does nothing; returns 0 (for measuring the exit path) */
 /* The calling vCPU's HLT exits so far (plain and Idle HLT), its low 32 bits in EAX. */
 #define HC_HLT_EXITS 0x504C0003u
 

@@ -12,6 +12,7 @@
 #include "lib/format.h"
 #include "lib/bytes.h"
 #include "lib/string.h"
+#include "vmm/e820.h"
 
 #define MB1_MAGIC        0x1BADB002u
 #define MB1_SEARCH       8192
@@ -50,10 +51,6 @@
 #define INFO_OFF_MMAPA  48
 #define MMAP_ENTRY      24 /* size field + base, length, type */
 #define MMAP_ENTRY_SIZE 20 /* the size field does not count itself */
-#define MMAP_AVAILABLE  1
-#define MMAP_RESERVED   2
-#define LOW_MEM_END     0x9fc00ull /* conventional memory; the EBDA sits above it */
-#define HIGH_MEM_START  0x100000ull
 #define ADDR32_LIMIT    0x100000000ull
 
 /* True when [off, off + len) lies inside [0, limit). */
@@ -340,8 +337,8 @@ static uint8_t *put_mmap(uint8_t *p, uint64_t base, uint64_t len, uint32_t type)
 size_t mbinfo_build(uint8_t *mem, uint64_t mem_size, uint32_t info_gpa, size_t max_len,
                     const char *cmdline)
 {
-    bool high = mem_size > HIGH_MEM_START;
-    size_t nmap = high ? 3 : 2;
+    struct e820_entry map[E820_MAX];
+    size_t nmap = e820_build(map, mem_size);
     size_t fixed = INFO_SIZE + nmap * MMAP_ENTRY;
     size_t cmdlen = strlen(cmdline);
     /* Multiboot1 pointers are 32-bit, so the block must also end below 4 GiB. */
@@ -358,16 +355,17 @@ size_t mbinfo_build(uint8_t *mem, uint64_t mem_size, uint32_t info_gpa, size_t m
     info = mem + info_gpa;
     memset(info, 0, INFO_SIZE);
     put_le32(info + INFO_OFF_FLAGS, INFO_FLAG_MEM | INFO_FLAG_CMD | INFO_FLAG_MMAP);
-    put_le32(info + INFO_OFF_LOWER, (uint32_t)(LOW_MEM_END / 1024));
-    put_le32(info + INFO_OFF_UPPER, high ? (uint32_t)((mem_size - HIGH_MEM_START) / 1024) : 0);
+    put_le32(info + INFO_OFF_LOWER, (uint32_t)(E820_LOW_MEM_END / 1024));
+    put_le32(info + INFO_OFF_UPPER, mem_size > E820_HIGH_MEM_START
+                                        ? (uint32_t)((mem_size - E820_HIGH_MEM_START) / 1024)
+                                        : 0);
     put_le32(info + INFO_OFF_MMAPL, (uint32_t)(nmap * MMAP_ENTRY));
     put_le32(info + INFO_OFF_MMAPA, info_gpa + INFO_SIZE);
     put_le32(info + INFO_OFF_CMD, (uint32_t)(info_gpa + fixed));
 
-    p = put_mmap(info + INFO_SIZE, 0, LOW_MEM_END, MMAP_AVAILABLE);
-    p = put_mmap(p, LOW_MEM_END, HIGH_MEM_START - LOW_MEM_END, MMAP_RESERVED);
-    if (high)
-        p = put_mmap(p, HIGH_MEM_START, mem_size - HIGH_MEM_START, MMAP_AVAILABLE);
+    p = info + INFO_SIZE;
+    for (size_t i = 0; i < nmap; i++)
+        p = put_mmap(p, map[i].base, map[i].len, map[i].type);
     memcpy(p, cmdline, cmdlen + 1);
     return total;
 }

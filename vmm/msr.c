@@ -4,6 +4,7 @@
 #include "vmm/guest_access.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/kvm_pv.h"
+#include "vmm/pc_msrs.h"
 #include "vmm/vlapic_dev.h"
 
 #define MSR_TSC            0x10
@@ -24,6 +25,8 @@ static bool is_perf_counter(uint32_t i)
 int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     enum msr_result r = guest_msrs_read(&guest_features, &v->msrs, index, value);
+    if (r == MSR_NOT_MINE)
+        r = pc_msrs_read(&v->pc_msrs, index, value);
     if (r == MSR_NOT_MINE)
         r = vlapic_dev_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
@@ -51,6 +54,8 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
         wrmsr(MSR_PRED_CMD, 1);
     else if (r == MSR_DONE && (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
         guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
+    if (r == MSR_NOT_MINE)
+        r = pc_msrs_write(&v->pc_msrs, index, value);
     if (r == MSR_NOT_MINE)
         r = vlapic_dev_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)

@@ -143,8 +143,18 @@ static void eoi(struct vlapic *a)
     if (v < 0)
         return;
     clear_bit(a->isr, (unsigned)v);
-    /* A level-triggered vector would broadcast an EOI; accept() only takes edge ones. */
+    /* A level-triggered vector's EOI goes on to the I/O APIC (no broadcast suppression). */
+    if (test_bit(a->tmr, (unsigned)v))
+        set_bit(a->eoi_broadcast, (unsigned)v);
     clear_bit(a->tmr, (unsigned)v);
+}
+
+int vlapic_take_eoi_broadcast(struct vlapic *a)
+{
+    int v = highest_bit(a->eoi_broadcast);
+    if (v >= 0)
+        clear_bit(a->eoi_broadcast, (unsigned)v);
+    return v;
 }
 
 /*
@@ -166,7 +176,7 @@ static void apic_error(struct vlapic *a, uint32_t bit)
     clear_bit(a->tmr, v);
 }
 
-bool vlapic_accept(struct vlapic *a, uint8_t vector)
+bool vlapic_accept_trigger(struct vlapic *a, uint8_t vector, bool level)
 {
     if (!vlapic_enabled(a) || !vlapic_sw_enabled(a))
         return false;
@@ -176,8 +186,16 @@ bool vlapic_accept(struct vlapic *a, uint8_t vector)
     }
     bool was = test_bit(a->irr, vector);
     set_bit(a->irr, vector);
-    clear_bit(a->tmr, vector); /* edge-triggered */
+    if (level)
+        set_bit(a->tmr, vector);
+    else
+        clear_bit(a->tmr, vector);
     return !was;
+}
+
+bool vlapic_accept(struct vlapic *a, uint8_t vector)
+{
+    return vlapic_accept_trigger(a, vector, false);
 }
 
 /* ---------------------------------------------------------------- timer */

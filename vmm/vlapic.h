@@ -57,9 +57,10 @@ struct vlapic_ipi {
     uint8_t vector;
     enum apic_delivery mode;
     enum apic_shorthand shorthand;
-    bool logical;  /* destination mode */
-    bool level;    /* INIT level de-assert (level=0, mode INIT) is to be ignored by the caller */
-    uint32_t dest; /* xAPIC: 8 bits (ICR bits 63:56); x2APIC: 32 bits */
+    bool logical; /* destination mode */
+    bool level;   /* INIT level de-assert (level=0, mode INIT) is to be ignored by the caller */
+    bool trigger_level; /* a level-triggered fixed interrupt (from the I/O APIC): EOI broadcasts */
+    uint32_t dest;      /* xAPIC: 8 bits (ICR bits 63:56); x2APIC: 32 bits */
 };
 
 struct vlapic {
@@ -69,6 +70,7 @@ struct vlapic {
     uint32_t lvt_timer, lvt_thermal, lvt_perf, lvt_lint0, lvt_lint1, lvt_error;
     uint32_t tmict, tdcr;
     uint32_t irr[8], isr[8], tmr[8];
+    uint32_t eoi_broadcast[8]; /* EOIs of level-triggered vectors, for the I/O APIC */
     /* Timer state. */
     uint64_t timer_start;    /* guest TSC when TMICT was written / the period restarted */
     uint64_t timer_deadline; /* guest TSC of the next expiry, 0 = not armed */
@@ -128,6 +130,11 @@ bool vlapic_match_dest(const struct vlapic *a, uint32_t dest, bool logical);
  * the APIC is disabled or software-disabled. Returns true if IRR changed.
  */
 bool vlapic_accept(struct vlapic *a, uint8_t vector);
+/* The same for an interrupt of either trigger mode: a level one sets TMR, so its EOI broadcasts. */
+bool vlapic_accept_trigger(struct vlapic *a, uint8_t vector, bool level);
+
+/* A level-triggered vector's EOI waiting to reach the I/O APIC (then forgotten), or -1. */
+int vlapic_take_eoi_broadcast(struct vlapic *a);
 
 /*
  * The highest IRR vector whose priority class is above PPR's, or -1.

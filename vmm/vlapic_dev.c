@@ -5,6 +5,7 @@
 #include "vmm/mmio.h"
 #include "sched/sched.h"
 #include "vmm/vcpu.h"
+#include "vmm/vm_devices.h"
 
 static uint64_t guest_tsc(struct vcpu *v)
 {
@@ -32,7 +33,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
     switch (ipi->mode) {
     case APIC_DM_FIXED:
     case APIC_DM_LOWEST:
-        if (vlapic_accept(&t->lapic, ipi->vector))
+        if (vlapic_accept_trigger(&t->lapic, ipi->vector, ipi->trigger_level))
             vcpu_notify(t);
         break;
     case APIC_DM_NMI:
@@ -70,9 +71,8 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
     spin_unlock_irqrestore(&t->lock, flags);
 }
 
-static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
+static void send_ipi_from(struct vm *vm, struct vcpu *src, const struct vlapic_ipi *ipi)
 {
-    struct vm *vm = src->vm;
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *t = vm->vcpus[i];
         if (!addressed(src, t, ipi))
@@ -81,6 +81,29 @@ static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
         deliver(t, ipi);
         if (ipi->mode == APIC_DM_LOWEST && ipi->shorthand == APIC_DEST_NONE)
             break;
+    }
+}
+
+static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
+{
+    send_ipi_from(src->vm, src, ipi);
+}
+
+void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg)
+{
+    send_ipi_from(vm, 0, msg);
+}
+
+/* EOIs of level-triggered vectors go on to the I/O APIC, outside the vCPU's lock. */
+static void broadcast_eois(struct vcpu *v)
+{
+    for (;;) {
+        uint64_t flags = spin_lock_irqsave(&v->lock);
+        int vector = vlapic_take_eoi_broadcast(&v->lapic);
+        spin_unlock_irqrestore(&v->lock, flags);
+        if (vector < 0)
+            return;
+        vm_devices_eoi(v->vm, (uint8_t)vector);
     }
 }
 
@@ -111,6 +134,7 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
     vcpu_advance(v, op.len);
     if (send)
         send_ipi(v, &ipi);
+    broadcast_eois(v);
 }
 
 static bool owns(uint32_t index)
@@ -141,5 +165,6 @@ enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t va
     spin_unlock_irqrestore(&v->lock, flags);
     if (send)
         send_ipi(v, &ipi);
+    broadcast_eois(v);
     return ok ? MSR_DONE : MSR_FAULT;
 }

@@ -16,6 +16,9 @@
 /* A nested page fault inside the xAPIC page: decode and emulate the access. */
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 
+/* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
+void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg);
+
 /* MSRs the local APIC owns (IA32_APIC_BASE, TSC_DEADLINE, x2APIC); MSR_FAULT means #GP. */
 enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value);

@@ -83,10 +83,3 @@ void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
     vm_vfail(v, "bad-access", &gpa, fmt, ap);
     va_end(ap);
 }
-
-void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
-{
-    if (gpa >= vm->cfg.mem || len > vm->cfg.mem - gpa)
-        return 0;
-    return vm->mem + gpa;
-}

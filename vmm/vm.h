@@ -21,7 +21,9 @@
 #include "vmm/cpuid_cache.h"
 #include "vmm/fwcfg.h"
 #include "vmm/guest_msrs.h"
+#include "vmm/ioapic.h"
 #include "vmm/nmi.h"
+#include "vmm/pc_msrs.h"
 #include "vmm/unbacked.h"
 #include "vmm/vlapic.h"
 #include "vmm/vmconfig.h"
@@ -136,8 +138,11 @@ struct vcpu {
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
     struct vcpu_spin spin;
     struct vcpu_halt halt;
-    uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
-    uint32_t changed;      /* the exit fast path's summary word (vmm/fastpath.h) */
+    uint64_t poll_control;    /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
+    struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/pc_msrs.h) */
+    uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/kvmclock.h) */
+    uint32_t pvclock_version;
+    uint32_t changed; /* the exit fast path's summary word (vmm/fastpath.h) */
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/guest_access.h). */
     struct guest_mode exit_mode;
     bool exit_mode_read;
@@ -155,18 +160,24 @@ struct vm {
     struct vcpu *vcpus[VM_MAX_VCPUS];
     unsigned nvcpus;
     struct vuart uart;
-    uint64_t tsc_offset; /* guest TSC = host TSC + tsc_offset */
-    uint64_t deadline;   /* host TSC at which timeout_ms expires, 0 = none */
+    struct ioapic ioapic;
+    bool pc_platform; /* a Linux guest's PC: I/O APIC, power and reset registers, PCI ports */
+    struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/vm_devices.h) */
+    uint64_t tsc_offset;          /* guest TSC = host TSC + tsc_offset */
+    uint64_t deadline;            /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
     struct fwcfg fwcfg;
-    struct cpuid_cache cpuid; /* the guest's CPUID answers, filled at creation */
-    uint8_t pic_imr[2];       /* legacy PIC masks: stored, nothing is delivered through them */
+    struct cpuid_cache cpuid;    /* the guest's CPUID answers, filled at creation */
+    uint32_t pci_config_address; /* 0xCF8, latched: no device answers at 0xCFC */
+    uint8_t pic_imr[2];          /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     unsigned last_boosted;    /* the vCPU the last successful directed yield ran */
+    uint64_t kvm_wall_clock;  /* MSR_KVM_WALL_CLOCK_NEW as written */
+    uint32_t wall_clock_version;
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;
@@ -176,6 +187,9 @@ struct vm {
     uint64_t stop_address; /* bad-access: the guest-physical address, if stop_has_address */
     bool stop_has_address;
 };
+
+/* The code of a VM that asked for a reset (reason "reboot"): pollux does not restart it. */
+#define VM_REBOOT_CODE 1
 
 /* Ask the VM to stop (first request wins): code -1 for involuntary stops. */
 void vm_request_stop(struct vm *vm, int64_t code, const char *reason);
@@ -192,6 +206,11 @@ __attribute__((format(printf, 3, 4))) void vm_fail_access(struct vcpu *v, uint64
                                                           const char *fmt, ...);
 
 /* Guest-physical range check and host pointer. NULL unless [gpa, gpa+len) is guest RAM. */
-void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len);
+static inline void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+    if (gpa >= vm->cfg.mem || len > vm->cfg.mem - gpa)
+        return 0;
+    return vm->mem + gpa;
+}
 
 #endif

@@ -85,8 +85,8 @@ static int set_pins(struct vmconfig *cfg, struct token word, struct token val, c
     return 0;
 }
 
-static const char *const keys[] = {"name",         "path",     "vcpus", "mem", "timeout_ms",
-                                   "halt_poll_ns", "unbacked", "pin",   "args"};
+static const char *const keys[] = {"name",         "path",     "vcpus", "mem",  "timeout_ms",
+                                   "halt_poll_ns", "unbacked", "pin",   "args", "initrd"};
 
 static bool known_key(struct token key)
 {
@@ -137,6 +137,10 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
             if (val.len > VM_PATH_MAX)
                 return fail(err, errlen, word, "path longer than %u characters", VM_PATH_MAX);
             copy_token(out->path, val);
+        } else if (token_eq(key, "initrd")) {
+            if (val.len > VM_PATH_MAX)
+                return fail(err, errlen, word, "path longer than %u characters", VM_PATH_MAX);
+            copy_token(out->initrd, val);
         } else if (token_eq(key, "vcpus")) {
             if (!parse_u64(val, &n))
                 return fail(err, errlen, word, "not a number");
@@ -171,6 +175,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
                 out->unbacked = UNBACKED_IGNORE;
             else
                 return fail(err, errlen, word, "expected stop or ignore");
+            out->unbacked_given = true;
         } else {
             /* Only pin is left: args without '=' was refused as a missing value. */
             if (set_pins(out, word, val, err, errlen))

@@ -1,8 +1,10 @@
 /*
  * A VM's configuration from its multiboot module command line:
  *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n> halt_poll_ns=<n>
- *   unbacked=stop|ignore pin=<cpu,cpu,...> args=<rest>
+ *   unbacked=stop|ignore pin=<cpu,cpu,...> initrd=<str> args=<rest>
  * `args=` must come last and takes the rest of the line, spaces included.
+ * `initrd=` names the VM's second module (a Linux initramfs): the module
+ * right after this one; the value is its path, for messages.
  *
  * Contract: vmconfig_parse fills defaults (name "vm<index>", path "", vcpus
  * 1, mem 32 MiB, timeout_ms 0 = none, halt_poll_ns -1 = the global maximum,
@@ -38,6 +40,7 @@ enum unbacked_policy {
 struct vmconfig {
     char name[VM_NAME_MAX + 1];
     char path[VM_PATH_MAX + 1];
+    char initrd[VM_PATH_MAX + 1]; /* "" unless the next module is this VM's initramfs */
     char args[VM_ARGS_MAX + 1];
     unsigned vcpus;
     uint64_t mem;
@@ -47,6 +50,7 @@ struct vmconfig {
     unsigned npins;
     unsigned pins[VM_MAX_VCPUS];
     enum unbacked_policy unbacked;
+    bool unbacked_given; /* unbacked= was on the line (Linux guests default to ignore) */
 };
 
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,

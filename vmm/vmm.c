@@ -9,14 +9,18 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "sched/watchdog.h"
 #include "vmm/cpu_model.h"
 #include "vmm/exits.h"
 #include "vmm/hlt_intercept.h"
 #include "vmm/kvm_pv.h"
+#include "vmm/bzimage.h"
+#include "vmm/linux_loader.h"
 #include "vmm/loader.h"
 #include "vmm/pause.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
+#include "vmm/vm_devices.h"
 
 #define TWO_MIB          (2ull << 20)
 #define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
@@ -83,9 +87,61 @@ static bool name_taken(const char *name, void *ctx)
     return false;
 }
 
-/* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
-static struct vm *vm_create(const struct boot_module *mod, unsigned index, struct vm **vms)
+/*
+ * Zeroing a Linux guest's hundreds of MiB takes seconds under emulation, with
+ * interrupts off: beat the watchdog between pieces so it is not a lockup.
+ */
+static void zero_guest_memory(struct vm *vm)
 {
+    for (uint64_t off = 0; off < vm->cfg.mem; off += TWO_MIB) {
+        uint64_t len = vm->cfg.mem - off < TWO_MIB ? vm->cfg.mem - off : TWO_MIB;
+        memset(vm->mem + off, 0, len);
+        watchdog_beat();
+    }
+}
+
+/* A module whose command line is the word "initrd" belongs to the VM before it. */
+static bool is_initrd_module(const struct boot_module *mod)
+{
+    return !strcmp(mod->cmdline, LINUX_INITRD_MODULE);
+}
+
+/*
+ * Load a Linux kernel (and the initramfs in the module after it) into the
+ * VM's memory; 0 and the entry point, or -1 after @vm_reject.
+ */
+static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index, uint32_t *entry)
+{
+    const struct boot_module *mod = &bi->mods[index];
+    struct linux_image img = {(const uint8_t *)mod->start, 0, mod->end - mod->start, 0};
+    char err[256];
+    if (vm->cfg.initrd[0]) {
+        if (index + 1 >= bi->mod_count || !is_initrd_module(&bi->mods[index + 1])) {
+            snprintf(err, sizeof(err), "initrd=%s: the next module is not an initramfs ('%s')",
+                     vm->cfg.initrd, LINUX_INITRD_MODULE);
+            reject(vm->cfg.name, err);
+            return -1;
+        }
+        const struct boot_module *rd = &bi->mods[index + 1];
+        img.initrd = (const uint8_t *)rd->start;
+        img.initrd_size = rd->end - rd->start;
+    }
+    if (linux_load(vm->mem, vm->cfg.mem, vm->cfg.vcpus, &img, vm->cfg.args, entry, err,
+                   sizeof(err))) {
+        reject(vm->cfg.name, err);
+        return -1;
+    }
+    /* A PC answers what nothing backs; Linux probes such addresses. */
+    if (!vm->cfg.unbacked_given)
+        vm->cfg.unbacked = UNBACKED_IGNORE;
+    vm->pc_platform = true;
+    return 0;
+}
+
+/* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
+static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct vm **vms)
+{
+    const struct boot_module *mod = &bi->mods[index];
     char err[256], label[48];
     snprintf(label, sizeof(label), "%u", index);
     struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
@@ -109,7 +165,12 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     }
     struct guest_image img;
     const uint8_t *data = (const uint8_t *)mod->start;
-    if (image_parse(data, mod->end - mod->start, vm->cfg.mem, &img, err, sizeof(err))) {
+    bool linux = bzimage_detect(data, mod->end - mod->start);
+    if (linux) {
+        /* Parsed once memory exists: the loader writes as it checks. */
+        img.entry = 0;
+        img.end = 0;
+    } else if (image_parse(data, mod->end - mod->start, vm->cfg.mem, &img, err, sizeof(err))) {
         reject(name, err);
         goto fail;
     }
@@ -130,14 +191,19 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         goto fail;
     }
     vm->mem = (uint8_t *)vm->mem_hpa;
-    memset(vm->mem, 0, vm->cfg.mem);
-    image_load(data, &img, vm->mem);
+    zero_guest_memory(vm);
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
-    if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)info_gpa, MBINFO_MAX, cmdline)) {
-        reject(name, "the command line does not fit in the boot information");
-        goto fail;
+    if (linux) {
+        if (load_linux(vm, bi, index, &img.entry))
+            goto fail;
+    } else {
+        image_load(data, &img, vm->mem);
+        if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)info_gpa, MBINFO_MAX, cmdline)) {
+            reject(name, "the command line does not fit in the boot information");
+            goto fail;
+        }
     }
     if (virt->vm_init(vm) ||
         virt->vm_map(vm, 0, vm->mem_hpa, vm->cfg.mem, PT_READ | PT_WRITE | PT_EXEC)) {
@@ -151,6 +217,7 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
     vm->index = index;
     vm->tsc_offset = -rdtsc();
     vuart_init(&vm->uart, vm->cfg.name);
+    vm_devices_init(vm);
     fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
     for (unsigned i = 0; i < vm->cfg.vcpus; i++) {
         struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
@@ -181,13 +248,19 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         pause_vcpu_init(v);
         v->debug.dr6 = DR6_INIT;
         guest_msrs_reset(&v->msrs);
+        pc_msrs_reset(&v->pc_msrs);
         v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
         v->state_since = rdtsc();
         if (i == 0) {
             virt->vcpu_reset_protected(v, img.entry);
-            v->regs.rax = MB1_BOOT_MAGIC;
-            v->regs.rbx = info_gpa;
+            if (linux) {
+                /* Linux's 32-bit boot protocol: ESI = boot_params, interrupts off. */
+                v->regs.rsi = LINUX_BOOT_PARAMS_GPA;
+            } else {
+                v->regs.rax = MB1_BOOT_MAGIC;
+                v->regs.rbx = info_gpa;
+            }
             v->state = VCPU_RUNNABLE;
         } else {
             /* Application processors wait for INIT and a startup IPI. */
@@ -210,7 +283,9 @@ unsigned vmm_start(const struct boot_info *bi)
     if (virt)
         cpu_model_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
-        vms[i] = vm_create(&bi->mods[i], i, vms);
+        if (is_initrd_module(&bi->mods[i]))
+            continue;
+        vms[i] = vm_create(bi, i, vms);
         if (!vms[i])
             rejected++;
     }

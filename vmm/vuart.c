@@ -12,11 +12,36 @@
 #define REG_MSR  6
 #define REG_SCR  7
 
-#define LCR_DLAB        0x80
-#define LSR_THRE        0x20
-#define LSR_TEMT        0x40
-#define IIR_NONE        0x01
-#define MSR_CTS_DSR_DCD 0xb0
+#define LCR_DLAB 0x80
+
+#define IER_RDA  0x01
+#define IER_THRE 0x02
+#define IER_RLS  0x04
+#define IER_MS   0x08
+
+#define IIR_NONE  0x01
+#define IIR_MS    0x00
+#define IIR_THRE  0x02
+#define IIR_RDA   0x04
+#define IIR_RLS   0x06
+#define IIR_FIFOS 0xc0
+
+#define FCR_ENABLE   0x01
+#define FCR_CLEAR_RX 0x02
+
+#define MCR_DTR      0x01
+#define MCR_RTS      0x02
+#define MCR_OUT1     0x04
+#define MCR_OUT2     0x08
+#define MCR_LOOPBACK 0x10
+
+#define LSR_DR      0x01
+#define LSR_OVERRUN 0x02
+#define LSR_THRE    0x20
+#define LSR_TEMT    0x40
+
+#define MSR_CTS_DSR_DCD 0xb0 /* a terminal is attached and ready */
+#define MSR_DELTAS      0x0f
 
 void vuart_init(struct vuart *u, const char *owner)
 {
@@ -52,15 +77,17 @@ void vuart_flush(struct vuart *u)
 
 static void put(struct vuart *u, char c)
 {
-    if (c == '\n') {
+    bool after_cr = u->last_cr;
+    u->last_cr = c == '\r';
+    if (c == '\n' && after_cr)
+        return;
+    if (c == '\n' || c == '\r') {
         if (u->len)
             vuart_flush(u);
         else
             kprintf("[%s] \n", u->owner);
         return;
     }
-    if (c == '\r')
-        return;
     u->line[u->len++] = c;
     if (u->len == VUART_LINE_MAX)
         vuart_flush(u);
@@ -72,27 +99,101 @@ void vuart_puts(struct vuart *u, const char *s, uint64_t len)
         put(u, s[i]);
 }
 
+static void receive(struct vuart *u, uint8_t c)
+{
+    if (u->rx_count == VUART_RX_MAX) {
+        u->lsr_errors |= LSR_OVERRUN;
+        return;
+    }
+    u->rx[(u->rx_head + u->rx_count++) % VUART_RX_MAX] = c;
+}
+
+void vuart_input(struct vuart *u, char c)
+{
+    /* In loopback the receiver hears only the transmitter. */
+    if (!(u->mcr & MCR_LOOPBACK))
+        receive(u, (uint8_t)c);
+}
+
+/* The modem status lines: in loopback they are MCR's outputs, else a ready terminal. */
+static uint8_t modem_lines(const struct vuart *u)
+{
+    if (!(u->mcr & MCR_LOOPBACK))
+        return MSR_CTS_DSR_DCD;
+    uint8_t m = u->mcr;
+    return (uint8_t)((m & MCR_RTS ? 0x10 : 0) | (m & MCR_DTR ? 0x20 : 0) |
+                     (m & MCR_OUT1 ? 0x40 : 0) | (m & MCR_OUT2 ? 0x80 : 0));
+}
+
+/* The highest-priority pending interrupt's IIR identification, or IIR_NONE. */
+static uint8_t interrupt_id(const struct vuart *u)
+{
+    if ((u->ier & IER_RLS) && u->lsr_errors)
+        return IIR_RLS;
+    if ((u->ier & IER_RDA) && u->rx_count)
+        return IIR_RDA;
+    if ((u->ier & IER_THRE) && u->thre_pending)
+        return IIR_THRE;
+    if ((u->ier & IER_MS) && u->msr_delta)
+        return IIR_MS;
+    return IIR_NONE;
+}
+
+bool vuart_irq(const struct vuart *u)
+{
+    return interrupt_id(u) != IIR_NONE && (u->mcr & MCR_OUT2);
+}
+
 uint32_t vuart_read(struct vuart *u, uint16_t offset)
 {
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
-    case REG_DATA:
-        return dlab ? u->dll : 0;
+    case REG_DATA: {
+        if (dlab)
+            return u->dll;
+        if (!u->rx_count)
+            return 0;
+        uint8_t c = u->rx[u->rx_head];
+        u->rx_head = (u->rx_head + 1) % VUART_RX_MAX;
+        u->rx_count--;
+        return c;
+    }
     case REG_IER:
         return dlab ? u->dlm : u->ier;
-    case REG_IIR:
-        return IIR_NONE;
+    case REG_IIR: {
+        uint8_t id = interrupt_id(u);
+        /* Reading IIR acknowledges a THR-empty interrupt it reports. */
+        if (id == IIR_THRE)
+            u->thre_pending = false;
+        return id | (u->fcr & FCR_ENABLE ? IIR_FIFOS : 0);
+    }
     case REG_LCR:
         return u->lcr;
     case REG_MCR:
         return u->mcr;
-    case REG_LSR:
-        return LSR_THRE | LSR_TEMT;
-    case REG_MSR:
-        return MSR_CTS_DSR_DCD;
+    case REG_LSR: {
+        uint8_t lsr = LSR_THRE | LSR_TEMT | u->lsr_errors | (u->rx_count ? LSR_DR : 0);
+        u->lsr_errors = 0;
+        return lsr;
+    }
+    case REG_MSR: {
+        uint8_t msr = modem_lines(u) | u->msr_delta;
+        u->msr_delta = 0;
+        return msr;
+    }
     default:
         return u->scr;
     }
+}
+
+static void set_mcr(struct vuart *u, uint8_t value)
+{
+    uint8_t before = modem_lines(u);
+    u->mcr = value & 0x1f;
+    uint8_t after = modem_lines(u), changed = before ^ after;
+    /* Delta CTS, delta DSR, trailing edge of RI, delta DCD. */
+    u->msr_delta |= (uint8_t)((changed & 0x10 ? 0x01 : 0) | (changed & 0x20 ? 0x02 : 0) |
+                              (before & ~after & 0x40 ? 0x04 : 0) | (changed & 0x80 ? 0x08 : 0));
 }
 
 void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
@@ -100,27 +201,42 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
     case REG_DATA:
-        if (dlab)
+        if (dlab) {
             u->dll = value;
+            break;
+        }
+        if (u->mcr & MCR_LOOPBACK)
+            receive(u, value);
         else
             put(u, (char)value);
+        /* Sent at once: THR is empty again. */
+        u->thre_pending = true;
         break;
     case REG_IER:
-        if (dlab)
+        if (dlab) {
             u->dlm = value;
-        else
-            u->ier = value & 0x0f;
+            break;
+        }
+        /* Enabling the THR-empty interrupt with THR empty raises it. */
+        if ((value & IER_THRE) && !(u->ier & IER_THRE))
+            u->thre_pending = true;
+        u->ier = value & 0x0f;
+        break;
+    case REG_IIR:
+        u->fcr = value;
+        if (value & FCR_CLEAR_RX || !(value & FCR_ENABLE))
+            u->rx_count = 0;
         break;
     case REG_LCR:
         u->lcr = value;
         break;
     case REG_MCR:
-        u->mcr = value & 0x1f;
+        set_mcr(u, value);
         break;
     case REG_SCR:
         u->scr = value;
         break;
-    default: /* FCR, LSR, MSR: accepted, nothing to do */
+    default: /* LSR, MSR: read-only */
         break;
     }
 }

@@ -386,7 +386,8 @@ def guests_bad_checks(bochs_svm=False, isolation=False):
         vm_stops(**stops),
         guest_says("hello", "hello, world"),
         guest_says("puts", "written by HC_PUTS",
-                   "puts returned 0, bad address returned 0xfffffffe"),
+                   "puts returned 0, bad address returned 0xfffffffe",
+                   "kvm call 0 returned -1000, kvm call 1 returned 0"),
         guest_says("badmsr", "caught #GP (error 0)"),
         guest_says("vmrun", "caught #UD"),
         guest_says("ioports", "port 0x80 reads 0xff, port 0x1234 reads 0xffffffff"),
@@ -864,6 +865,67 @@ def spinlock_off_checks(backstop):
             vm_stops(spinlock=(0, "debug-exit")), shutdown(0)]
 
 
+# ---- Linux guests (docs/linux.md) -----------------------------------------
+
+def linux_found(vm, cpus, cpuidle, clocksource):
+    """The init script's report of what the kernel found."""
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "found"]
+        assert len(got) == 1, f"[{vm}] no (or more than one) found line: {got}"
+        want = {"cpus_online": cpus, "cpuidle": cpuidle, "clocksource": clocksource}
+        have = {k: got[0].get(k) for k in want}
+        assert have == want, f"[{vm}] found {have}, want {want}"
+    check.__name__ = f"linux_found({vm})"
+    return check
+
+
+def linux_ran(vm, op):
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == op]
+        assert got and got[0]["seconds"] > 0, f"[{vm}] workload {op} did not report: {got}"
+    check.__name__ = f"linux_ran({vm},{op})"
+    return check
+
+
+def linux_log_clean(vm):
+    """The init script echoes kernel log lines naming a warning, BUG, call trace or unchecked MSR."""
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        assert "linux: powering off" in got or "linux: rebooting" in got, f"[{vm}] init never finished"
+        bad = [ln for ln in got if ln.startswith("kernel log:")]
+        assert not bad, f"[{vm}] kernel log: {bad[:6]}"
+    check.__name__ = f"linux_log_clean({vm})"
+    return check
+
+
+def haltpoll_took_over(vm, vcpus):
+    """cpuidle-haltpoll wrote 0 to MSR_KVM_POLL_CONTROL on every vCPU, and pollux respected it."""
+    def check(log):
+        for i, e in vcpu_stats(log, vm, vcpus).items():
+            assert e["poll_control"] == 0, f"{vm} vCPU {i}: poll_control {e['poll_control']}"
+    check.__name__ = f"haltpoll_took_over({vm})"
+    return check
+
+
+# 2 vCPUs. cpuidle-haltpoll loads by itself only under KVM_HINTS_REALTIME, which pollux
+# does not give (its vCPUs may be preempted): force=1 loads it anyway.
+LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
+# Under QEMU TCG's nested SVM a task's XSAVE state fails XRSTOR at its first signal: an
+# open problem (docs/linux.md, Known problems). FXSAVE there, XSAVE on Bochs.
+LINUX_GUEST_QEMU = LINUX_GUEST + "+noxsave"
+# Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
+LINUX_REBOOT_GUEST = "linux:name=lxr:args=noxsave+workload=reboot"
+LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), vm_stops(lxr=(1, "reboot")), shutdown(1)]
+LINUX_CHECKS = [
+    linux_found("lx", 2, "haltpoll", "kvm-clock"),
+    linux_ran("lx", "short"),
+    linux_log_clean("lx"),
+    haltpoll_took_over("lx", 2),
+    vm_stops(lx=(0, "poweroff")),
+    shutdown(0),
+]
+
+
 def make_fixtures(directory, build):
     """Corrupt modules for the rejection tests, made from a real image."""
     import os
@@ -956,6 +1018,11 @@ def tests(full=False):
         Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
              timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
+        Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST_QEMU, timeout=300),
+        Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
+             timeout=300),
+        Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
+             timeout=1200, full_only=True),
         Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
         Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS, smp=2, args="halt_poll_ns=0",

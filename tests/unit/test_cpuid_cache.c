@@ -10,6 +10,8 @@
 
 #include "vmm/cpuid_cache.h"
 
+uint64_t tsc_khz = 2500000; /* vmm/kvm_pv.c's kvmclock reads it */
+
 #define CR4_OSXSAVE (1u << 18)
 #define CR4_PKE     (1u << 22)
 

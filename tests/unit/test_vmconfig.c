@@ -208,13 +208,29 @@ static void test_path(void **state)
     assert_non_null(strstr(err, "path longer than 127 characters"));
 }
 
+static void test_initrd(void **state)
+{
+    (void)state;
+    parse_ok("name=a");
+    assert_string_equal(cfg.initrd, "");
+    parse_ok("initrd=/boot/1-initrd.cpio args=x");
+    assert_string_equal(cfg.initrd, "/boot/1-initrd.cpio");
+    expect_fail("initrd=", "module option 'initrd=': missing value");
+    assert_int_equal(vmconfig_parse(repeat("initrd=", 'p', VM_PATH_MAX + 1), 0, MAX_VCPUS, &cfg,
+                                    err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "path longer than 127 characters"));
+}
+
 static void test_unbacked(void **state)
 {
     (void)state;
     parse_ok("name=a");
     assert_int_equal(cfg.unbacked, UNBACKED_STOP);
+    assert_false(cfg.unbacked_given);
     parse_ok("unbacked=ignore");
     assert_int_equal(cfg.unbacked, UNBACKED_IGNORE);
+    assert_true(cfg.unbacked_given);
     parse_ok("unbacked=ignore unbacked=stop");
     assert_int_equal(cfg.unbacked, UNBACKED_STOP);
     expect_fail("unbacked=zero", "module option 'unbacked=zero': expected stop or ignore");
@@ -332,6 +348,7 @@ int main(void)
         cmocka_unit_test_setup(test_name, setup),
         cmocka_unit_test_setup(test_path, setup),
         cmocka_unit_test_setup(test_unbacked, setup),
+        cmocka_unit_test_setup(test_initrd, setup),
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),
         cmocka_unit_test_setup(test_too_many_pins, setup),

@@ -94,6 +94,73 @@ static void test_puts_and_empty_lines(void **state)
     assert_string_equal(printed, "[vm1] one\n[vm1] \n[vm1] two\n");
 }
 
+static void test_cr_ends_a_line_once(void **state)
+{
+    (void)state;
+    vuart_puts(&u, "a\r\nb\rc\n\r\nd\n", 12);
+    assert_string_equal(printed, "[vm1] a\n[vm1] b\n[vm1] c\n[vm1] \n[vm1] d\n");
+}
+
+/* IIR: identification by priority, FIFO bits, and what acknowledges each source. */
+static void test_interrupt_identification(void **state)
+{
+    (void)state;
+    assert_int_equal(vuart_read(&u, 2), 0x01);
+    vuart_write(&u, 2, 0x07); /* FIFOs on, both cleared */
+    assert_int_equal(vuart_read(&u, 2), 0xc1);
+    vuart_write(&u, 4, 0x08); /* OUT2: the interrupt reaches the I/O APIC */
+    vuart_write(&u, 1, 0x02); /* THRE interrupt: THR is empty, so it is pending at once */
+    assert_true(vuart_irq(&u));
+    assert_int_equal(vuart_read(&u, 2), 0xc2);
+    /* Reading IIR acknowledged it. */
+    assert_int_equal(vuart_read(&u, 2), 0xc1);
+    assert_false(vuart_irq(&u));
+    vuart_write(&u, 0, 'x'); /* sent at once: THR empty again */
+    assert_true(vuart_irq(&u));
+    /* Received data outranks THRE; reading RBR empties it. */
+    vuart_write(&u, 1, 0x03);
+    vuart_input(&u, 'k');
+    assert_int_equal(vuart_read(&u, 5) & 0x61, 0x61);
+    assert_int_equal(vuart_read(&u, 2), 0xc4);
+    assert_int_equal(vuart_read(&u, 0), 'k');
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0);
+    assert_int_equal(vuart_read(&u, 2), 0xc2);
+    assert_int_equal(vuart_read(&u, 2), 0xc1);
+    /* Without OUT2 nothing leaves the chip, though IIR still reports it. */
+    vuart_write(&u, 4, 0x00);
+    vuart_input(&u, 'z');
+    assert_false(vuart_irq(&u));
+    assert_int_equal(vuart_read(&u, 2), 0xc4);
+    /* Line status: an overrun, reported first and cleared by reading LSR. */
+    vuart_write(&u, 1, 0x07);
+    for (int i = 0; i < VUART_RX_MAX + 1; i++)
+        vuart_input(&u, 'o');
+    assert_int_equal(vuart_read(&u, 2), 0xc6);
+    assert_int_equal(vuart_read(&u, 5) & 0x03, 0x03);
+    assert_int_equal(vuart_read(&u, 2), 0xc4);
+    vuart_write(&u, 2, 0x03); /* clear the receive FIFO */
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0);
+}
+
+/* Loopback, as the 8250 driver's probe checks it. */
+static void test_loopback(void **state)
+{
+    (void)state;
+    assert_int_equal(vuart_read(&u, 6) & 0xf0, 0xb0); /* a ready terminal */
+    vuart_write(&u, 4, 0x10 | 0x0a);                  /* loopback, RTS, OUT2 */
+    assert_int_equal(vuart_read(&u, 6) & 0xf0, 0x90); /* DCD (OUT2) and CTS (RTS) */
+    vuart_write(&u, 4, 0x10 | 0x05);                  /* loopback, DTR, OUT1 */
+    assert_int_equal(vuart_read(&u, 6), 0x60 | 0x0b); /* DSR, RI; deltas CTS, DSR, DCD */
+    assert_int_equal(vuart_read(&u, 6), 0x60);        /* deltas clear on read */
+    vuart_write(&u, 0, 'L');                          /* comes back, is not printed */
+    vuart_input(&u, 'X');                             /* the line is cut off */
+    assert_int_equal(vuart_read(&u, 0), 'L');
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0);
+    vuart_write(&u, 4, 0x00);
+    vuart_flush(&u);
+    assert_string_equal(printed, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -102,6 +169,9 @@ int main(void)
         cmocka_unit_test_setup(test_long_lines_are_split, setup),
         cmocka_unit_test_setup(test_registers, setup),
         cmocka_unit_test_setup(test_puts_and_empty_lines, setup),
+        cmocka_unit_test_setup(test_cr_ends_a_line_once, setup),
+        cmocka_unit_test_setup(test_interrupt_identification, setup),
+        cmocka_unit_test_setup(test_loopback, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
