@@ -64,3 +64,5 @@ UNIT_TESTS += guest_msrs
 unit_guest_msrs_SRCS := vmm/guest_msrs.c
 UNIT_TESTS += nmi
 unit_nmi_SRCS := vmm/nmi.c
+UNIT_TESTS += stats
+unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c
