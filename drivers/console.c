@@ -1,12 +1,56 @@
+/*
+ * Output goes through a ring: a writer formats its whole call into the ring
+ * under a short lock (so calls never interleave), then the bytes go to the
+ * UART outside that lock, by one CPU at a time: an idle CPU if there is one
+ * (console_set_idle_kicker), else the writer. A serial line costs
+ * milliseconds under emulation; this way a CPU printing in its exit path
+ * no longer waits for the UART (nor for another CPU's lines), unless the
+ * ring is full, and then it drains it itself rather than lose anything.
+ * After a panic, during an NMI state dump and at shutdown the console
+ * writes synchronously, after what was buffered.
+ */
 #include "drivers/console.h"
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/spinlock.h"
 #include "drivers/uart.h"
 #include "lib/format.h"
 
-static struct spinlock console_lock = SPINLOCK_INIT;
+#define RING_SIZE   (64u * 1024) /* a power of two */
+#define DRAIN_CHUNK 64
 
-static void sink(char c, void *ctx)
+static struct spinlock ring_lock = SPINLOCK_INIT;
+static char ring[RING_SIZE];
+static uint64_t ring_head, ring_tail; /* bytes ever written to the ring, and taken out of it */
+static bool draining;                 /* a CPU is writing taken bytes to the UART */
+static bool synchronous;              /* panic, state dump, shutdown: no more buffering */
+static bool (*kick_idle)(void);
+static uint64_t bytes_written, full_waits;
+
+void console_init(void)
+{
+    uart_init();
+}
+
+void console_set_idle_kicker(bool (*kick)(void))
+{
+    __atomic_store_n(&kick_idle, kick, __ATOMIC_RELEASE);
+}
+
+static void count_sink(char c, void *ctx)
+{
+    *(uint64_t *)ctx += c == '\n' ? 2 : 1;
+}
+
+static void ring_sink(char c, void *ctx)
+{
+    (void)ctx;
+    if (c == '\n')
+        ring[ring_head++ % RING_SIZE] = '\r';
+    ring[ring_head++ % RING_SIZE] = c;
+}
+
+static void uart_sink(char c, void *ctx)
 {
     (void)ctx;
     if (c == '\n')
@@ -14,16 +58,72 @@ static void sink(char c, void *ctx)
     uart_putc(c);
 }
 
-void console_init(void)
+/* Ring lock held: send everything buffered, here and now. */
+static void send_all_locked(void)
 {
-    uart_init();
+    while (ring_tail != ring_head)
+        uart_putc(ring[ring_tail++ % RING_SIZE]);
+}
+
+void console_drain(void)
+{
+    do {
+        if (__atomic_exchange_n(&draining, true, __ATOMIC_ACQUIRE))
+            return; /* its owner re-checks the ring after letting go */
+        for (;;) {
+            char chunk[DRAIN_CHUNK];
+            unsigned n = 0;
+            uint64_t flags = spin_lock_irqsave(&ring_lock);
+            while (n < DRAIN_CHUNK && ring_tail != ring_head)
+                chunk[n++] = ring[ring_tail++ % RING_SIZE];
+            spin_unlock_irqrestore(&ring_lock, flags);
+            if (!n)
+                break;
+            for (unsigned i = 0; i < n; i++)
+                uart_putc(chunk[i]);
+        }
+        __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
+        /* A writer that appended while we were leaving saw us draining and left it to us. */
+    } while (__atomic_load_n(&ring_head, __ATOMIC_SEQ_CST) !=
+             __atomic_load_n(&ring_tail, __ATOMIC_SEQ_CST));
 }
 
 void kvprintf(const char *fmt, va_list ap)
 {
-    uint64_t flags = spin_lock_irqsave(&console_lock);
-    vformat(sink, 0, fmt, ap);
-    spin_unlock_irqrestore(&console_lock, flags);
+    uint64_t len = 0;
+    va_list count;
+    va_copy(count, ap);
+    vformat(count_sink, &len, fmt, count);
+    va_end(count);
+    uint64_t flags;
+    for (;;) {
+        flags = spin_lock_irqsave(&ring_lock);
+        if (__atomic_load_n(&synchronous, __ATOMIC_ACQUIRE)) {
+            send_all_locked();
+            vformat(uart_sink, 0, fmt, ap);
+            bytes_written += len;
+            spin_unlock_irqrestore(&ring_lock, flags);
+            return;
+        }
+        if (ring_head - ring_tail + len <= RING_SIZE || len > RING_SIZE)
+            break;
+        full_waits++;
+        spin_unlock_irqrestore(&ring_lock, flags);
+        console_drain();
+        cpu_relax();
+    }
+    if (len > RING_SIZE) {
+        /* Larger than the ring: only a bug prints that much at once; keep it whole. */
+        send_all_locked();
+        vformat(uart_sink, 0, fmt, ap);
+    } else {
+        vformat(ring_sink, 0, fmt, ap);
+    }
+    bytes_written += len;
+    spin_unlock_irqrestore(&ring_lock, flags);
+    bool (*kick)(void) = __atomic_load_n(&kick_idle, __ATOMIC_ACQUIRE);
+    if (!kick || !kick())
+        console_drain();
 }
 
 void kprintf(const char *fmt, ...)
@@ -40,18 +140,43 @@ void console_event(const char *name, struct json *j)
     kprintf("@%s %s\n", name, text);
 }
 
-void console_nmi_takeover(void)
+void console_counts(uint64_t *bytes, uint64_t *waits)
 {
-    uint32_t held = __atomic_load_n(&console_lock.next, __ATOMIC_ACQUIRE);
+    *bytes = __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
+    *waits = __atomic_load_n(&full_waits, __ATOMIC_RELAXED);
+}
+
+void console_sync(void)
+{
+    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
+    uint64_t flags = spin_lock_irqsave(&ring_lock);
+    send_all_locked();
+    spin_unlock_irqrestore(&ring_lock, flags);
+}
+
+/* Wait a while for the interrupted holder to finish; true if it did. */
+static bool lock_freed(void)
+{
+    uint32_t held = __atomic_load_n(&ring_lock.next, __ATOMIC_ACQUIRE);
     for (unsigned spins = 0; spins < 10000000; spins++) {
-        if (__atomic_load_n(&console_lock.owner, __ATOMIC_ACQUIRE) - held < 0x80000000u)
-            return; /* every ticket taken before the NMI has been served */
+        if (__atomic_load_n(&ring_lock.owner, __ATOMIC_ACQUIRE) - held < 0x80000000u)
+            return true; /* every ticket taken before the NMI has been served */
         cpu_relax();
     }
-    console_panic_takeover();
+    return false;
+}
+
+void console_nmi_takeover(void)
+{
+    if (!lock_freed())
+        console_panic_takeover();
+    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
 }
 
 void console_panic_takeover(void)
 {
-    __atomic_store_n(&console_lock.owner, console_lock.next, __ATOMIC_RELEASE);
+    /* The other CPUs are stopped: whatever they held stays held unless we drop it. */
+    __atomic_store_n(&ring_lock.owner, ring_lock.next, __ATOMIC_RELEASE);
+    __atomic_store_n(&draining, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
 }

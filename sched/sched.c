@@ -15,6 +15,7 @@
 #include "sched/timer.h"
 #include "sched/watchdog.h"
 #include "sched/yield.h"
+#include "stats/report.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
 #include "vmm/vmm.h"
@@ -80,6 +81,17 @@ static void kick_irq(struct trap_frame *f)
     lapic_eoi();
 }
 
+/* The console's drainer: an idle CPU other than this one, woken for it. */
+static bool kick_idle_for_console(void)
+{
+    unsigned self = this_cpu()->cpu;
+    uint64_t idle = __atomic_load_n(&idle_cpus, __ATOMIC_ACQUIRE) & ~(1ull << self);
+    if (!idle)
+        return false;
+    sched_kick((unsigned)__builtin_ctzll(idle));
+    return true;
+}
+
 int sched_cpu_init(void)
 {
     struct percpu *p = this_cpu();
@@ -92,6 +104,7 @@ int sched_cpu_init(void)
         balance_cycles = balance_params.ms ? balance_params.ms * tsc_khz : 4 * slice_cycles;
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);
+        console_set_idle_kicker(kick_idle_for_console);
     }
     if (!virt)
         return 0;
@@ -512,6 +525,7 @@ static void idle(struct runqueue *rq)
 {
     /* rq->idle was set under the queue lock: a waker either saw it or we see its vCPU. */
     host_timer_program(0);
+    console_drain();
     uint64_t t0 = rdtsc();
     cpu_idle_wait();
     irq_disable();
@@ -587,6 +601,7 @@ void sched_run(bool (*done)(void))
         timers_run_expired(now);
         if (balance_params.enabled)
             periodic_balance(now);
+        stats_poll();
         spin_lock(&rq->lock);
         struct vcpu *v = pick_next(rq, now);
         spin_unlock(&rq->lock);
@@ -612,19 +627,13 @@ void sched_run(bool (*done)(void))
     }
 }
 
-void sched_report(void)
+void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out)
 {
-    for (unsigned i = 0; i < cpu_count; i++) {
-        struct runqueue *rq = &runqueues[i];
-        char buf[128];
-        struct json j;
-        json_begin(&j, buf, sizeof(buf));
-        json_u64(&j, "cpu", i);
-        json_u64(&j, "busy_us", tsc_to_ns(rq->busy_cycles) / 1000);
-        json_u64(&j, "idle_us", tsc_to_ns(rq->idle_cycles) / 1000);
-        json_u64(&j, "poll_us", tsc_to_ns(rq->poll_cycles) / 1000);
-        console_event("cpu_stats", &j);
-    }
+    const struct runqueue *rq = &runqueues[cpu];
+    out->busy = __atomic_load_n(&rq->busy_cycles, __ATOMIC_RELAXED);
+    out->idle = __atomic_load_n(&rq->idle_cycles, __ATOMIC_RELAXED);
+    out->poll = __atomic_load_n(&rq->poll_cycles, __ATOMIC_RELAXED);
+    out->placed = __atomic_load_n(&rq->placed, __ATOMIC_RELAXED);
 }
 
 void sched_dump_cpu(unsigned cpu)

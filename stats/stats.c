@@ -16,12 +16,6 @@ const char *const stats_scope_names[STATS_SCOPE_COUNT] = {
     [STATS_SCOPE_GLOBAL] = "global",
 };
 
-unsigned stats_hist_bucket(uint64_t ns)
-{
-    unsigned b = 63 - (unsigned)__builtin_clzll(ns | 1);
-    return b < STATS_HIST_BUCKETS ? b : STATS_HIST_BUCKETS - 1;
-}
-
 void stats_accumulate(struct stats_record *dst, const struct stats_record *src,
                       const struct stats_reasons *reasons)
 {
@@ -47,8 +41,8 @@ void stats_accumulate(struct stats_record *dst, const struct stats_record *src,
     }
 }
 
-const char *stats_json(const struct stats_record *r, const struct stats_reasons *reasons,
-                       char *buf, size_t cap)
+const char *stats_json(const struct stats_record *r, const struct stats_reasons *reasons, char *buf,
+                       size_t cap)
 {
     struct json j;
     json_begin(&j, buf, cap);

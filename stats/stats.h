@@ -69,7 +69,7 @@ enum stats_scope {
     X(blocked_us, STATS_COUNTER, US, S_GUEST, "halted, off its CPU")                               \
     X(exits, STATS_BY_REASON, NONE, S_GUEST, "exits by reason")                                    \
     X(exit_ns, STATS_BY_REASON, NS, S_GUEST,                                                       \
-      "time handling exits by reason, from the exit to the end of its handler")                   \
+      "time handling exits by reason, from the exit to the end of its handler")                    \
     X(halts, STATS_COUNTER, NONE, S_GUEST, "HLTs that halted: nothing was deliverable")            \
     X(halt_exits, STATS_COUNTER, NONE, S_GUEST, "HLT exits, including those that found an event")  \
     X(halt_attempted_poll, STATS_COUNTER, NONE, S_GUEST, "halts that polled")                      \
@@ -166,7 +166,11 @@ static inline bool stats_in_scope(enum stats_key k, enum stats_scope s)
 }
 
 /* The bucket of a log2 histogram that counts ns. */
-unsigned stats_hist_bucket(uint64_t ns);
+static inline unsigned stats_hist_bucket(uint64_t ns)
+{
+    unsigned b = 63 - (unsigned)__builtin_clzll(ns | 1);
+    return b < STATS_HIST_BUCKETS ? b : STATS_HIST_BUCKETS - 1;
+}
 
 static inline void stats_hist_add(uint64_t hist[STATS_HIST_BUCKETS], uint64_t ns)
 {
@@ -185,8 +189,8 @@ void stats_accumulate(struct stats_record *dst, const struct stats_record *src,
  * The record as one JSON object (the body of an @stats line), every key of
  * its scope present. Returns the text in buf (see lib/json.h on overflow).
  */
-const char *stats_json(const struct stats_record *r, const struct stats_reasons *reasons,
-                       char *buf, size_t cap);
+const char *stats_json(const struct stats_record *r, const struct stats_reasons *reasons, char *buf,
+                       size_t cap);
 
 /* The Markdown table of docs/stats.md, line by line. */
 void stats_doc(void (*line)(const char *text, void *ctx), void *ctx);

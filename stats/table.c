@@ -46,8 +46,7 @@ static void percent(char *buf, size_t cap, unsigned hundredths)
 /* ns as microseconds with two decimals: "1234.56us" */
 static void micros(char *buf, size_t cap, uint64_t ns)
 {
-    snprintf(buf, cap, "%lu.%02luus", (unsigned long)(ns / 1000),
-             (unsigned long)(ns % 1000 / 10));
+    snprintf(buf, cap, "%lu.%02luus", (unsigned long)(ns / 1000), (unsigned long)(ns % 1000 / 10));
 }
 
 #define REASONS_MAX 64

@@ -176,8 +176,10 @@ enum run_result vcpu_run(struct vcpu *v)
         guest_msrs_enter(&v->msrs);
         virt->vcpu_run(v, &e);
         guest_msrs_exit(&v->msrs);
+        uint64_t exited = rdtsc();
         v->stats.exits[e.reason]++;
         handle_exit(v, &e);
+        v->stats.exit_cycles[e.reason] += rdtsc() - exited;
         /*
          * vcpu_halt's own decision, not v->state: a waker may already have
          * made the vCPU RUNNABLE and queued it again.

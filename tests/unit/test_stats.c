@@ -144,7 +144,8 @@ static void test_accumulate_sums_counters_not_gauges(void **state)
     fill(&sum, STATS_SCOPE_VM, "v");
     memset(sum.hist, 0, sizeof(sum.hist));
     for (unsigned k = 0; k < STATS_KEY_COUNT; k++)
-        if (stats_descs[k].kind == STATS_COUNTER && k != STATS_round && stats_in_scope(k, STATS_SCOPE_VM))
+        if (stats_descs[k].kind == STATS_COUNTER && k != STATS_round &&
+            stats_in_scope(k, STATS_SCOPE_VM))
             sum.r.v[k].n = 0;
     a.hist[5] = 2;
     b.hist[5] = 3;
@@ -163,7 +164,7 @@ static void test_accumulate_sums_counters_not_gauges(void **state)
     assert_int_equal(sum.hist[5], 5 * hists);
     assert_int_equal(sum.hist[6], hists);
     assert_int_equal(sum.by[1], 10 * by_reason);
-    assert_int_equal(sum.r.v[STATS_vcpus].n, 1000 + STATS_vcpus); /* a gauge stays */
+    assert_int_equal(sum.r.v[STATS_vcpus].n, 1000 + STATS_vcpus);     /* a gauge stays */
     assert_int_equal(sum.r.v[STATS_busy_us].n, 1000 + STATS_busy_us); /* not a VM key */
 }
 
@@ -176,8 +177,8 @@ static void test_shares_sum_to_100(void **state)
 {
     (void)state;
     static const uint64_t cases[][5] = {
-        {1, 1, 1, 0, 0}, {2, 1, 0, 0, 0}, {1, 2, 3, 4, 5}, {999, 1, 0, 0, 0}, {7, 7, 7, 7, 7},
-        {0, 0, 0, 0, 1}, {1, 1000000, 3, 0, 2},
+        {1, 1, 1, 0, 0}, {2, 1, 0, 0, 0}, {1, 2, 3, 4, 5},       {999, 1, 0, 0, 0},
+        {7, 7, 7, 7, 7}, {0, 0, 0, 0, 1}, {1, 1000000, 3, 0, 2},
     };
     for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         unsigned h[5], sum = 0;
@@ -226,11 +227,19 @@ static void test_exit_table(void **state)
     stats_exit_table("VM pingpong", count, ns, &reasons, keep, &l);
     assert_string_equal(l.text[0], "Analyze events for VM pingpong:");
     assert_string_equal(l.text[1], "");
-    assert_string_equal(l.text[2], "             VM-EXIT    Samples  Samples%           Time     Time%      Mean time");
+    assert_string_equal(
+        l.text[2],
+        "             VM-EXIT    Samples  Samples%           Time     Time%      Mean time");
     /* By samples, most first; every column ends where its heading does. */
-    assert_string_equal(l.text[3], "                 hlt          3    50.00%         2.00us    20.00%         0.66us");
-    assert_string_equal(l.text[4], "                  io          2    33.33%         7.00us    70.00%         3.50us");
-    assert_string_equal(l.text[5], "               cpuid          1    16.67%         1.00us    10.00%         1.00us");
+    assert_string_equal(
+        l.text[3],
+        "                 hlt          3    50.00%         2.00us    20.00%         0.66us");
+    assert_string_equal(
+        l.text[4],
+        "                  io          2    33.33%         7.00us    70.00%         3.50us");
+    assert_string_equal(
+        l.text[5],
+        "               cpuid          1    16.67%         1.00us    10.00%         1.00us");
     assert_string_equal(l.text[6], "");
     assert_string_equal(l.text[7], "Total Samples: 6, Total events handled time: 10.00us.");
     assert_int_equal(l.n, 8);
@@ -264,9 +273,12 @@ static void test_key_table_blocks_fit_the_width(void **state)
     /* 7 columns in two blocks: a heading line and three rows each. */
     assert_int_equal(l.n, 1 + 2 * 4);
     assert_string_equal(l.text[0], "vm v");
-    assert_string_equal(l.text[1], "                                      vcpu 0        vcpu 1        vcpu 2        vcpu 3        vcpu 4");
-    assert_string_equal(l.text[2], "halt_exits                                 0            10            20            30            40");
-    assert_string_equal(l.text[4], "spin_detector                              v             v             v             v             v");
+    assert_string_equal(l.text[1], "                                      vcpu 0        vcpu 1     "
+                                   "   vcpu 2        vcpu 3        vcpu 4");
+    assert_string_equal(l.text[2], "halt_exits                                 0            10     "
+                                   "       20            30            40");
+    assert_string_equal(l.text[4], "spin_detector                              v             v     "
+                                   "        v             v             v");
     assert_string_equal(l.text[5], "                                      vcpu 5        vcpu 6");
     assert_string_equal(l.text[7], "halt_poll_ns                            1027 1234567890123");
 }
