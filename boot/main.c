@@ -17,6 +17,7 @@
 #include "boot/bootinfo.h"
 #include "boot/integrity.h"
 #include "stats/report.h"
+#include "vmm/console_keys.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
 #include "drivers/console.h"
@@ -246,6 +247,7 @@ void kernel_main(uint32_t magic, uint32_t info)
         kprintf("pollux: no guest modules given, nothing to run\n");
     failures += vmm_start(&boot_info);
     stats_periodic_start();
+    console_keys_start();
     sched_run(vmm_all_stopped);
     stats_report_shutdown();
     if (!vmm_all_succeeded())

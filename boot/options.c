@@ -10,6 +10,7 @@
 #include "sched/yield.h"
 #include "sched/watchdog.h"
 #include "stats/report.h"
+#include "vmm/console_keys.h"
 #include "vmm/trace.h"
 
 static const char *const halt_poll_modes[] = {
@@ -79,6 +80,8 @@ static const struct option option_table[] = {
      "print a statistics round (@stats, tables) every N ms; 0: only at VM stop (default 0)"},
     {"stats_tables", OPT_BOOL, &stats_tables, 0, 0, 0,
      "print the human statistics tables with the @stats records: on or off (default on)"},
+    {"console_keys", OPT_BOOL, &console_keys, 0, 0, 0,
+     "read keys from COM1: s, v, t, q, h and Ctrl-A <n> (docs/console.md) (default on)"},
     {"watchdog_ms", OPT_UINT, &watchdog_params.ms, 0, 600000, 0,
      "a CPU without a heartbeat this long is locked up; 0 turns the watchdog off (default 2000)"},
     {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 4, 0,

@@ -2,10 +2,11 @@
  * Output goes through a ring: a writer formats its whole call into the ring
  * under a short lock (so calls never interleave), then the bytes go to the
  * UART outside that lock, by one CPU at a time: an idle CPU if there is one
- * (console_set_idle_kicker), else the writer. A serial line costs
+ * (console_set_idle_kicker), else the next CPU between two time slices
+ * (sched_run), or the writer once half the ring waits. A serial line costs
  * milliseconds under emulation; this way a CPU printing in its exit path
- * no longer waits for the UART (nor for another CPU's lines), unless the
- * ring is full, and then it drains it itself rather than lose anything.
+ * does not wait for the UART (nor for another CPU's lines), unless the
+ * ring fills up, and then it drains it itself rather than lose anything.
  * After a panic, during an NMI state dump and at shutdown the console
  * writes synchronously, after what was buffered.
  */
@@ -58,11 +59,18 @@ static void uart_sink(char c, void *ctx)
     uart_putc(c);
 }
 
-/* Ring lock held: send everything buffered, here and now. */
+/* Ring lock held, synchronous, no drainer left: send everything buffered. */
 static void send_all_locked(void)
 {
     while (ring_tail != ring_head)
         uart_putc(ring[ring_tail++ % RING_SIZE]);
+}
+
+/* Synchronous: a drainer sends the chunk it took, then takes no more. */
+static void wait_for_drainer(void)
+{
+    while (__atomic_load_n(&draining, __ATOMIC_ACQUIRE))
+        cpu_relax();
 }
 
 void console_drain(void)
@@ -74,7 +82,7 @@ void console_drain(void)
             char chunk[DRAIN_CHUNK];
             unsigned n = 0;
             uint64_t flags = spin_lock_irqsave(&ring_lock);
-            while (n < DRAIN_CHUNK && ring_tail != ring_head)
+            while (!synchronous && n < DRAIN_CHUNK && ring_tail != ring_head)
                 chunk[n++] = ring[ring_tail++ % RING_SIZE];
             spin_unlock_irqrestore(&ring_lock, flags);
             if (!n)
@@ -84,8 +92,9 @@ void console_drain(void)
         }
         __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
         /* A writer that appended while we were leaving saw us draining and left it to us. */
-    } while (__atomic_load_n(&ring_head, __ATOMIC_SEQ_CST) !=
-             __atomic_load_n(&ring_tail, __ATOMIC_SEQ_CST));
+    } while (!__atomic_load_n(&synchronous, __ATOMIC_SEQ_CST) &&
+             __atomic_load_n(&ring_head, __ATOMIC_SEQ_CST) !=
+                 __atomic_load_n(&ring_tail, __ATOMIC_SEQ_CST));
 }
 
 void kvprintf(const char *fmt, va_list ap)
@@ -95,34 +104,39 @@ void kvprintf(const char *fmt, va_list ap)
     va_copy(count, ap);
     vformat(count_sink, &len, fmt, count);
     va_end(count);
+    /* Only a bug prints more than the ring at once: from then on, write synchronously. */
+    if (len > RING_SIZE)
+        __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
     uint64_t flags;
     for (;;) {
         flags = spin_lock_irqsave(&ring_lock);
-        if (__atomic_load_n(&synchronous, __ATOMIC_ACQUIRE)) {
-            send_all_locked();
-            vformat(uart_sink, 0, fmt, ap);
-            bytes_written += len;
-            spin_unlock_irqrestore(&ring_lock, flags);
-            return;
-        }
-        if (ring_head - ring_tail + len <= RING_SIZE || len > RING_SIZE)
+        if (synchronous || ring_head - ring_tail + len <= RING_SIZE)
             break;
         full_waits++;
         spin_unlock_irqrestore(&ring_lock, flags);
         console_drain();
         cpu_relax();
     }
-    if (len > RING_SIZE) {
-        /* Larger than the ring: only a bug prints that much at once; keep it whole. */
+    if (synchronous) {
+        spin_unlock_irqrestore(&ring_lock, flags);
+        wait_for_drainer();
+        flags = spin_lock_irqsave(&ring_lock);
         send_all_locked();
         vformat(uart_sink, 0, fmt, ap);
-    } else {
-        vformat(ring_sink, 0, fmt, ap);
+        bytes_written += len;
+        spin_unlock_irqrestore(&ring_lock, flags);
+        return;
     }
+    vformat(ring_sink, 0, fmt, ap);
     bytes_written += len;
+    bool backlog = ring_head - ring_tail > RING_SIZE / 2;
     spin_unlock_irqrestore(&ring_lock, flags);
+    /*
+     * Before the scheduler runs (boot), the writer drains; after, an idle
+     * CPU, or the next CPU between time slices, unless half the ring waits.
+     */
     bool (*kick)(void) = __atomic_load_n(&kick_idle, __ATOMIC_ACQUIRE);
-    if (!kick || !kick())
+    if (!kick || (!kick() && backlog))
         console_drain();
 }
 
@@ -148,7 +162,8 @@ void console_counts(uint64_t *bytes, uint64_t *waits)
 
 void console_sync(void)
 {
-    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&synchronous, true, __ATOMIC_SEQ_CST);
+    wait_for_drainer();
     uint64_t flags = spin_lock_irqsave(&ring_lock);
     send_all_locked();
     spin_unlock_irqrestore(&ring_lock, flags);
@@ -168,9 +183,14 @@ static bool lock_freed(void)
 
 void console_nmi_takeover(void)
 {
+    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
     if (!lock_freed())
         console_panic_takeover();
-    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
+    /* The drainer may be the CPU this NMI interrupted: its chunk is lost. */
+    for (unsigned spins = 0; spins < 10000000 && __atomic_load_n(&draining, __ATOMIC_ACQUIRE);
+         spins++)
+        cpu_relax();
+    __atomic_store_n(&draining, false, __ATOMIC_RELEASE);
 }
 
 void console_panic_takeover(void)

@@ -23,7 +23,8 @@ void console_event(const char *name, struct json *j);
 
 /*
  * kick is called after each write and returns true if it woke an idle CPU,
- * which then calls console_drain; otherwise the writer drains.
+ * which then calls console_drain; otherwise the output waits for the next
+ * console_drain (between time slices), unless half the buffer is waiting.
  */
 void console_set_idle_kicker(bool (*kick)(void));
 

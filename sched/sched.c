@@ -602,6 +602,7 @@ void sched_run(bool (*done)(void))
         if (balance_params.enabled)
             periodic_balance(now);
         stats_poll();
+        console_drain();
         spin_lock(&rq->lock);
         struct vcpu *v = pick_next(rq, now);
         spin_unlock(&rq->lock);

@@ -153,7 +153,7 @@ void stats_report_shutdown(void)
 }
 
 static struct timer periodic;
-static bool round_due;
+static bool round_due, tables_due;
 
 static void periodic_fired(struct timer *t, uint64_t now)
 {
@@ -170,9 +170,16 @@ void stats_periodic_start(void)
     timer_arm(&periodic, this_cpu()->cpu, rdtsc() + (uint64_t)stats_interval_ms * tsc_khz);
 }
 
+void stats_request_round(void)
+{
+    __atomic_store_n(&tables_due, true, __ATOMIC_RELAXED);
+    __atomic_store_n(&round_due, true, __ATOMIC_RELEASE);
+}
+
 void stats_poll(void)
 {
     if (__atomic_load_n(&round_due, __ATOMIC_ACQUIRE) &&
         __atomic_exchange_n(&round_due, false, __ATOMIC_ACQ_REL))
-        stats_report_round(stats_tables);
+        stats_report_round(__atomic_exchange_n(&tables_due, false, __ATOMIC_RELAXED) ||
+                           stats_tables);
 }

@@ -27,6 +27,9 @@ void stats_report_shutdown(void);
 /* Arm the periodic rounds (on the boot CPU, once the VMs run). */
 void stats_periodic_start(void);
 
+/* A round with tables, printed by stats_poll (the key console's `s`). */
+void stats_request_round(void);
+
 /* Between time slices, on any CPU: print a periodic round that is due. */
 void stats_poll(void);
 

@@ -79,7 +79,8 @@ def run_boot(test):
     flags = [f.replace("{fixtures}", FIXTURES) for f in test.run_flags()]
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--rundir", rundir,
            "--accel", "tcg", "--timeout", str(test.timeout)] + flags
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
     logpath = os.path.join(rundir, "console.log")
     with open(logpath, "w") as f:
         f.write(res.stdout)

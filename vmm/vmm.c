@@ -150,7 +150,8 @@ static struct vm *vm_create(const struct boot_module *mod, unsigned index, struc
         reject(name, "out of memory for the nested page tables");
         goto fail;
     }
-    if (trace_mask && !(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
+    /* Every VM has a ring: the key console can turn traces on at any time. */
+    if (!(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
         reject(name, "out of memory for the trace buffer");
         goto fail;
     }

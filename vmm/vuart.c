@@ -13,6 +13,7 @@
 #define REG_SCR  7
 
 #define LCR_DLAB        0x80
+#define LSR_DR          0x01
 #define LSR_THRE        0x20
 #define LSR_TEMT        0x40
 #define IIR_NONE        0x01
@@ -72,12 +73,31 @@ void vuart_puts(struct vuart *u, const char *s, uint64_t len)
         put(u, s[i]);
 }
 
+void vuart_input(struct vuart *u, char c)
+{
+    uint32_t tail = u->rx_tail;
+    if (tail - __atomic_load_n(&u->rx_head, __ATOMIC_ACQUIRE) == VUART_RX_MAX)
+        return;
+    u->rx[tail % VUART_RX_MAX] = (uint8_t)c;
+    __atomic_store_n(&u->rx_tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+static uint8_t receive(struct vuart *u)
+{
+    uint32_t head = u->rx_head;
+    if (head == __atomic_load_n(&u->rx_tail, __ATOMIC_ACQUIRE))
+        return 0;
+    uint8_t c = u->rx[head % VUART_RX_MAX];
+    __atomic_store_n(&u->rx_head, head + 1, __ATOMIC_RELEASE);
+    return c;
+}
+
 uint32_t vuart_read(struct vuart *u, uint16_t offset)
 {
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
     case REG_DATA:
-        return dlab ? u->dll : 0;
+        return dlab ? u->dll : receive(u);
     case REG_IER:
         return dlab ? u->dlm : u->ier;
     case REG_IIR:
@@ -87,7 +107,8 @@ uint32_t vuart_read(struct vuart *u, uint16_t offset)
     case REG_MCR:
         return u->mcr;
     case REG_LSR:
-        return LSR_THRE | LSR_TEMT;
+        return LSR_THRE | LSR_TEMT |
+               (__atomic_load_n(&u->rx_tail, __ATOMIC_ACQUIRE) != u->rx_head ? LSR_DR : 0);
     case REG_MSR:
         return MSR_CTS_DSR_DCD;
     default:

@@ -66,3 +66,5 @@ UNIT_TESTS += nmi
 unit_nmi_SRCS := vmm/nmi.c
 UNIT_TESTS += stats
 unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c
+UNIT_TESTS += serial_mux
+unit_serial_mux_SRCS := vmm/serial_mux.c
