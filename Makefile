@@ -141,8 +141,10 @@ fuzz: deps $(FUZZ_BINS)
 		$(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) --nice $(FUZZ_NICE) \
 		$(if $(FUZZ_ONLY),--only $(FUZZ_ONLY)) $(FUZZ_BINS)
 
+# B=<scenario> runs one (tools/bench.py lists them).
+B ?=
 bench: deps all
-	@$(PYTHON) tools/bench.py
+	@$(PYTHON) tools/bench.py $(if $(B),--only $(B))
 
 format:
 	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c tests/fuzz/*.c guest-tests/*.c guest-tests/runtime/*.c)

@@ -1,25 +1,33 @@
 #!/usr/bin/env python3
-"""`make bench`: exit-path and IPI round trips, per platform.
+"""`make bench`: every benchmark scenario on every platform here, as Markdown tables.
 
-exitbench: each platform boots once with one exitbench VM. Under QEMU with
+Scenarios (B=<name> runs one):
+exit: each platform boots once with one exitbench VM. Under QEMU with
 -icount shift=0 and under Bochs with clock: sync=none, one guest TSC tick is
 one retired instruction, so the numbers are deterministic instruction counts
 of the exit path (a minimal hand-written handler costs about 43-50).
 pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
 (Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
 would measure QEMU's scheduler).
-halt polling: pingpong on two CPUs and on one, and idletick, under each
+haltpoll: pingpong on two CPUs and on one, and idletick, under each
 polling policy, on Bochs VMX with 2 CPUs (docs/halt_polling.md reads the
 table).
 yield: spinlock with 2, 4 and 6 vCPUs on 2 CPUs under each spin policy, on
 Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU multi-threaded TCG
 (software detector) (docs/directed_yield.md reads the table).
-Prints Markdown tables; compare numbers within one run.
+A scenario is one entry of SCENARIOS: its boots (cells) and its table.
+All boots share one queue of at most 2 emulators at once; each writes its
+console log under build/bench/<boot>/, and the run writes
+build/bench/results.json and a chart per table (tools/plot.py).
+Compare numbers within one run.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,14 +42,20 @@ PLATFORMS = [
 ]
 
 
-PINGPONG = [("2 CPUs", "pin=0,1"), ("1 CPU", "pin=0,0")]
+
+
+BENCH_DIR = os.path.join(ROOT, "build", "bench")
+MAX_EMULATORS = 2
 
 
 def boot(name, flags, guests):
-    rundir = os.path.join(ROOT, "build", "bench", name)
+    rundir = os.path.join(BENCH_DIR, name)
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--accel", "tcg",
            "--rundir", rundir, "--timeout", "600", "--guests", guests] + flags
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(rundir, "console.log"), "w") as f:
+        f.write(res.stdout)
     return ConsoleLog(res.stdout, res.returncode), rundir
 
 
@@ -53,16 +67,17 @@ def measure(flags, iters):
     return got, ""
 
 
-def pingpong(flags, iters):
-    cells = []
-    for label, pins in PINGPONG:
-        name = f"{flags[1]}-{flags[3]}-pingpong-{pins[4:].replace(',', '')}"
-        smp = ["--smp", "2"] if flags[4:6] == ["--smp", "1"] else []
-        log, rundir = boot(name, flags[:4] + smp, f"pingpong:vcpus=2:{pins}:args={iters}")
-        got = [e["cycles"] for e in log.all("bench") if e.get("op") == "ipi_roundtrip"]
-        cells.append(str(got[0]) if log.returncode == 0 and got
-                     else f"failed (see {os.path.relpath(rundir, ROOT)})")
-    return cells
+PINGPONG = [("2 CPUs", "pin=0,1"), ("1 CPU", "pin=0,0")]
+
+
+def pingpong_cell(flags, label, pins, iters):
+    name = f"{flags[1]}-{flags[3]}-pingpong-{pins[4:].replace(',', '')}"
+    smp = ["--smp", "2"] if flags[4:6] == ["--smp", "1"] else []
+    log, rundir = boot(name, flags[:4] + smp, f"pingpong:vcpus=2:{pins}:args={iters}")
+    got = [e["cycles"] for e in log.all("bench") if e.get("op") == "ipi_roundtrip"]
+    if log.returncode == 0 and got:
+        return got[0], ""
+    return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
 
 
 HALT_POLICIES = [
@@ -100,38 +115,6 @@ def halt_poll_cell(policy_args, workload, iters):
     return (bench[0]["cycles"], caught, attempted, halts, poll_ns / run_us, fail_ns / run_us), ""
 
 
-def halt_poll_table(iters):
-    jobs = [(p, w) for p in HALT_POLICIES for w in HALT_WORKLOADS]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        cells = list(pool.map(lambda j: halt_poll_cell(j[0][1], j[1], iters), jobs))
-    print("\nhalt polling, Bochs corei7_skylake_x (VMX), 2 CPUs, clock: sync=none: per workload, "
-          "the mean round trip in guest TSC ticks, polls that caught the wake-up (of polls "
-          "attempted; of halts) and host CPU time spent polling, in ms per guest second (in "
-          "brackets: in polls that caught nothing). "
-          f"pingpong: {iters['pp']} round trips; idletick: {iters['burst']} round trips "
-          f"(shown), then {iters['ticks']} ticks at 250 Hz\n")
-    head = ["policy"]
-    for label, *_ in HALT_WORKLOADS:
-        head += [f"{label}: round trip", "caught", "polling ms/s"]
-    print("| " + " | ".join(head) + " |")
-    print("|---|" + "---:|" * (len(head) - 1))
-    ok = True
-    for i, (policy, _) in enumerate(HALT_POLICIES):
-        row = [policy]
-        for j in range(len(HALT_WORKLOADS)):
-            got, err = cells[i * len(HALT_WORKLOADS) + j]
-            if not got:
-                ok = False
-                row += [err, "", ""]
-                continue
-            cycles, caught, attempted, halts, ms_per_s, failed_ms_per_s = got
-            ratio = f"{caught}/{attempted}, {caught}/{halts} of halts" if attempted else \
-                f"0/0, 0/{halts} of halts"
-            row += [str(cycles), ratio, f"{ms_per_s:.1f} ({failed_ms_per_s:.1f})"]
-        print("| " + " | ".join(row) + " |")
-    return ok
-
-
 YIELD_POLICIES = [
     ("`ple=off`", "ple=off"),
     ("`yield_pivot=none`", "yield_pivot=none"),
@@ -162,86 +145,190 @@ def yield_cell(platform, policy_args, vcpus, cycles):
     return got[0], ""
 
 
-def yield_table(cycles):
-    jobs = [(pf, pol, n) for pf in YIELD_PLATFORMS for pol in YIELD_POLICIES
-            for _, n in YIELD_OVERCOMMIT]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        cells = list(pool.map(lambda j: yield_cell(j[0], j[1][1], j[2], cycles), jobs))
-    got = dict(zip([(pf[0], pol[0], n) for pf, pol, n in jobs], cells))
-    print(f"\nspinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs, 2 CPUs, "
-          "per spin policy (in brackets: the ratio to `ple=off`); 1x, 2x, 3x: 2, 4, 6 vCPUs. "
-          "Bochs with clock: sync=none: deterministic, one guest TSC tick per instruction; "
-          "QEMU multi-threaded: one run on a shared host, not deterministic\n")
-    head = ["policy"] + [f"{pf[0]}, {oc}" for pf in YIELD_PLATFORMS for oc, _ in YIELD_OVERCOMMIT]
-    print("| " + " | ".join(head) + " |")
-    print("|---|" + "---:|" * (len(head) - 1))
-    ok = True
-    for policy, _ in YIELD_POLICIES:
-        row = [policy]
-        for pf in YIELD_PLATFORMS:
-            for _, n in YIELD_OVERCOMMIT:
-                value, err = got[(pf[0], policy, n)]
-                base, _ = got[(pf[0], YIELD_POLICIES[0][0], n)]
-                if value is None:
+class Table:
+    """A scenario's result: Markdown (title, heading, rows) and the numbers to chart."""
+
+    def __init__(self, title, head, rows, chart_rows, chart_columns, ok):
+        self.title, self.head, self.rows, self.ok = title, head, rows, ok
+        self.chart_rows, self.chart_columns = chart_rows, chart_columns
+
+    def markdown(self):
+        lines = ["", self.title, "", "| " + " | ".join(self.head) + " |",
+                 "|---|" + "---:|" * (len(self.head) - 1)]
+        return lines + ["| " + " | ".join(r) + " |" for r in self.rows]
+
+    def as_json(self):
+        return {"title": self.title, "head": self.head, "rows": self.rows, "ok": self.ok,
+                "chart": {"rows": self.chart_rows, "columns": self.chart_columns}}
+
+
+class Scenario:
+    """cells: key -> a function booting once and returning (value, error); table: the
+    results by key -> Table."""
+
+    def __init__(self, name, cells, table):
+        self.name, self.cells, self.table = name, cells, table
+
+
+def exit_scenario(a):
+    cells = {name: (lambda flags=flags: measure(flags, a.iters)) for name, flags in PLATFORMS}
+
+    def table(got):
+        rows, chart = [], {op: [] for op in OPS}
+        for name, _ in PLATFORMS:
+            value, err = got[name]
+            rows.append([name] + ([str(value[op]) for op in OPS] if value
+                                  else [err] + [""] * (len(OPS) - 1)))
+            for op in OPS:
+                chart[op].append(value[op] if value else None)
+        return Table(f"exitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
+                     "= retired instructions under these settings)", ["platform"] + OPS, rows,
+                     [n for n, _ in PLATFORMS], chart, all(got[n][0] for n, _ in PLATFORMS))
+    return Scenario("exit", cells, table)
+
+
+def pingpong_scenario(a):
+    bochs = [(name, flags) for name, flags in PLATFORMS if flags[1] == "bochs"]
+    cells = {(name, label): (lambda flags=flags, label=label, pins=pins:
+                             pingpong_cell(flags, label, pins, a.pingpong_iters))
+             for name, flags in bochs for label, pins in PINGPONG}
+
+    def table(got):
+        rows = [[name] + [str(got[(name, label)][0]) if got[(name, label)][0] is not None
+                          else got[(name, label)][1] for label, _ in PINGPONG]
+                for name, _ in bochs]
+        chart = {label: [got[(name, label)][0] for name, _ in bochs] for label, _ in PINGPONG}
+        return Table(f"pingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} "
+                     "iterations, 2 vCPUs halting between IPIs)",
+                     ["platform"] + [label for label, _ in PINGPONG], rows,
+                     [name for name, _ in bochs], chart, all(v is not None for v, _ in got.values()))
+    return Scenario("pingpong", cells, table)
+
+
+def halt_poll_scenario(a):
+    iters = {"pp": a.pingpong_iters, "burst": 2000, "ticks": 50}
+    cells = {(p[0], w[0]): (lambda p=p, w=w: halt_poll_cell(p[1], w, iters))
+             for p in HALT_POLICIES for w in HALT_WORKLOADS}
+
+    def table(got):
+        head = ["policy"]
+        for label, *_ in HALT_WORKLOADS:
+            head += [f"{label}: round trip", "caught", "polling ms/s"]
+        rows, chart, ok = [], {w[0]: [] for w in HALT_WORKLOADS}, True
+        for policy, _ in HALT_POLICIES:
+            row = [policy]
+            for w in HALT_WORKLOADS:
+                value, err = got[(policy, w[0])]
+                chart[w[0]].append(value[0] if value else None)
+                if not value:
                     ok = False
-                    row.append(err)
-                elif base:
-                    row.append(f"{value} ({value / base:.2f})")
-                else:
-                    row.append(str(value))
-        print("| " + " | ".join(row) + " |")
-    return ok
+                    row += [err, "", ""]
+                    continue
+                cycles, caught, attempted, halts, ms_per_s, failed_ms_per_s = value
+                ratio = f"{caught}/{attempted}, {caught}/{halts} of halts" if attempted else \
+                    f"0/0, 0/{halts} of halts"
+                row += [str(cycles), ratio, f"{ms_per_s:.1f} ({failed_ms_per_s:.1f})"]
+            rows.append(row)
+        return Table("halt polling, Bochs corei7_skylake_x (VMX), 2 CPUs, clock: sync=none: per "
+                     "workload, the mean round trip in guest TSC ticks, polls that caught the "
+                     "wake-up (of polls attempted; of halts) and host CPU time spent polling, in "
+                     "ms per guest second (in brackets: in polls that caught nothing). "
+                     f"pingpong: {iters['pp']} round trips; idletick: {iters['burst']} round "
+                     f"trips (shown), then {iters['ticks']} ticks at 250 Hz", head, rows,
+                     [p for p, _ in HALT_POLICIES], chart, ok)
+    return Scenario("haltpoll", cells, table)
+
+
+def yield_scenario(a):
+    cycles = a.spinlock_cycles
+    cells = {(pf[0], pol[0], n): (lambda pf=pf, pol=pol, n=n: yield_cell(pf, pol[1], n, cycles))
+             for pf in YIELD_PLATFORMS for pol in YIELD_POLICIES for _, n in YIELD_OVERCOMMIT}
+
+    def table(got):
+        head = ["policy"] + [f"{pf[0]}, {oc}" for pf in YIELD_PLATFORMS
+                             for oc, _ in YIELD_OVERCOMMIT]
+        rows, ok = [], True
+        chart = {pol: [] for pol, _ in YIELD_POLICIES}
+        for policy, _ in YIELD_POLICIES:
+            row = [policy]
+            for pf in YIELD_PLATFORMS:
+                for _, n in YIELD_OVERCOMMIT:
+                    value, err = got[(pf[0], policy, n)]
+                    base, _ = got[(pf[0], YIELD_POLICIES[0][0], n)]
+                    chart[policy].append(value)
+                    if value is None:
+                        ok = False
+                        row.append(err)
+                    elif base:
+                        row.append(f"{value} ({value / base:.2f})")
+                    else:
+                        row.append(str(value))
+            rows.append(row)
+        return Table(f"spinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs, 2 "
+                     "CPUs, per spin policy (in brackets: the ratio to `ple=off`); 1x, 2x, 3x: 2, "
+                     "4, 6 vCPUs. Bochs with clock: sync=none: deterministic, one guest TSC tick "
+                     "per instruction; QEMU multi-threaded: one run on a shared host, not "
+                     "deterministic", head, rows, head[1:], chart, ok)
+    return Scenario("yield", cells, table)
+
+
+# Every scenario, in output order. A new one (the Linux guests on QEMU TCG, selfipi) is one
+# entry: a function from the options to its Scenario.
+SCENARIOS = [("exit", exit_scenario), ("pingpong", pingpong_scenario),
+             ("haltpoll", halt_poll_scenario), ("yield", yield_scenario)]
+
+
+def run_cells(scenarios):
+    """Every boot of every scenario, at most MAX_EMULATORS at once, with progress."""
+    jobs = [(s, key, fn) for s in scenarios for key, fn in s.cells.items()]
+    results = {s.name: {} for s in scenarios}
+    start, done, lock = time.monotonic(), [0], threading.Lock()
+
+    def one(job):
+        scenario, key, fn = job
+        value = fn()
+        with lock:
+            done[0] += 1
+            results[scenario.name][key] = value
+            mins, secs = divmod(int(time.monotonic() - start), 60)
+            what = key if isinstance(key, str) else ", ".join(str(k) for k in key)
+            state = "ok" if value[0] is not None else value[1]
+            print(f"bench: [{done[0]}/{len(jobs)}] {scenario.name}: {what}: {state} "
+                  f"({mins}m{secs:02d}s)", file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(max_workers=MAX_EMULATORS) as pool:
+        list(pool.map(one, jobs))
+    return results
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
-    p.add_argument("--only", default="exit,pingpong,haltpoll,yield",
-                   help="comma-separated parts: exit, pingpong, haltpoll, yield")
+    p.add_argument("--only", default=",".join(name for name, _ in SCENARIOS),
+                   help="comma-separated scenarios: " + ", ".join(n for n, _ in SCENARIOS))
     p.add_argument("--spinlock-cycles", type=int, default=50000000)
     a = p.parse_args()
-    parts = a.only.split(",")
-    ok = True
-    if "exit" in parts:
-        ok &= exit_tables(a)
-    if "pingpong" in parts:
-        ok &= pingpong_table(a)
-    if "haltpoll" in parts:
-        ok &= halt_poll_table({"pp": a.pingpong_iters, "burst": 2000, "ticks": 50})
-    if "yield" in parts:
-        ok &= yield_table(a.spinlock_cycles)
-    return 0 if ok else 1
-
-
-def exit_tables(a):
-    rows = []
-    for name, flags in PLATFORMS:
-        got, err = measure(flags, a.iters)
-        rows.append((name, got, err))
-    print(f"\nexitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
-          "= retired instructions under these settings)\n")
-    print("| platform | " + " | ".join(OPS) + " |")
-    print("|---|" + "---:|" * len(OPS))
-    for name, got, err in rows:
-        cells = [str(got[op]) for op in OPS] if got else [err] + [""] * (len(OPS) - 1)
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    return all(got for _, got, _ in rows)
-
-
-def pingpong_table(a):
-    print(f"\npingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} iterations, "
-          "2 vCPUs halting between IPIs)\n")
-    print("| platform | " + " | ".join(label for label, _ in PINGPONG) + " |")
-    print("|---|" + "---:|" * len(PINGPONG))
-    ok = True
-    for name, flags in PLATFORMS:
-        if flags[1] != "bochs":
-            continue
-        cells = pingpong(flags, a.pingpong_iters)
-        ok &= all(not c.startswith("failed") for c in cells)
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    return ok
+    wanted = a.only.split(",")
+    unknown = set(wanted) - {name for name, _ in SCENARIOS}
+    if unknown:
+        sys.exit(f"bench: no scenario {', '.join(sorted(unknown))} (scenarios: "
+                 f"{', '.join(n for n, _ in SCENARIOS)})")
+    scenarios = [make(a) for name, make in SCENARIOS if name in wanted]
+    start = time.monotonic()
+    results = run_cells(scenarios)
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    tables = {s.name: s.table(results[s.name]) for s in scenarios}
+    for s in scenarios:
+        print("\n".join(tables[s.name].markdown()), flush=True)
+    with open(os.path.join(BENCH_DIR, "results.json"), "w") as f:
+        json.dump({name: t.as_json() for name, t in tables.items()}, f, indent=1)
+    charts = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot.py"), "--bench",
+                             os.path.join(BENCH_DIR, "results.json"), BENCH_DIR])
+    mins, secs = divmod(int(time.monotonic() - start), 60)
+    print(f"\nbench: {len(scenarios)} scenarios in {mins}m{secs:02d}s; raw logs, results.json "
+          f"and the charts in {os.path.relpath(BENCH_DIR, ROOT)}/", flush=True)
+    return 0 if all(t.ok for t in tables.values()) and charts.returncode == 0 else 1
 
 
 if __name__ == "__main__":

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Charts from a pollux console log: `tools/plot.py LOG OUTDIR` writes PNG files.
 
+`tools/plot.py --bench RESULTS OUTDIR` draws each table of `make bench`'s
+results.json as a bar chart, <scenario>.png. From a log:
+
 - halt_poll_ns.png: each vCPU's halt-polling window over time, from the
   `kvm_halt_poll_ns` trace lines (`trace=halt_poll`), as steps;
 - exits.png: exits by reason per VM, from the last `@stats` record of scope
   `vm` of each VM (its totals);
 - bench.png: the guests' `@bench` round trips, one bar per VM and operation.
-A chart is skipped when the log has nothing for it. tools/bench.py draws its
-tables with bench_chart. Uses matplotlib, Debian's python3-matplotlib (`make deps`).
+A chart is skipped when the log has nothing for it. Uses matplotlib, Debian's python3-matplotlib (`make deps`).
 """
+import json
 import os
 import sys
 
@@ -127,9 +130,21 @@ def save(fig, outdir, name):
     return path
 
 
+def plot_bench_results(path, outdir):
+    with open(path) as f:
+        tables = json.load(f)
+    for name, t in tables.items():
+        title = t["title"] if len(t["title"]) <= 90 else t["title"][:87] + "..."
+        print("plot: wrote " + bench_chart(title, t["chart"]["rows"], t["chart"]["columns"],
+                                           outdir, f"{name}.png"))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--bench":
+        return plot_bench_results(sys.argv[2], sys.argv[3])
     if len(sys.argv) != 3:
-        sys.exit("usage: tools/plot.py LOG OUTDIR")
+        sys.exit("usage: tools/plot.py LOG OUTDIR, or tools/plot.py --bench RESULTS OUTDIR")
     with open(sys.argv[1], errors="replace") as f:
         log = ConsoleLog(f.read())
     made = [p for p in (plot_halt_poll(log, sys.argv[2]), plot_exits(log, sys.argv[2]),
