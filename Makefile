@@ -97,9 +97,10 @@ EMU ?= qemu
 SMP ?= 2
 CPU ?=
 MEM ?= 512
-ARGS ?=
-# The default demo; GUESTS= boots none.
-GUESTS ?= hello exitbench:args=1000 hello:name=h2
+# The default demo (README.md): an IPI ping-pong, a spinlock with 4 vCPUs on 2 CPUs and
+# an idle ticker together, with a statistics round every 2 s; GUESTS= boots none.
+ARGS ?= stats_interval_ms=2000
+GUESTS ?= pingpong:vcpus=2:args=4000 spinlock:vcpus=4:args=5000000000 idletick:vcpus=2:args=4000+1000
 TIMEOUT ?= 0
 ACCEL ?= auto
 BOOT ?= grub
