@@ -17,8 +17,7 @@
 #include "drivers/uart.h"
 #include "lib/format.h"
 
-#define RING_SIZE   (64u * 1024) /* a power of two */
-#define DRAIN_CHUNK 64
+#define RING_SIZE (64u * 1024) /* a power of two */
 
 static struct spinlock ring_lock = SPINLOCK_INIT;
 static char ring[RING_SIZE];
@@ -75,26 +74,49 @@ static void wait_for_drainer(void)
 
 void console_drain(void)
 {
+    console_drain_while(0, 0);
+}
+
+void console_drain_while(bool (*more)(void *ctx), void *ctx)
+{
     do {
         if (__atomic_exchange_n(&draining, true, __ATOMIC_ACQUIRE))
             return; /* its owner re-checks the ring after letting go */
         for (;;) {
-            char chunk[DRAIN_CHUNK];
+            /*
+             * The UART takes a burst whenever its FIFO is empty: the bytes
+             * then go out on the line while this CPU does something else. A
+             * caller with a test waits for no FIFO, and stops when it fails.
+             */
+            if (!uart_tx_ready()) {
+                if (more)
+                    break;
+                cpu_relax();
+                continue;
+            }
+            char chunk[UART_FIFO_BYTES];
             unsigned n = 0;
             uint64_t flags = spin_lock_irqsave(&ring_lock);
-            while (!synchronous && n < DRAIN_CHUNK && ring_tail != ring_head)
+            while (!synchronous && n < UART_FIFO_BYTES && ring_tail != ring_head)
                 chunk[n++] = ring[ring_tail++ % RING_SIZE];
             spin_unlock_irqrestore(&ring_lock, flags);
             if (!n)
                 break;
-            for (unsigned i = 0; i < n; i++)
-                uart_putc(chunk[i]);
+            uart_tx_burst(chunk, n);
+            if (more && !more(ctx))
+                break;
         }
         __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
         /* A writer that appended while we were leaving saw us draining and left it to us. */
-    } while (!__atomic_load_n(&synchronous, __ATOMIC_SEQ_CST) &&
+    } while (!more && !__atomic_load_n(&synchronous, __ATOMIC_SEQ_CST) &&
              __atomic_load_n(&ring_head, __ATOMIC_SEQ_CST) !=
                  __atomic_load_n(&ring_tail, __ATOMIC_SEQ_CST));
+}
+
+bool console_pending(void)
+{
+    return __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) !=
+           __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE);
 }
 
 void kvprintf(const char *fmt, va_list ap)

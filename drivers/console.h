@@ -31,6 +31,16 @@ void console_set_idle_kicker(bool (*kick)(void));
 /* Send what is buffered to the UART, unless another CPU is doing so. */
 void console_drain(void);
 
+/*
+ * The same without waiting for the UART: a burst whenever its FIFO is
+ * empty, while more(ctx) is true (the idle loop and the scheduler: until a
+ * vCPU waits). A writer that appended meanwhile may leave its bytes behind.
+ */
+void console_drain_while(bool (*more)(void *ctx), void *ctx);
+
+/* Output is waiting in the buffer. */
+bool console_pending(void);
+
 /* From now on write synchronously, after what is buffered (at shutdown). */
 void console_sync(void);
 

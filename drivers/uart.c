@@ -55,3 +55,16 @@ int uart_getc(void)
         return -1;
     return inb(COM1 + UART_THR); /* RBR on read */
 }
+
+bool uart_tx_ready(void)
+{
+    return !present || (inb(COM1 + UART_LSR) & LSR_THRE);
+}
+
+void uart_tx_burst(const char *s, unsigned n)
+{
+    if (!present)
+        return;
+    for (unsigned i = 0; i < n; i++)
+        outb(COM1 + UART_THR, (uint8_t)s[i]);
+}

@@ -521,13 +521,32 @@ static void periodic_balance(uint64_t now)
         sched_kick(dst);
 }
 
+/* Console output is drained while a CPU has nothing queued (drivers/console.h). */
+static bool nothing_queued(void *ctx)
+{
+    return queue_empty(ctx);
+}
+
 static void idle(struct runqueue *rq)
 {
     /* rq->idle was set under the queue lock: a waker either saw it or we see its vCPU. */
     host_timer_program(0);
-    console_drain();
     uint64_t t0 = rdtsc();
-    cpu_idle_wait();
+    if (console_pending()) {
+        /*
+         * Console output waits: feed the UART as it takes it instead of
+         * halting, with interrupts let in between (timers, kicks), until a
+         * vCPU waits or all is sent; the scheduler loop then looks again.
+         */
+        while (console_pending() && queue_empty(rq)) {
+            watchdog_beat();
+            host_timer_program(0);
+            console_drain_while(nothing_queued, rq);
+            __asm__ volatile("sti; pause; cli" ::: "memory");
+        }
+    } else {
+        cpu_idle_wait();
+    }
     irq_disable();
     rq->idle_cycles += rdtsc() - t0;
     spin_lock(&rq->lock);
@@ -602,7 +621,7 @@ void sched_run(bool (*done)(void))
         if (balance_params.enabled)
             periodic_balance(now);
         stats_poll();
-        console_drain();
+        console_drain_while(nothing_queued, rq);
         spin_lock(&rq->lock);
         struct vcpu *v = pick_next(rq, now);
         spin_unlock(&rq->lock);
