@@ -30,6 +30,10 @@ class Test:
         # TCG's TSC is host time and a loaded host stalls emulated CPUs: a longer watchdog.
         if self.emu == "qemu" and "watchdog_ms=" not in args:
             args = f"{args} watchdog_ms=10000".strip()
+        # The tables after each VM's records cost seconds of serial line under Bochs; the
+        # tests read the records, and unit/stats and qemu-keys check the tables.
+        if "stats_tables=" not in args:
+            args = f"{args} stats_tables=off".strip()
         return ["--emu", self.emu, "--smp", str(self.smp), "--cpu", self.cpu, "--mem",
                 str(self.mem), "--args", args, "--guests", self.guests, "--boot", self.boot,
                 "--keys", json.dumps(self.keys)]
