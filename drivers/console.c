@@ -3,10 +3,10 @@
  * under a short lock (so calls never interleave), then the bytes go to the
  * UART outside that lock, by one CPU at a time: an idle CPU if there is one
  * (console_set_idle_kicker), else the next CPU between two time slices
- * (sched_run), or the writer once half the ring waits. A serial line costs
- * milliseconds under emulation; this way a CPU printing in its exit path
- * does not wait for the UART (nor for another CPU's lines), unless the
- * ring fills up, and then it drains it itself rather than lose anything.
+ * (sched_run). A serial line costs milliseconds under emulation; this way
+ * a CPU printing in its exit path does not wait for the UART (nor for
+ * another CPU's lines), unless the ring is full, and then it drains until
+ * its own call fits rather than lose anything.
  * After a panic, during an NMI state dump and at shutdown the console
  * writes synchronously, after what was buffered.
  */
@@ -25,6 +25,7 @@ static uint64_t ring_head, ring_tail; /* bytes ever written to the ring, and tak
 static bool draining;                 /* a CPU is writing taken bytes to the UART */
 static bool synchronous;              /* panic, state dump, shutdown: no more buffering */
 static bool (*kick_idle)(void);
+static void (*heartbeat)(void); /* the lockup watchdog's: waiting for the UART is progress */
 static uint64_t bytes_written, full_waits;
 
 void console_init(void)
@@ -35,6 +36,18 @@ void console_init(void)
 void console_set_idle_kicker(bool (*kick)(void))
 {
     __atomic_store_n(&kick_idle, kick, __ATOMIC_RELEASE);
+}
+
+void console_set_heartbeat(void (*beat)(void))
+{
+    __atomic_store_n(&heartbeat, beat, __ATOMIC_RELEASE);
+}
+
+static void beat(void)
+{
+    void (*fn)(void) = __atomic_load_n(&heartbeat, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
 }
 
 static void count_sink(char c, void *ctx)
@@ -61,8 +74,11 @@ static void uart_sink(char c, void *ctx)
 /* Ring lock held, synchronous, no drainer left: send everything buffered. */
 static void send_all_locked(void)
 {
-    while (ring_tail != ring_head)
+    while (ring_tail != ring_head) {
         uart_putc(ring[ring_tail++ % RING_SIZE]);
+        if (ring_tail % UART_FIFO_BYTES == 0)
+            beat();
+    }
 }
 
 /* Synchronous: a drainer sends the chunk it took, then takes no more. */
@@ -91,6 +107,7 @@ void console_drain_while(bool (*more)(void *ctx), void *ctx)
             if (!uart_tx_ready()) {
                 if (more)
                     break;
+                beat();
                 cpu_relax();
                 continue;
             }
@@ -119,6 +136,14 @@ bool console_pending(void)
            __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE);
 }
 
+static bool no_room(void *ctx)
+{
+    uint64_t len = *(const uint64_t *)ctx;
+    return __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) -
+               __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE) + len >
+           RING_SIZE;
+}
+
 void kvprintf(const char *fmt, va_list ap)
 {
     uint64_t len = 0;
@@ -136,7 +161,9 @@ void kvprintf(const char *fmt, va_list ap)
             break;
         full_waits++;
         spin_unlock_irqrestore(&ring_lock, flags);
-        console_drain();
+        /* Only until this call fits: a long drain would stall this CPU for seconds. */
+        console_drain_while(no_room, &len);
+        beat();
         cpu_relax();
     }
     if (synchronous) {
@@ -151,15 +178,16 @@ void kvprintf(const char *fmt, va_list ap)
     }
     vformat(ring_sink, 0, fmt, ap);
     bytes_written += len;
-    bool backlog = ring_head - ring_tail > RING_SIZE / 2;
     spin_unlock_irqrestore(&ring_lock, flags);
     /*
      * Before the scheduler runs (boot), the writer drains; after, an idle
-     * CPU, or the next CPU between time slices, unless half the ring waits.
+     * CPU, or the next CPU between time slices.
      */
     bool (*kick)(void) = __atomic_load_n(&kick_idle, __ATOMIC_ACQUIRE);
-    if (!kick || (!kick() && backlog))
+    if (!kick)
         console_drain();
+    else
+        kick();
 }
 
 void kprintf(const char *fmt, ...)

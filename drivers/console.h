@@ -24,9 +24,12 @@ void console_event(const char *name, struct json *j);
 /*
  * kick is called after each write and returns true if it woke an idle CPU,
  * which then calls console_drain; otherwise the output waits for the next
- * console_drain (between time slices), unless half the buffer is waiting.
+ * console_drain (between time slices), or for a writer that finds it full.
  */
 void console_set_idle_kicker(bool (*kick)(void));
+
+/* Called while the console waits for the UART: the lockup watchdog's heartbeat. */
+void console_set_heartbeat(void (*beat)(void));
 
 /* Send what is buffered to the UART, unless another CPU is doing so. */
 void console_drain(void);
