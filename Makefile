@@ -12,10 +12,11 @@ OBJCOPY := objcopy
 PYTHON ?= python3
 
 WARN := -Wall -Wextra -Werror
+KDEFS ?=
 KCFLAGS := -std=c11 $(WARN) -O2 -g -ffreestanding -fno-builtin -fno-stack-protector \
 	-fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only -mcmodel=small \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
-	-fcf-protection=none -mno-shstk -m64 -MMD -MP -I.
+	-fcf-protection=none -mno-shstk -m64 -MMD -MP -I. $(KDEFS)
 KASFLAGS := -g -m64 -MMD -MP -I. -D__ASSEMBLY__
 HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
@@ -142,10 +143,16 @@ fuzz: deps $(FUZZ_BINS)
 		$(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) --nice $(FUZZ_NICE) \
 		$(if $(FUZZ_ONLY),--only $(FUZZ_ONLY)) $(FUZZ_BINS)
 
-# B=<scenario> runs one (tools/bench.py lists them).
+# B=<scenario> runs one (tools/bench.py --help names them).
 B ?=
-bench: deps all
+bench: deps all floor
 	@$(PYTHON) tools/bench.py $(if $(B),--only $(B))
+
+# The exit path's floor (arch/x86/exit_floor.h): its own build, for `make bench` only.
+.PHONY: floor
+floor:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/floor KDEFS=-DPOLLUX_EXIT_FLOOR \
+		$(BUILD)/floor/pollux.elf
 
 format:
 	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c tests/fuzz/*.c guest-tests/*.c guest-tests/runtime/*.c)

@@ -26,6 +26,7 @@
 #include "lib/string.h"
 #include "sched/sched.h"
 #include "sched/watchdog.h"
+#include "vmm/hlt_intercept.h"
 #include "vmm/pause.h"
 #include "vmm/vmm.h"
 
@@ -122,6 +123,11 @@ static void report_boot(void)
     json_u64(&j, "protocol", (uint64_t)boot_info.protocol);
     json_str(&j, "spin_detector", spin_detector_name(pause_detector()));
     json_bool(&j, "pause_backstop", pause_backstop());
+    json_str(&j, "hlt_intercept", hlt_intercept_name(hlt_intercept_mode()));
+    if (virt_features.virq) {
+        json_str(&j, "virq", virt_features.virq);
+        json_bool(&j, "virq_at_entry", virt_features.virq_at_entry);
+    }
     json_object(&j, "features");
     json_bool(&j, "x2apic", virt_features.x2apic);
     json_bool(&j, "tsc_deadline", virt_features.tsc_deadline);
@@ -236,6 +242,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     fpu_cpu_init();
     sched_cpu_init();
     pause_setup();
+    hlt_intercept_setup();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
     report_boot();
     watchdog_start();

@@ -9,6 +9,7 @@
 #include "sched/spin.h"
 #include "sched/yield.h"
 #include "sched/watchdog.h"
+#include "vmm/hlt_intercept.h"
 #include "stats/report.h"
 #include "vmm/console_keys.h"
 #include "vmm/trace.h"
@@ -72,6 +73,9 @@ static const struct option option_table[] = {
      "software detector: PAUSE exits that make a spin (default 8)"},
     {"spin_sw_window_us", OPT_UINT, &spin_params.sw_window_us, 1, 1000000, 0,
      "software detector: ... within this many us (default 1000)"},
+    {"idle_hlt", OPT_ENUM, &idle_hlt_option, 0, 0, idle_hlt_option_names,
+     "AMD Idle HLT intercept where the CPU has it: auto or off (plain HLT intercept) (default "
+     "auto)"},
     {"yield_pivot", OPT_ENUM, &yield_pivot, 0, 0, yield_pivot_names,
      "where a directed yield's scan starts: vcpu_id, last_boosted or none (default vcpu_id)"},
     {"trace", OPT_FLAGS, &trace_mask, 0, 0, trace_names,

@@ -30,8 +30,10 @@ trampoline_start:
     mov %eax, OFF(tr_far64)
 
     lgdtl OFF(tr_gdtr)
+    /* INIT leaves CD and NW set: clear them, or this CPU runs with its caches off. */
     mov %cr0, %eax
-    or $1, %eax
+    and $0x9fffffff, %eax
+    or $1, %eax /* PE */
     mov %eax, %cr0
     ljmpl *OFF(tr_far32)
 

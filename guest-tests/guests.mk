@@ -17,6 +17,7 @@ GUEST_NAMES += spinlock
 GUEST_NAMES += haltpoll
 GUEST_NAMES += idletick
 GUEST_NAMES += cpucheck
+GUEST_NAMES += selfipi
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj

@@ -10,7 +10,12 @@ bool lockup_check(struct lockup_watch *w, const struct lockup_limits *l, uint64_
     w->last_check = now;
     w->target_beats = target_beats;
     w->checker_beats = checker_beats;
-    if (target_moved) {
+    /*
+     * A CPU is judged once it has beaten: until it enters its scheduler loop
+     * it is still booting, and the first CPU loads every VM first (zeroing
+     * guest RAM takes seconds under emulation).
+     */
+    if (target_moved || target_beats == 0) {
         w->stale = 0;
         return false;
     }

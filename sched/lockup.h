@@ -6,7 +6,8 @@
  * which the checker itself beat, and each of those at most `max_interval`.
  * When the whole machine stalls (an emulator descheduled by a loaded host,
  * whose TSC is the host's clock) neither CPU beats, and that time says
- * nothing about the target.
+ * nothing about the target. A target that has never beaten is still
+ * booting and is not judged.
  */
 #ifndef POLLUX_SCHED_LOCKUP_H
 #define POLLUX_SCHED_LOCKUP_H

@@ -16,6 +16,7 @@
 #include "sched/watchdog.h"
 #include "sched/yield.h"
 #include "stats/report.h"
+#include "vmm/fastpath.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
 #include "vmm/vmm.h"
@@ -67,9 +68,21 @@ static inline unsigned rq_cpu(const struct runqueue *rq)
     return (unsigned)(rq - runqueues);
 }
 
+/*
+ * The slice timer and the kick are how a CPU learns that its current vCPU
+ * should leave or look again: tell that vCPU's exit fast path (vmm/fastpath.h).
+ */
+static void tell_current(void)
+{
+    struct vcpu *cur = __atomic_load_n(&this_rq()->current, __ATOMIC_ACQUIRE);
+    if (cur)
+        vcpu_changes_raise(&cur->changed, CHANGE_HOST);
+}
+
 static void timer_irq(struct trap_frame *f)
 {
     (void)f;
+    tell_current();
     host_timer_fired();
     lapic_eoi();
     timers_run_expired(rdtsc());
@@ -78,6 +91,7 @@ static void timer_irq(struct trap_frame *f)
 static void kick_irq(struct trap_frame *f)
 {
     (void)f;
+    tell_current();
     lapic_eoi();
 }
 
@@ -153,7 +167,9 @@ unsigned sched_this_cpu(void)
 
 void sched_kick(unsigned cpu)
 {
-    if (cpu != this_cpu()->cpu && cpus[cpu])
+    if (cpu == this_cpu()->cpu)
+        tell_current(); /* no IPI to itself: its vCPU's next exit takes the full path */
+    else if (cpus[cpu])
         lapic_send_ipi(cpus[cpu]->apic_id, VECTOR_KICK);
 }
 

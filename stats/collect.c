@@ -5,6 +5,7 @@
 #include "drivers/console.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "vmm/hlt_intercept.h"
 #include "vmm/vmm.h"
 
 static const char *reason_name(unsigned r)
@@ -45,7 +46,10 @@ void stats_collect_vcpu(const struct vcpu *v, struct stats_record *r,
     x[STATS_exits].by = st->exits;
     x[STATS_exit_ns].by = exit_ns;
     x[STATS_halts].n = load(&st->halts);
-    x[STATS_halt_exits].n = load(&st->exits[EXIT_HLT]) + load(&st->exits[EXIT_IDLE_HLT]);
+    x[STATS_hlt_exits].n = load(&st->exits[EXIT_HLT]);
+    x[STATS_idle_hlt_exits].n = load(&st->exits[EXIT_IDLE_HLT]);
+    x[STATS_halt_exits].n = x[STATS_hlt_exits].n + x[STATS_idle_hlt_exits].n;
+    x[STATS_hlt_intercept].s = hlt_intercept_name(hlt_intercept_mode());
     x[STATS_halt_attempted_poll].n = load(&st->halt_attempted_poll);
     x[STATS_halt_successful_poll].n = load(&st->halt_successful_poll);
     x[STATS_halt_poll_invalid].n = load(&st->halt_poll_invalid);
@@ -88,7 +92,7 @@ void stats_collect_vm(const struct vm *vm, const struct stats_record *vcpus, uns
     r->scope = STATS_SCOPE_VM;
     r->v[STATS_vm].s = vm->cfg.name;
     r->v[STATS_vcpus].n = vm->nvcpus;
-    r->v[STATS_hlt_intercept].s = "hlt";
+    r->v[STATS_hlt_intercept].s = hlt_intercept_name(hlt_intercept_mode());
     r->v[STATS_spin_detector].s = spin_detector_name(vm->vcpus[0]->spin.detector);
     r->v[STATS_exits].by = sums->exits;
     r->v[STATS_exit_ns].by = sums->exit_ns;

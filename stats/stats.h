@@ -60,7 +60,8 @@ enum stats_scope {
     X(vcpu, STATS_GAUGE, NONE, S_VCPU, "the vCPU's id")                                            \
     X(cpu, STATS_GAUGE, NONE, S_VCPU | S_CPU, "the host CPU (for a vCPU: the one it is on)")       \
     X(vcpus, STATS_GAUGE, NONE, S_VM, "the VM's vCPUs")                                            \
-    X(hlt_intercept, STATS_STRING, NONE, S_VM, "how HLT exits: `hlt`")                             \
+    X(hlt_intercept, STATS_STRING, NONE, S_GUEST,                                                  \
+      "the intercept that makes HLT exit: `idle_hlt` or `hlt`, as in `@boot`")                     \
     X(spin_detector, STATS_STRING, NONE, S_GUEST,                                                  \
       "`ple`, `pause_filter`, `software` or `off` (directed_yield.md)")                            \
     X(run_us, STATS_COUNTER, US, S_GUEST, "time running guest code or handling its exits")         \
@@ -71,7 +72,11 @@ enum stats_scope {
     X(exit_ns, STATS_BY_REASON, NS, S_GUEST,                                                       \
       "time handling exits by reason, from the exit to the end of its handler")                    \
     X(halts, STATS_COUNTER, NONE, S_GUEST, "HLTs that halted: nothing was deliverable")            \
-    X(halt_exits, STATS_COUNTER, NONE, S_GUEST, "HLT exits, including those that found an event")  \
+    X(halt_exits, STATS_COUNTER, NONE, S_GUEST,                                                    \
+      "HLT exits, including those that found an event: `hlt_exits` + `idle_hlt_exits`")            \
+    X(hlt_exits, STATS_COUNTER, NONE, S_GUEST, "exits of the plain HLT intercept")                 \
+    X(idle_hlt_exits, STATS_COUNTER, NONE, S_GUEST,                                                \
+      "exits of the Idle HLT intercept (a HLT with no virtual interrupt or NMI pending)")          \
     X(halt_attempted_poll, STATS_COUNTER, NONE, S_GUEST, "halts that polled")                      \
     X(halt_successful_poll, STATS_COUNTER, NONE, S_GUEST,                                          \
       "halts whose poll caught the wake-up: the vCPU never blocked")                               \

@@ -15,6 +15,8 @@ table).
 yield: spinlock with 2, 4 and 6 vCPUs on 2 CPUs under each spin policy, on
 Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU multi-threaded TCG
 (software detector) (docs/directed_yield.md reads the table).
+selfipi: `cli; self-IPI; sti; hlt` on the SVM platforms with idle_hlt=auto
+and off: cycles per iteration and HLT exits (docs/virtual_interrupts.md).
 A scenario is one entry of SCENARIOS: its boots (cells) and its table.
 All boots share one queue of at most 2 emulators at once; each writes its
 console log under build/bench/<boot>/, and the run writes
@@ -48,10 +50,12 @@ BENCH_DIR = os.path.join(ROOT, "build", "bench")
 MAX_EMULATORS = 2
 
 
-def boot(name, flags, guests):
+def boot(name, flags, guests, kernel=None):
     rundir = os.path.join(BENCH_DIR, name)
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--accel", "tcg",
            "--rundir", rundir, "--timeout", "600", "--guests", guests] + flags
+    if kernel:
+        cmd += ["--kernel", kernel]
     res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     with open(os.path.join(rundir, "console.log"), "w") as f:
@@ -59,8 +63,9 @@ def boot(name, flags, guests):
     return ConsoleLog(res.stdout, res.returncode), rundir
 
 
-def measure(flags, iters):
-    log, rundir = boot(flags[1] + "-" + flags[3], flags, f"exitbench:args={iters}")
+def measure(flags, iters, kernel=None, name=None, args=""):
+    log, rundir = boot(name or flags[1] + "-" + flags[3], flags,
+                       f"exitbench:args={iters}{args}", kernel)
     got = {e["op"]: e["cycles"] for e in log.all("bench") if e.get("guest") == "exitbench"}
     if log.returncode != 0 or set(got) != set(OPS):
         return None, f"failed (exit {log.returncode}, see {os.path.relpath(rundir, ROOT)})"
@@ -170,21 +175,87 @@ class Scenario:
         self.name, self.cells, self.table = name, cells, table
 
 
+# The exit scenario's platforms: (name in exit.json, flags, exitbench mode argument).
+EXIT_PLATFORMS = [
+    ("qemu-svm", PLATFORMS[0][1], ""),
+    ("bochs-ryzen", PLATFORMS[1][1], ""),
+    ("bochs-vmx", PLATFORMS[2][1], ""),
+]
+# Targets of issue 13: the ratio to the floor build per (no NRIPS?, op).
+EXIT_TARGETS = {"cpuid": 2.5, "hypercall": 2.5, "pio_read": 3.0, "rdmsr": 3.0}
+EXIT_TARGET_NO_NRIPS = 3.5
+FLOOR_KERNEL = os.path.join(ROOT, "build", "floor", "pollux.elf")
+
+
 def exit_scenario(a):
-    cells = {name: (lambda flags=flags: measure(flags, a.iters)) for name, flags in PLATFORMS}
+    """The real exit path and the floor build, ratio per platform and op."""
+    cells = {(name, floor): (lambda flags=flags, mode=mode, name=name, floor=floor:
+                             measure(flags, a.iters, FLOOR_KERNEL if floor else None,
+                                     f"exit-{name}" + ("-floor" if floor else ""), mode))
+             for name, flags, mode in EXIT_PLATFORMS for floor in (False, True)}
 
     def table(got):
-        rows, chart = [], {op: [] for op in OPS}
-        for name, _ in PLATFORMS:
-            value, err = got[name]
-            rows.append([name] + ([str(value[op]) for op in OPS] if value
-                                  else [err] + [""] * (len(OPS) - 1)))
+        rows, records, ok = [], [], True
+        chart = {op: [] for op in OPS}
+        for name, _, _ in EXIT_PLATFORMS:
+            (value, err), (floor, ferr) = got[(name, False)], got[(name, True)]
+            if not value or not floor:
+                ok = False
+                rows.append([name, err or ferr] + [""] * (len(OPS) - 1))
+                for op in OPS:
+                    chart[op].append(None)
+                continue
+            row = [name]
             for op in OPS:
-                chart[op].append(value[op] if value else None)
+                target = EXIT_TARGET_NO_NRIPS if name.startswith("qemu") else EXIT_TARGETS[op]
+                ratio = value[op] / floor[op]
+                met = "" if ratio <= target else " **over**"
+                row.append(f"{value[op]} / {floor[op]} = {ratio:.2f}x (<= {target}){met}")
+                records.append({"platform": name, "op": op, "ticks": value[op],
+                                "floor": floor[op], "ratio": round(ratio, 3)})
+                chart[op].append(round(ratio, 3))
+            rows.append(row)
+        os.makedirs(BENCH_DIR, exist_ok=True)
+        with open(os.path.join(BENCH_DIR, "exit.json"), "w") as f:
+            json.dump(records, f, indent=1)
         return Table(f"exitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
-                     "= retired instructions under these settings)", ["platform"] + OPS, rows,
-                     [n for n, _ in PLATFORMS], chart, all(got[n][0] for n, _ in PLATFORMS))
+                     "= retired instructions under these settings), the floor build's "
+                     "(arch/x86/exit_floor.h) and the ratio (target in brackets); charted: "
+                     "the ratios", ["platform"] + OPS, rows,
+                     [n for n, _, _ in EXIT_PLATFORMS], chart, ok)
     return Scenario("exit", cells, table)
+
+
+def selfipi_scenario(a):
+    """`cli; self-IPI; sti; hlt` per HLT intercept mode, on the SVM platforms."""
+    svm = [(name, flags) for name, flags in PLATFORMS
+           if not (flags[1] == "bochs" and flags[3] != "ryzen")]  # Idle HLT is an SVM intercept
+    modes = ("auto", "off")
+
+    def cell(flags, mode):
+        log, rundir = boot(f"{flags[1]}-{flags[3]}-selfipi-{mode}",
+                           flags + ["--args", f"idle_hlt={mode}"], f"selfipi:args={a.iters}")
+        got = [e for e in log.all("bench") if e.get("op") == "sti_hlt"]
+        boots = log.all("boot")
+        if log.returncode != 0 or not got or not boots:
+            return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
+        return (boots[0]["hlt_intercept"], got[0]["cycles"], got[0]["hlt_exits"]), ""
+    cells = {(name, mode): (lambda flags=flags, mode=mode: cell(flags, mode))
+             for name, flags in svm for mode in modes}
+
+    def table(got):
+        rows, chart = [], {mode: [] for mode in modes}
+        for name, _ in svm:
+            for mode in modes:
+                value, err = got[(name, mode)]
+                rows.append([name, mode] + ([value[0], str(value[1]), str(value[2])]
+                                           if value else [err, "", ""]))
+                chart[mode].append(value[1] if value else None)
+        return Table(f"selfipi: guest TSC ticks per `cli; self-IPI; sti; hlt` and the HLT exits "
+                     f"of {a.iters} iterations, per HLT intercept mode",
+                     ["platform", "idle_hlt=", "intercept used", "ticks", "hlt_exits"], rows,
+                     [name for name, _ in svm], chart, all(v for v, _ in got.values()))
+    return Scenario("selfipi", cells, table)
 
 
 def pingpong_scenario(a):
@@ -272,10 +343,11 @@ def yield_scenario(a):
     return Scenario("yield", cells, table)
 
 
-# Every scenario, in output order. A new one (the Linux guests on QEMU TCG, selfipi) is one
-# entry: a function from the options to its Scenario.
+# Every scenario, in output order. A new one (the Linux guests on QEMU TCG) is one entry: a
+# function from the options to its Scenario.
 SCENARIOS = [("exit", exit_scenario), ("pingpong", pingpong_scenario),
-             ("haltpoll", halt_poll_scenario), ("yield", yield_scenario)]
+             ("haltpoll", halt_poll_scenario), ("yield", yield_scenario),
+             ("selfipi", selfipi_scenario)]
 
 
 def run_cells(scenarios):

@@ -119,7 +119,10 @@ def qemu_command(a, rundir, iso, modules):
         if a.icount is not None:
             cmd += ["-accel", "tcg", "-icount", f"shift={a.icount},sleep=off"]
         else:
-            cmd += ["-accel", "tcg,thread=multi" if a.smp > 1 else "tcg"]
+            # One thread for all CPUs: with multi-threaded TCG, QEMU 7.2 lets any CPU's
+            # FXRSTOR/XRSTOR rewrite the first CPU's hflags2 unlocked (cpu_clear_ignne), which
+            # can undo that CPU's own #VMEXIT or VMRUN and crash the host (docs/robustness.md).
+            cmd += ["-accel", "tcg,thread=single"]
     if a.boot == "mb1":
         cmd += ["-kernel", os.path.join(BUILD, "pollux32.elf")]
         if a.args:

@@ -56,37 +56,39 @@ static const struct cpuid_leaf_policy *policy_for(uint32_t leaf, uint32_t sublea
     return others;
 }
 
-static bool source_on(enum cpuid_source s, const struct cpuid_view *view)
+/* The view-dependent sources that are on, one bit per enum cpuid_source: worked out once per CPUID.
+ */
+static unsigned sources_on(const struct cpuid_view *view)
 {
-    switch (s) {
-    case CPUID_FROM_APIC_EN:
-        return view->apic_enabled;
-    case CPUID_FROM_CR4_OSXSAVE:
-        return view->guest_cr4 & CR4_OSXSAVE;
-    case CPUID_FROM_CR4_PKE:
-        return view->guest_cr4 & CR4_PKE;
-    case CPUID_FROM_EXEC_RDTSCP:
-        return view->exec & CPUID_EXEC_RDTSCP;
-    case CPUID_FROM_EXEC_INVPCID:
-        return view->exec & CPUID_EXEC_INVPCID;
-    case CPUID_FROM_EXEC_XSAVES:
-        return view->exec & CPUID_EXEC_XSAVES;
-    default:
-        return false;
-    }
+    unsigned on = 0;
+    if (view->apic_enabled)
+        on |= 1u << CPUID_FROM_APIC_EN;
+    if (view->guest_cr4 & CR4_OSXSAVE)
+        on |= 1u << CPUID_FROM_CR4_OSXSAVE;
+    if (view->guest_cr4 & CR4_PKE)
+        on |= 1u << CPUID_FROM_CR4_PKE;
+    if (view->exec & CPUID_EXEC_RDTSCP)
+        on |= 1u << CPUID_FROM_EXEC_RDTSCP;
+    if (view->exec & CPUID_EXEC_INVPCID)
+        on |= 1u << CPUID_FROM_EXEC_INVPCID;
+    if (view->exec & CPUID_EXEC_XSAVES)
+        on |= 1u << CPUID_FROM_EXEC_XSAVES;
+    return on;
 }
 
+#define EXEC_SOURCES                                                                               \
+    ((1u << CPUID_FROM_EXEC_RDTSCP) | (1u << CPUID_FROM_EXEC_INVPCID) |                            \
+     (1u << CPUID_FROM_EXEC_XSAVES))
+
 /* One register: the host's bits where the table passes them, 1 where it sets them. */
-static uint32_t apply(const uint32_t mask[CPUID_FROM_COUNT], uint32_t host,
-                      const struct cpuid_view *view)
+static uint32_t apply(const uint32_t mask[CPUID_FROM_COUNT], uint32_t host, unsigned on)
 {
     uint32_t out = (host & mask[CPUID_FROM_HOST]) | mask[CPUID_FROM_SET];
-    for (int s = CPUID_FROM_APIC_EN; s <= CPUID_FROM_CR4_PKE; s++)
-        if (source_on((enum cpuid_source)s, view))
-            out |= mask[s];
-    for (int s = CPUID_FROM_EXEC_RDTSCP; s <= CPUID_FROM_EXEC_XSAVES; s++)
-        if (source_on((enum cpuid_source)s, view))
-            out |= host & mask[s];
+    for (unsigned left = on; left; left &= left - 1) {
+        unsigned s = (unsigned)__builtin_ctz(left);
+        /* The state sources set their bits; the exec ones pass the host's. */
+        out |= ((EXEC_SOURCES >> s) & 1) ? host & mask[s] : mask[s];
+    }
     return out;
 }
 
@@ -172,8 +174,9 @@ void cpuid_filter(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view
     uint32_t out[4] = {0};
     if (p) {
         const uint32_t host[4] = {r->eax, r->ebx, r->ecx, r->edx};
+        unsigned on = sources_on(view);
         for (int i = 0; i < 4; i++)
-            out[i] = apply(p->mask[i], host[i], view);
+            out[i] = apply(p->mask[i], host[i], on);
         computed(leaf, subleaf, view, r, p, out);
     }
     *r = (struct cpuid_regs){out[0], out[1], out[2], out[3]};

@@ -4,14 +4,21 @@
 #include "vmm/gpt.h"
 #include "vmm/insn.h"
 
-#define PAGE 4096ull
+#define PAGE   4096ull
+#define CR0_PG (1ull << 31)
 
+/* Guest RAM is one host range: a page-table entry is one bounds check and one load. */
 static bool read_gpa(uint64_t gpa, void *buf, size_t len, void *ctx)
 {
-    void *p = vm_gpa_ptr(ctx, gpa, len);
+    const void *p = vm_gpa_ptr(ctx, gpa, len);
     if (!p)
         return false;
-    memcpy(buf, p, len);
+    if (len == 8)
+        *(uint64_t *)buf = *(const uint64_t *)p;
+    else if (len == 4)
+        *(uint32_t *)buf = *(const uint32_t *)p;
+    else
+        memcpy(buf, p, len);
     return true;
 }
 
@@ -60,9 +67,49 @@ void vcpu_advance(struct vcpu *v, unsigned len)
     virt->end_emulated_instruction(v);
 }
 
+/*
+ * The instruction at CS:RIP read in place, as far as its page and guest RAM
+ * go: one translation (none with paging off), no copy. Nothing is cached
+ * across exits: under nested paging the guest rewrites its page tables and
+ * flushes its TLB without an exit, so no cached translation could be proven
+ * fresh. NULL when RIP's page is not in guest RAM.
+ */
+static const uint8_t *code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
+{
+    struct guest_mode gm;
+    virt->get_mode(v, &gm);
+    *code_bits = gm.code_bits;
+    uint64_t la = gm.cs_base + v->regs.rip;
+    if (gm.code_bits != 64)
+        la &= 0xffffffffu;
+    uint64_t gpa = la;
+    if (gm.cr0 & CR0_PG) {
+        struct gpt_mode m = {
+            .cr0 = gm.cr0, .cr3 = gm.cr3, .cr4 = gm.cr4, .efer = gm.efer, .cpl = gm.cpl};
+        if (gpt_translate(&m, la, GPT_ACCESS_FETCH, read_gpa, v->vm, &gpa))
+            return 0;
+    }
+    size_t in_page = PAGE - (la & (PAGE - 1));
+    *avail = in_page < INSN_MAX ? in_page : INSN_MAX;
+    if (gpa >= v->vm->cfg.mem)
+        return 0;
+    if (*avail > v->vm->cfg.mem - gpa)
+        *avail = v->vm->cfg.mem - gpa;
+    return v->vm->mem + gpa;
+}
+
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
     unsigned len = e->insn_len;
+    if (!len && e->insn_kind >= 0) {
+        /* The common case: the instruction lies within one page of guest RAM. */
+        size_t avail;
+        int mode;
+        const uint8_t *code = code_at_rip(v, &avail, &mode);
+        int n = code ? insn_length((enum insn_kind)e->insn_kind, code, avail, mode) : -1;
+        if (n > 0)
+            len = (unsigned)n;
+    }
     if (!len) {
         uint8_t bytes[INSN_MAX];
         int mode;

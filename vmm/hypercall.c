@@ -23,6 +23,8 @@ unsigned long vmm_hypercall(struct vcpu *v)
     }
     case HC_NOP:
         return HC_OK;
+    case HC_HLT_EXITS:
+        return v->stats.exits[EXIT_HLT] + v->stats.exits[EXIT_IDLE_HLT];
     default:
         return HC_ENOSYS;
     }

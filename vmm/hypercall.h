@@ -12,6 +12,8 @@
     1            /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX): console output    \
                   */
 #define HC_NOP 2 /* does nothing; returns 0 (for measuring the exit path) */
+/* The calling vCPU's HLT exits so far (plain and Idle HLT), its low 32 bits in EAX. */
+#define HC_HLT_EXITS 0x504C0003u
 
 #define HC_PUTS_MAX 4096
 

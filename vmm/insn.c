@@ -59,6 +59,12 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
     if ((unsigned)kind >= sizeof(opcodes) / sizeof(opcodes[0]) ||
         (mode != 16 && mode != 32 && mode != 64))
         return -1;
+    /* The usual encoding, without prefixes: no opcode kind starts with a prefix byte. */
+    size_t len = opcodes[kind].len;
+    if (kind != INSN_PAUSE && avail >= len && bytes[0] == opcodes[kind].op[0] &&
+        (len < 2 || bytes[1] == opcodes[kind].op[1]) &&
+        (len < 3 || bytes[2] == opcodes[kind].op[2]))
+        return (int)len;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
     size_t i = 0;
     bool rep = false;
@@ -75,7 +81,6 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
             break;
         }
     }
-    size_t len = opcodes[kind].len;
     if (limit - i < len || memcmp(bytes + i, opcodes[kind].op, len) != 0)
         return -1;
     /* PAUSE is NOP with F3; with REX.B the 90 is xchg r8, rax instead. */

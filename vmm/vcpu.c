@@ -7,6 +7,7 @@
 #include "sched/sched.h"
 #include "sched/watchdog.h"
 #include "vmm/exits.h"
+#include "vmm/fastpath.h"
 #include "vmm/guest_access.h"
 #include "vmm/pause.h"
 #include "vmm/vmm.h"
@@ -136,15 +137,36 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && hlt_in_shadow(v))
         vcpu_advance(v, 1);
-    if (vector >= 0 && virt->interrupt_allowed(v)) {
+    /*
+     * Where the CPU takes an offered vector as soon as the guest can, every
+     * pending one is offered (below), as hardware presents interrupts. QEMU
+     * also needs it: after an EVENTINJ interrupt its TCG loop may deliver
+     * the vector a second time (docs/virtual_interrupts.md).
+     */
+    if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(v)) {
         virt->inject_interrupt(v, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
+    /*
+     * One the guest cannot take now is offered to the CPU (SVM V_IRQ), which
+     * delivers it when the guest can; it stays in IRR until then, so the next
+     * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
+     */
+    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
     *window = vector >= 0 || v->nmi.pending;
-    virt->set_interrupt_window(v, vector >= 0);
+    if (!offered)
+        virt->set_interrupt_window(v, vector >= 0);
     spin_unlock_irqrestore(&v->lock, flags);
     return true;
+}
+
+static void enter_guest(struct vcpu *v, struct exit_record *e)
+{
+    guest_msrs_enter(&v->msrs);
+    virt->vcpu_run(v, e);
+    guest_msrs_exit(&v->msrs);
+    v->stats.exits[e->reason]++;
 }
 
 enum run_result vcpu_run(struct vcpu *v)
@@ -162,6 +184,8 @@ enum run_result vcpu_run(struct vcpu *v)
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
+        /* Taken before anything is looked at: vmm/fastpath.h. */
+        vcpu_changes_take(&v->changed);
         watchdog_beat();
         if (vm->stopping) {
             result = RUN_STOPPED;
@@ -173,12 +197,17 @@ enum run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(v);
         struct exit_record e;
-        guest_msrs_enter(&v->msrs);
-        virt->vcpu_run(v, &e);
-        guest_msrs_exit(&v->msrs);
-        uint64_t exited = rdtsc();
-        v->stats.exits[e.reason]++;
-        handle_exit(v, &e);
+        enum fastpath_result fast;
+        uint64_t exited;
+        do {
+            enter_guest(v, &e);
+            exited = rdtsc();
+            fast = fastpath_exit(v, &e);
+            if (fast == FASTPATH_REENTER)
+                v->stats.exit_cycles[e.reason] += rdtsc() - exited;
+        } while (fast == FASTPATH_REENTER);
+        if (fast == FASTPATH_NOT_MINE)
+            handle_exit(v, &e);
         v->stats.exit_cycles[e.reason] += rdtsc() - exited;
         /*
          * vcpu_halt's own decision, not v->state: a waker may already have

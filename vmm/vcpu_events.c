@@ -33,6 +33,7 @@
 #include "arch/x86/tsc.h"
 #include "sched/halt_poll.h"
 #include "sched/sched.h"
+#include "vmm/fastpath.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/trace.h"
 
@@ -55,6 +56,7 @@ static bool has_wake_event(struct vcpu *v)
 
 void vcpu_notify(struct vcpu *v)
 {
+    vcpu_changes_raise(&v->changed, CHANGE_EVENT); /* before any kick: vmm/fastpath.h */
     bool halted = v->state == VCPU_POLLING || v->state == VCPU_BLOCKED;
     if (halted && has_wake_event(v)) {
         uint64_t now = rdtsc();

@@ -138,6 +138,7 @@ struct vcpu {
     struct vcpu_spin spin;
     struct vcpu_halt halt;
     uint64_t poll_control; /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
+    uint32_t changed;      /* the exit fast path's summary word (vmm/fastpath.h) */
     struct vcpu_stats stats;
 };
 

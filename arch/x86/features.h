@@ -38,6 +38,16 @@ struct virt_features {
     bool npt, nrips, pause_filter, pause_filter_thresh, idle_hlt, vgif, flush_by_asid, vmcb_clean,
         decode_assists;
     uint32_t svm_asids;
+    /* How V_IRQ's priority check behaves, probed at the first CPU's enable; NULL before or off SVM.
+     */
+    const char *virq;
+    /*
+     * A V_IRQ pending at VMRUN reaches a guest that can take it at once (real
+     * AMD CPUs, QEMU), so every pending vector goes through V_IRQ; Bochs 2.7
+     * looks at it only when IF changes, so what the guest can take at entry
+     * goes through EVENTINJ there. Probed with virq.
+     */
+    bool virq_at_entry;
     /* VMX */
     bool ept, vpid, unrestricted_guest, ple, preemption_timer, true_controls, ept_2m, ept_1g,
         ept_ad, ept_wb;

@@ -94,6 +94,12 @@ enum msr_result { MSR_NOT_MINE, MSR_DONE, MSR_FAULT };
 
 enum intercept { INTERCEPT_HLT };
 
+/* Which instruction-level intercept makes a guest's HLT exit (vmm/hlt_intercept.h chooses). */
+enum hlt_intercept {
+    HLT_INTERCEPT_PLAIN, /* every HLT exits */
+    HLT_INTERCEPT_IDLE,  /* AMD Idle HLT: only a HLT with no virtual interrupt or NMI pending */
+};
+
 /* How the CPU can make PAUSE exit (virt_ops.pause_hw). */
 enum pause_hw {
     PAUSE_HW_NONE,          /* not at all */
@@ -139,6 +145,8 @@ struct virt_ops {
     enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
     void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);
+    /* For every vCPU reset from now on; PLAIN only where the CPU lacks Idle HLT. */
+    void (*set_hlt_intercept)(enum hlt_intercept mode);
     enum pause_hw (*pause_hw)(void);
     /*
      * How PAUSE exits for v from its next entry on, kept across INIT and
@@ -168,12 +176,27 @@ struct virt_ops {
     bool (*in_interrupt_shadow)(struct vcpu *v);
     void (*inject_interrupt)(struct vcpu *v, uint8_t vector);
     void (*set_interrupt_window)(struct vcpu *v, bool on);
+    /*
+     * Hand the vector (-1: none) to the CPU, which delivers it by itself as
+     * soon as the guest can take it (SVM V_IRQ); the backend moves it from
+     * IRR to ISR once the CPU took it. vmm offers only vectors deliverable
+     * under the full PPR. False: the backend cannot (VMX, or an SVM CPU whose
+     * V_IRQ priority check is wrong): vmm injects at entry instead. NULL on VMX.
+     */
+    bool (*offer_interrupt)(struct vcpu *v, int vector);
     /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */
     bool (*nmi_allowed)(struct vcpu *v);
     /* An NMI is being injected, or the guest is in its handler (before the IRET). */
     bool (*nmi_in_service)(struct vcpu *v);
     void (*inject_nmi)(struct vcpu *v);
     void (*set_nmi_window)(struct vcpu *v, bool on);
+    /*
+     * The next entry only resumes the guest: nothing injected or re-injected,
+     * no virtual interrupt offered to the CPU (V_IRQ, including the one that
+     * opens an interrupt window), no interrupt or NMI window armed. The exit
+     * fast path enters again without the full path only then.
+     */
+    bool (*entry_is_plain)(struct vcpu *v);
     /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */
     void (*vcpu_reset_real)(struct vcpu *v, uint8_t sipi_vector);
     /* v will run on another host CPU next: drop what ties it to this one. */

@@ -414,8 +414,14 @@ def timer_ticks(vm, vcpus, ticks, within=None):
         got = {e["vcpu"]: e for e in log.all("bench")
                if e.vm == vm and e.get("guest") == "timer" and e.get("op") == "periodic"}
         assert sorted(got) == list(range(vcpus)), f"[{vm}] periodic reports from {sorted(got)}"
+        stop = [s for s in log.all("vm_stop") if s["vm"] == vm]
+        assert len(stop) == 1, f"[{vm}] @vm_stop records: {len(stop)}"
         for e in got.values():
             assert e["iters"] == ticks and e["expected"] == ticks * 4000, f"bad {e}"
+            # Each interrupt the guest took is one pollux raised: none delivered twice.
+            raised = stop[0]["vcpus"][str(e["vcpu"])]["timer"]["delivered"]
+            assert e["interrupts"] == raised, \
+                f"[{vm}] vCPU {e['vcpu']} took {e['interrupts']} interrupts, pollux raised {raised}"
             assert e["value"] >= e["expected"], f"[{vm}] ticks came early: {e}"
             if within is not None:
                 err = (e["value"] - e["expected"]) / e["expected"]
@@ -455,6 +461,42 @@ def vcpu_accounting(vm, vcpus):
                 assert key in st, f"{vm} vCPU {i} lacks {key}"
             assert st["run_us"] > 0, f"{vm} vCPU {i} never ran"
     return check
+
+
+# selfipi: every `cli; self-IPI; sti; hlt` exits on HLT where the CPU has no
+# Idle HLT (none here), every IPI handled once; the V_IRQ probe's verdict.
+def hlt_intercept_used(mode, virq, at_entry):
+    def check(log):
+        b = log.one("boot")
+        assert b["hlt_intercept"] == mode, f"@boot hlt_intercept={b['hlt_intercept']}, want {mode}"
+        assert b.get("virq") == virq, f"@boot virq={b.get('virq')}, want {virq}"
+        assert b.get("virq_at_entry") == at_entry, \
+            f"@boot virq_at_entry={b.get('virq_at_entry')}, want {at_entry}"
+    check.__name__ = f"hlt_intercept_used({mode},{virq},{at_entry})"
+    return check
+
+
+def selfipi_exits(vm, iters, mode):
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "sti_hlt"]
+        assert len(got) == 1, f"[{vm}] sti_hlt @bench lines: {got}"
+        want = 0 if mode == "idle_hlt" else iters
+        assert got[0]["hlt_exits"] == want, f"[{vm}] hlt_exits={got[0]['hlt_exits']}, want {want}"
+        st = [e for e in log.all("stats") if e.get("vm") == vm]
+        assert len(st) == 1, f"[{vm}] @stats records: {len(st)}"
+        st = st[0]
+        assert st["hlt_intercept"] == mode, f"[{vm}] @stats hlt_intercept={st['hlt_intercept']}"
+        assert (st["hlt_exits"], st["idle_hlt_exits"]) == ((want, 0) if want else (0, 0)), \
+            f"[{vm}] hlt_exits={st['hlt_exits']} idle_hlt_exits={st['idle_hlt_exits']}"
+        assert st["halt_exits"] == st["hlt_exits"] + st["idle_hlt_exits"], f"[{vm}] halt_exits"
+    check.__name__ = f"selfipi_exits({vm})"
+    return check
+
+
+def selfipi_checks(iters, virq, at_entry):
+    return [hlt_intercept_used("hlt", virq, at_entry), benches("selfipi", ["sti_hlt", "sti"], iters),
+            selfipi_exits("selfipi", iters, "hlt"), vm_stops(selfipi=(0, "debug-exit")),
+            shutdown(0)]
 
 
 # Multi-vCPU guests: INIT-SIPI bring-up, IPIs, halts, timers, overcommit.
@@ -986,6 +1028,10 @@ def tests(full=False):
              cpu="ryzen", smp=2, guests=guests_bad(bochs_svm=True), timeout=300),
         Test("qemu-guests-smp1", GUESTS_OK_CHECKS, smp=1, guests=GUESTS_OK, full_only=True),
         Test("qemu-smp-guests", GUESTS_SMP_CHECKS, smp=2, guests=GUESTS_SMP, timeout=240),
+        Test("qemu-selfipi", selfipi_checks(1000, "delivers_at_equal_tpr", True), smp=1,
+             guests="selfipi:args=1000"),
+        Test("bochs-ryzen-selfipi", selfipi_checks(500, "exact", False), emu="bochs", cpu="ryzen",
+             smp=1, args="idle_hlt=off", guests="selfipi:args=500", timeout=240),
         Test("bochs-ryzen-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", cpu="ryzen", smp=2,
              guests=GUESTS_SMP, timeout=400),
         Test("bochs-ryzen-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", cpu="ryzen", smp=2,

@@ -34,6 +34,20 @@ static void test_silent_target_fires_after_timeout(void **state)
     assert_true(lockup_check(&w, &limits, t, 42, ++me)); /* 4 x 250 = 1000 */
 }
 
+static void test_booting_target_is_not_judged(void **state)
+{
+    (void)state;
+    struct lockup_watch w = {0};
+    uint64_t t = 0, me = 0;
+    for (int i = 0; i < 100; i++)
+        assert_false(lockup_check(&w, &limits, t += 400, 0, ++me));
+    /* Its first beat starts the clock. */
+    assert_false(lockup_check(&w, &limits, t += 400, 1, ++me));
+    for (int i = 0; i < 2; i++)
+        assert_false(lockup_check(&w, &limits, t += 400, 1, ++me));
+    assert_true(lockup_check(&w, &limits, t += 400, 1, ++me)); /* 3 x 400 >= 1000 */
+}
+
 static void test_a_beat_resets(void **state)
 {
     (void)state;
@@ -86,6 +100,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_check_only_records),
         cmocka_unit_test(test_silent_target_fires_after_timeout),
+        cmocka_unit_test(test_booting_target_is_not_judged),
         cmocka_unit_test(test_a_beat_resets),
         cmocka_unit_test(test_time_without_own_beats_does_not_count),
         cmocka_unit_test(test_one_long_interval_is_capped),

@@ -64,6 +64,13 @@ UNIT_TESTS += guest_msrs
 unit_guest_msrs_SRCS := vmm/guest_msrs.c
 UNIT_TESTS += nmi
 unit_nmi_SRCS := vmm/nmi.c
+UNIT_TESTS += svm_intr
+unit_svm_intr_SRCS := arch/x86/svm/svm_intr.c vmm/vlapic.c
+UNIT_TESTS += hlt_intercept
+unit_hlt_intercept_SRCS := vmm/hlt_intercept.c
+UNIT_TESTS += fastpath
+unit_fastpath_SRCS := vmm/fastpath.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c \
+	vmm/trace.c sched/halt_poll.c sched/yield.c
 UNIT_TESTS += stats
 unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c
 UNIT_TESTS += serial_mux

@@ -2,13 +2,16 @@
 #include <stddef.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/exit_floor.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/pagetable.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/svm/svm_exit.h"
+#include "arch/x86/svm/svm_intr.h"
 #include "arch/x86/svm/svm_sched.h"
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
+#include "drivers/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "vmm/vm.h"
@@ -34,7 +37,9 @@ struct svm_vcpu {
     /* set_pause_exiting's request, applied again after every reset. */
     enum pause_exiting pause_mode;
     uint32_t pause_window, pause_gap;
-    uint64_t reinject; /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+    uint64_t reinject;  /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+    int offered;        /* the vector in V_IRQ at the last VMRUN, -1 for none */
+    bool virq_at_entry; /* V_IRQ was set at the last VMRUN: an offered vector or a window */
     /*
      * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
      * injecting an NMI pollux intercepts IRET and counts the guest as in its
@@ -57,10 +62,94 @@ struct svm_vcpu {
 static uint64_t iopm_pa, msrpm_pa;
 static uint32_t max_asid;
 static bool has_nrips;
+static enum hlt_intercept hlt_mode = HLT_INTERCEPT_PLAIN;
+static enum svm_virq_check virq_check = SVM_VIRQ_UNPROBED;
 
 static inline struct svm_vcpu *svm(struct vcpu *v)
 {
     return v->arch;
+}
+
+static inline void clgi(void)
+{
+    __asm__ volatile("clgi" ::: "memory");
+}
+
+static inline void stgi(void)
+{
+    __asm__ volatile("stgi" ::: "memory");
+}
+
+static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t limit)
+{
+    *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
+}
+
+/*
+ * One VMRUN of a guest that runs STI; NOP; HLT from IF=0, with V_IRQ pending
+ * at V_INTR_PRIO prio and V_TPR tpr and the VINTR intercept on: the CPU
+ * exits VINTR if it would deliver the virtual interrupt once STI's shadow
+ * ends, else HLT. (Starting from IF=1 would test less than pollux needs:
+ * Bochs 2.7 does not look at a V_IRQ set at VMRUN until the guest changes
+ * IF or CR8.) Nested paging and paging off: host-physical addresses.
+ */
+static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, uint64_t rflags,
+                          unsigned prio, unsigned tpr)
+{
+    memset(vmcb, 0, sizeof(*vmcb));
+    vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_VINTR |
+                            SVM_INTERCEPT_HLT | SVM_INTERCEPT_SHUTDOWN;
+    vmcb->intercept_misc2 = SVM_INTERCEPT_VMRUN;
+    vmcb->iopm_base_pa = iopm_pa;
+    vmcb->msrpm_base_pa = msrpm_pa;
+    vmcb->asid = 1;
+    vmcb->tlb_control = SVM_TLB_FLUSH_ALL;
+    vmcb->vintr = SVM_VINTR_MASKING | SVM_VINTR_V_IRQ | ((uint64_t)prio << SVM_VINTR_PRIO_SHIFT) |
+                  tpr | (0x80ull << SVM_VINTR_VECTOR_SHIFT);
+    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
+    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
+    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
+    set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
+    set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
+    vmcb->cr0 = 0x11;
+    vmcb->efer = EFER_SVME;
+    vmcb->dr6 = 0xffff0ff0;
+    vmcb->dr7 = 0x400;
+    vmcb->g_pat = PAT_DEFAULT;
+    vmcb->rflags = rflags;
+    vmcb->rip = code;
+    struct guest_regs regs = {0};
+    uint64_t flags = irq_save();
+    clgi();
+    svm_vmrun(&regs, (uint64_t)vmcb, c->host_vmcb_pa);
+    stgi();
+    irq_restore(flags);
+    return (uint32_t)vmcb->exit_code == SVM_EXIT_VINTR;
+}
+
+/* How this CPU compares V_INTR_PRIO with V_TPR (svm_intr.h); the ASIDs are not in use yet. */
+static enum svm_virq_check probe_virq(struct svm_cpu *c)
+{
+    struct vmcb *vmcb = page_alloc_zeroed(1);
+    uint8_t *code = page_alloc_zeroed(1);
+    enum svm_virq_check r = SVM_VIRQ_UNPROBED;
+    /* The probe guest runs in 32-bit protected mode: its code must lie below 4 GiB. */
+    if (vmcb && code && (uint64_t)code < (1ull << 32) - PAGE_SIZE) {
+        code[0] = 0xfb; /* STI */
+        code[1] = 0x90; /* NOP */
+        code[2] = 0xf4; /* HLT */
+        bool above = virq_delivers(c, vmcb, (uint64_t)code, 0x2, 3, 2);
+        bool equal = virq_delivers(c, vmcb, (uint64_t)code, 0x2, 2, 2);
+        r = svm_virq_classify(above, equal);
+        /* NOP; HLT with IF=1 at VMRUN: is a V_IRQ pending at entry delivered at once? */
+        virt_features.virq_at_entry =
+            above && virq_delivers(c, vmcb, (uint64_t)code + 1, 0x2 | RFLAGS_IF, 3, 2);
+    }
+    if (vmcb)
+        pmm_free(&host_pmm, (uint64_t)vmcb, 1);
+    if (code)
+        pmm_free(&host_pmm, (uint64_t)code, 1);
+    return r;
 }
 
 static int svm_cpu_enable(char *err, size_t errlen)
@@ -73,7 +162,8 @@ static int svm_cpu_enable(char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for SVM host state");
         return -1;
     }
-    if (!iopm_pa) {
+    bool first = !iopm_pa;
+    if (first) {
         /* One all-ones bitmap pair for every VM: every port and MSR exits. */
         uint8_t *iopm = page_alloc_zeroed(IOPM_PAGES);
         uint8_t *msrpm = page_alloc_zeroed(MSRPM_PAGES);
@@ -98,6 +188,16 @@ static int svm_cpu_enable(char *err, size_t errlen)
     c->asids = (struct svm_asid_cpu){.next_asid = 1, .generation = 1};
     wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
     p->virt = c;
+    if (first) {
+        virq_check = probe_virq(c);
+        virt_features.virq = svm_virq_check_name(virq_check);
+        kprintf("pollux: V_IRQ priority check: %s, %s at entry; pending interrupts %s\n",
+                virt_features.virq, virt_features.virq_at_entry ? "taken" : "not taken",
+                virq_check == SVM_VIRQ_NONE ? "injected at entry only"
+                : virt_features.virq_at_entry
+                    ? "offered through V_IRQ"
+                    : "offered through V_IRQ when the guest cannot take them at entry");
+    }
     return 0;
 }
 
@@ -160,11 +260,6 @@ static void svm_vcpu_destroy(struct vcpu *v)
     v->arch = 0;
 }
 
-static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t limit)
-{
-    *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
-}
-
 static void apply_pause(struct svm_vcpu *s)
 {
     struct svm_pause_fields f = svm_pause_filter(s->pause_mode, s->pause_window, s->pause_gap,
@@ -187,12 +282,16 @@ static struct vmcb *reset_common(struct vcpu *v)
     memset(vmcb, 0, sizeof(*vmcb));
 
     vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_CPUID |
-                            SVM_INTERCEPT_INVD | SVM_INTERCEPT_HLT | SVM_INTERCEPT_INVLPGA |
-                            SVM_INTERCEPT_IOIO | SVM_INTERCEPT_MSR | SVM_INTERCEPT_SHUTDOWN;
+                            SVM_INTERCEPT_INVD | SVM_INTERCEPT_INVLPGA | SVM_INTERCEPT_IOIO |
+                            SVM_INTERCEPT_MSR | SVM_INTERCEPT_SHUTDOWN;
     vmcb->intercept_misc2 = SVM_INTERCEPT_VMRUN | SVM_INTERCEPT_VMMCALL | SVM_INTERCEPT_VMLOAD |
                             SVM_INTERCEPT_VMSAVE | SVM_INTERCEPT_STGI | SVM_INTERCEPT_CLGI |
                             SVM_INTERCEPT_SKINIT | SVM_INTERCEPT_WBINVD | SVM_INTERCEPT_MONITOR |
                             SVM_INTERCEPT_MWAIT | SVM_INTERCEPT_XSETBV | SVM_INTERCEPT_RDPRU;
+    struct svm_hlt_bits hlt = svm_hlt_intercept(
+        hlt_mode, (struct svm_hlt_bits){vmcb->intercept_misc1, vmcb->intercept_misc3});
+    vmcb->intercept_misc1 = hlt.misc1;
+    vmcb->intercept_misc3 = hlt.misc3;
     vmcb->iopm_base_pa = iopm_pa;
     vmcb->msrpm_base_pa = msrpm_pa;
     vmcb->tsc_offset = v->vm->tsc_offset;
@@ -215,6 +314,7 @@ static struct vmcb *reset_common(struct vcpu *v)
     v->regs = (struct guest_regs){.rflags = 0x2};
     s->asid.cpu = -1; /* the VMCB's ASID was just cleared */
     s->reinject = 0;
+    s->offered = -1;
     s->nmi_masked = false;
     s->iret_seen = false;
     s->nmi_step = false;
@@ -256,16 +356,6 @@ static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
         s->vmcb->clean_bits = 0;
 }
 
-static inline void clgi(void)
-{
-    __asm__ volatile("clgi" ::: "memory");
-}
-
-static inline void stgi(void)
-{
-    __asm__ volatile("stgi" ::: "memory");
-}
-
 static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {
     uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
@@ -273,6 +363,43 @@ static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
         ev |= SVM_EVTINJ_VALID_ERR | ((uint64_t)error << 32);
     svm(v)->vmcb->event_inj = ev;
 }
+
+#ifdef POLLUX_EXIT_FLOOR
+/* One of the floor's operations (arch/x86/exit_floor.h), done: the guest goes on at once. */
+static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
+{
+    switch ((uint32_t)vmcb->exit_code) {
+    case SVM_EXIT_CPUID:
+        if ((uint32_t)vmcb->rax != FLOOR_CPUID_LEAF)
+            return false;
+        floor_cpuid(&v->regs, 0x68747541u, 0x69746e65u, 0x444d4163u); /* AuthenticAMD */
+        vmcb->rax = v->regs.rax;
+        vmcb->rip += 2;
+        return true;
+    case SVM_EXIT_VMMCALL:
+        if ((uint32_t)vmcb->rax != FLOOR_HC_NOP)
+            return false;
+        vmcb->rax = 0;
+        vmcb->rip += 3;
+        return true;
+    case SVM_EXIT_IOIO:
+        if ((uint16_t)(vmcb->exit_info1 >> 16) != FLOOR_PORT || !(vmcb->exit_info1 & SVM_IOIO_IN))
+            return false;
+        vmcb->rax = (vmcb->rax & ~0xffull) | FLOOR_PORT_VALUE;
+        vmcb->rip = vmcb->exit_info2;
+        return true;
+    case SVM_EXIT_MSR:
+        if (vmcb->exit_info1 || (uint32_t)v->regs.rcx != FLOOR_MSR)
+            return false;
+        vmcb->rax = (uint32_t)FLOOR_MSR_VALUE;
+        v->regs.rdx = FLOOR_MSR_VALUE >> 32;
+        vmcb->rip += 2;
+        return true;
+    default:
+        return false;
+    }
+}
+#endif
 
 static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
@@ -298,24 +425,34 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     uint64_t v_tpr = (v->lapic.tpr >> 4) & SVM_VINTR_V_TPR;
     vmcb->vintr = (vmcb->vintr & ~SVM_VINTR_V_TPR) | v_tpr;
 
+    s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
     clgi();
     irq_enable();
     svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+#ifdef POLLUX_EXIT_FLOOR
+    while (floor_exit(v, vmcb))
+        svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+#endif
     stgi(); /* host interrupts that forced the exit are taken here */
     irq_disable();
 
     vmcb->tlb_control = 0;
-    if ((vmcb->vintr & SVM_VINTR_V_TPR) != v_tpr) {
+    struct svm_vintr_exit vx = svm_vintr_after_exit(s->offered, vmcb->vintr, vmcb->exit_int_info);
+    s->offered = vx.still_offered;
+    s->reinject = vx.reinject;
+    bool cr8_written = (vmcb->vintr & SVM_VINTR_V_TPR) != v_tpr;
+    if (cr8_written || vx.taken >= 0) {
         uint64_t flags = spin_lock_irqsave(&v->lock);
-        v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
+        if (cr8_written)
+            v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
+        if (vx.taken >= 0)
+            vlapic_ack(&v->lapic, (uint8_t)vx.taken);
         spin_unlock_irqrestore(&v->lock, flags);
     }
     v->regs.rax = vmcb->rax;
     v->regs.rsp = vmcb->rsp;
     v->regs.rip = vmcb->rip;
     v->regs.rflags = vmcb->rflags;
-    if (vmcb->exit_int_info & SVM_EVTINJ_VALID)
-        s->reinject = vmcb->exit_int_info;
     vmcb->event_inj = 0;
     if (s->iret_seen && vmcb->rip != s->iret_rip) {
         s->iret_seen = false;
@@ -457,6 +594,11 @@ static enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t va
     return MSR_DONE;
 }
 
+static void svm_set_hlt_intercept(enum hlt_intercept mode)
+{
+    hlt_mode = mode;
+}
+
 static void svm_set_intercept(struct vcpu *v, enum intercept what, bool on)
 {
     (void)what; /* INTERCEPT_HLT */
@@ -528,6 +670,28 @@ static void svm_set_interrupt_window(struct vcpu *v, bool on)
     }
 }
 
+/*
+ * V_IRQ means a virtual interrupt offered to the CPU: a pending vector or the
+ * interrupt window's. One offered at the last entry may have been taken,
+ * leaving the next pending vector to offer: the full path looks.
+ */
+static bool svm_entry_is_plain(struct vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
+           !s->nmi_step;
+}
+
+static bool svm_offer_interrupt(struct vcpu *v, int vector)
+{
+    if (virq_check != SVM_VIRQ_EXACT && virq_check != SVM_VIRQ_AT_EQUAL)
+        return false;
+    struct svm_vcpu *s = svm(v);
+    s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, v->lapic.tpr, virq_check);
+    s->offered = vector;
+    return true;
+}
+
 static bool svm_nmi_allowed(struct vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
@@ -592,6 +756,7 @@ const struct virt_ops svm_ops = {
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
     .set_intercept = svm_set_intercept,
+    .set_hlt_intercept = svm_set_hlt_intercept,
     .pause_hw = svm_pause_hw,
     .set_pause_exiting = svm_set_pause_exiting,
     .set_tsc_offset = svm_set_tsc_offset,
@@ -600,10 +765,12 @@ const struct virt_ops svm_ops = {
     .in_interrupt_shadow = svm_in_interrupt_shadow,
     .inject_interrupt = svm_inject_interrupt,
     .set_interrupt_window = svm_set_interrupt_window,
+    .offer_interrupt = svm_offer_interrupt,
     .nmi_allowed = svm_nmi_allowed,
     .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
+    .entry_is_plain = svm_entry_is_plain,
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
     .unload_to_move = false,

@@ -34,7 +34,8 @@ static int undefined_kind(uint32_t code)
 
 void svm_decode_exit(const struct vmcb *vmcb, bool nrips, struct exit_record *e)
 {
-    memset(e, 0, sizeof(*e));
+    /* A store per field, not memset: its REP STOSB retires once per byte under emulation. */
+    *e = (struct exit_record){0};
     uint32_t code = (uint32_t)vmcb->exit_code;
     e->vendor_code = vmcb->exit_code;
     e->insn_kind = -1;

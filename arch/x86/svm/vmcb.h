@@ -110,11 +110,14 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 /* intercept_misc3 */
 #define SVM_INTERCEPT_IDLE_HLT (1u << 6)
 
-#define SVM_VINTR_V_TPR    0xfull /* the guest's CR8 */
-#define SVM_VINTR_V_IRQ    (1ull << 8)
-#define SVM_VINTR_PRIO_MAX (0xfull << 16)
-#define SVM_VINTR_IGN_TPR  (1ull << 20)
-#define SVM_VINTR_MASKING  (1ull << 24)
+#define SVM_VINTR_V_TPR        0xfull /* the guest's CR8 */
+#define SVM_VINTR_V_IRQ        (1ull << 8)
+#define SVM_VINTR_PRIO_SHIFT   16
+#define SVM_VINTR_PRIO_MAX     (0xfull << SVM_VINTR_PRIO_SHIFT)
+#define SVM_VINTR_IGN_TPR      (1ull << 20)
+#define SVM_VINTR_MASKING      (1ull << 24)
+#define SVM_VINTR_VECTOR_SHIFT 32
+#define SVM_VINTR_VECTOR_MASK  (0xffull << SVM_VINTR_VECTOR_SHIFT)
 
 /* Exit codes. */
 #define SVM_EXIT_EXCP_BASE 0x040
@@ -154,6 +157,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 #define SVM_EVTINJ_TYPE_INTR  (0u << 8)
 #define SVM_EVTINJ_TYPE_NMI   (2u << 8)
 #define SVM_EVTINJ_TYPE_EXEPT (3u << 8)
+#define SVM_EVTINJ_TYPE_MASK  (7u << 8)
 
 /* IOIO exit_info1 */
 #define SVM_IOIO_IN   (1u << 0)

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/exit_floor.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/pagetable.h"
 #include "arch/x86/panic.h"
@@ -989,6 +990,48 @@ static bool emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual,
     return true;
 }
 
+#ifdef POLLUX_EXIT_FLOOR
+/* One of the floor's operations (arch/x86/exit_floor.h), done: the guest goes on at once. */
+static bool floor_exit(struct vcpu *v)
+{
+    struct guest_regs *r = &v->regs;
+    uint64_t len;
+    switch ((uint32_t)vmread(VMCS_EXIT_REASON)) {
+    case VMX_EXIT_CPUID:
+        if ((uint32_t)r->rax != FLOOR_CPUID_LEAF)
+            return false;
+        floor_cpuid(r, 0x756e6547u, 0x49656e69u, 0x6c65746eu); /* GenuineIntel */
+        len = 2;
+        break;
+    case VMX_EXIT_VMCALL:
+        if ((uint32_t)r->rax != FLOOR_HC_NOP)
+            return false;
+        r->rax = 0;
+        len = 3;
+        break;
+    case VMX_EXIT_IO: {
+        uint64_t q = vmread(VMCS_EXIT_QUALIFICATION);
+        if ((uint16_t)(q >> 16) != FLOOR_PORT || !(q & (1u << 3))) /* bit 3: IN */
+            return false;
+        r->rax = (r->rax & ~0xffull) | FLOOR_PORT_VALUE;
+        len = vmread(VMCS_EXIT_INSN_LEN);
+        break;
+    }
+    case VMX_EXIT_RDMSR:
+        if ((uint32_t)r->rcx != FLOOR_MSR)
+            return false;
+        r->rax = (uint32_t)FLOOR_MSR_VALUE;
+        r->rdx = FLOOR_MSR_VALUE >> 32;
+        len = 2;
+        break;
+    default:
+        return false;
+    }
+    vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
+    return true;
+}
+#endif
+
 static void vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct vmx_vcpu *s = v->arch;
@@ -1014,6 +1057,10 @@ static void vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
      * pending in the local APIC until the window below.
      */
     int rc = vmx_enter(&v->regs, s->launched);
+#ifdef POLLUX_EXIT_FLOOR
+    while (!rc && floor_exit(v))
+        rc = vmx_enter(&v->regs, true);
+#endif
 
     if (s->syscall_live) {
         /* SWAPGS changes KERNEL_GS_BASE without an exit; the others change only by WRMSR. */
@@ -1307,6 +1354,12 @@ static void vmx_set_nmi_window(struct vcpu *v, bool on)
         set_bit(&s->proc, PROC_NMI_WINDOW, on);
 }
 
+static bool vmx_entry_is_plain(struct vcpu *v)
+{
+    const struct vmx_vcpu *s = v->arch;
+    return !event_queued(s) && !(s->proc & (PROC_INTR_WINDOW | PROC_NMI_WINDOW));
+}
+
 static bool vmx_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
 {
     struct vmx_vcpu *s = v->arch;
@@ -1344,6 +1397,7 @@ const struct virt_ops vmx_ops = {
     .nmi_in_service = vmx_nmi_in_service,
     .inject_nmi = vmx_inject_nmi,
     .set_nmi_window = vmx_set_nmi_window,
+    .entry_is_plain = vmx_entry_is_plain,
     .vcpu_reset_real = vmx_vcpu_reset_real,
     .vcpu_unload = vmx_vcpu_unload,
     .unload_to_move = true,

@@ -1,0 +1,261 @@
+/*
+ * The exit fast path's summary-word protocol (vmm/fastpath.h) with the real
+ * vcpu_notify of vmm/vcpu_events.c as the sender, and a model of one host CPU
+ * running the vCPU: its guest keeps exiting with CPUID until the test lets it
+ * run on without exits, after which an entry returns only if a kick (an IPI
+ * held pending while the host had interrupts off) makes it exit. An event the
+ * fast path misses is then lost for good, which the model reports.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#include "vmm/fastpath.h"
+#include "vmm/kvm_pv.h"
+#include "vmm/vcpu.h"
+
+uint64_t tsc_khz = 1000000;
+
+/* Scheduler stand-ins: the kick is an IPI that stays pending on the target CPU. */
+static unsigned current_cpu;
+static bool kick_pending[2];
+
+void sched_poll(struct vcpu *pv, uint64_t deadline)
+{
+    (void)pv;
+    (void)deadline;
+}
+
+void sched_wake(struct vcpu *w)
+{
+    (void)w;
+}
+
+void sched_kick(unsigned cpu)
+{
+    kick_pending[cpu] = true;
+}
+
+unsigned sched_this_cpu(void)
+{
+    return current_cpu;
+}
+
+bool sched_others_waiting(void)
+{
+    return false;
+}
+
+void kprintf(const char *fmt, ...)
+{
+    (void)fmt;
+}
+
+/* The exit handlers and the vendor: what the fast path calls. */
+static unsigned handled;
+static bool plain;
+
+void handle_exit(struct vcpu *hv, const struct exit_record *e)
+{
+    (void)hv;
+    (void)e;
+    handled++;
+}
+
+static bool test_entry_is_plain(struct vcpu *pv)
+{
+    (void)pv;
+    return plain;
+}
+
+static const struct virt_ops test_ops = {.entry_is_plain = test_entry_is_plain};
+const struct virt_ops *virt = &test_ops;
+
+static struct vm vm;
+static struct vcpu v;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&vm, 0, sizeof(vm));
+    memset(&v, 0, sizeof(v));
+    v.vm = &vm;
+    v.state = VCPU_RUNNING;
+    v.cpu = 0;
+    v.poll_control = KVM_POLL_CONTROL_RESET;
+    v.regs.rflags = 0x202;
+    vlapic_reset(&v.lapic, 0, true);
+    struct vlapic_ipi ipi;
+    bool send;
+    vlapic_mmio_write(&v.lapic, 0xf0, 0x1ff, 0, &ipi, &send); /* software-enable */
+    memset(kick_pending, 0, sizeof(kick_pending));
+    handled = 0;
+    plain = true;
+    current_cpu = 0;
+    return 0;
+}
+
+/* The model's host CPU 0 running v. */
+enum guest_exit { GUEST_CPUID, GUEST_HOST_IRQ, GUEST_RAN_ON };
+static unsigned exits_left; /* CPUID exits before the guest runs on without exits */
+
+static enum guest_exit enter(void)
+{
+    if (kick_pending[0]) {
+        kick_pending[0] = false;
+        return GUEST_HOST_IRQ; /* the pending IPI: an external-interrupt exit */
+    }
+    if (exits_left) {
+        exits_left--;
+        return GUEST_CPUID;
+    }
+    return GUEST_RAN_ON; /* nothing will make it exit: whatever is pending waits forever */
+}
+
+/*
+ * vcpu_run's inner loop: enter and take fast exits until one needs the full
+ * path. between_check_and_entry runs after each re-entry decision, before the
+ * entry. Returns what the full path would act on, or fails the test when the
+ * guest ran on past an event.
+ */
+static uint32_t run_until_full_path(void (*between_check_and_entry)(void))
+{
+    struct exit_record e = {.reason = EXIT_CPUID, .insn_kind = -1};
+    for (;;) {
+        enum guest_exit x = enter();
+        assert_int_not_equal(x, GUEST_RAN_ON);
+        if (x == GUEST_HOST_IRQ)
+            break; /* EXIT_EXTERNAL_INTERRUPT: not the fast path's */
+        if (fastpath_exit(&v, &e) != FASTPATH_REENTER)
+            break;
+        if (between_check_and_entry)
+            between_check_and_entry();
+    }
+    return vcpu_changes_take(&v.changed);
+}
+
+static void send_interrupt(void)
+{
+    uint64_t flags = spin_lock_irqsave(&v.lock);
+    if (vlapic_accept(&v.lapic, 0x40))
+        vcpu_notify(&v);
+    spin_unlock_irqrestore(&v.lock, flags);
+}
+
+static unsigned sends_left;
+
+/* Another CPU sends an interrupt in the fast path's window, after the guest's last exit. */
+static void remote_send_after_last_exit(void)
+{
+    if (exits_left || !sends_left)
+        return;
+    sends_left--;
+    current_cpu = 1;
+    send_interrupt();
+    current_cpu = 0;
+}
+
+static void test_event_between_check_and_entry_is_not_lost(void **state)
+{
+    (void)state;
+    exits_left = 5;
+    sends_left = 1;
+    uint32_t seen = run_until_full_path(remote_send_after_last_exit);
+    assert_true(seen & CHANGE_EVENT);
+    assert_int_equal(handled, 5);
+    assert_int_equal(vlapic_highest_pending(&v.lapic), 0x40); /* for prepare_entry to inject */
+}
+
+static void test_event_on_own_cpu_before_check_is_seen(void **state)
+{
+    (void)state;
+    /* A sender on this CPU (a timer interrupt taken as the exit returned) kicks no one. */
+    send_interrupt();
+    assert_false(kick_pending[0]);
+    exits_left = 3;
+    uint32_t seen = run_until_full_path(NULL);
+    assert_true(seen & CHANGE_EVENT);
+    assert_int_equal(handled, 1); /* the first exit was handled, then the full path ran */
+}
+
+static void test_full_path_takes_the_word(void **state)
+{
+    (void)state;
+    send_interrupt();
+    assert_int_not_equal(vcpu_changes_take(&v.changed), 0);
+    /* Seen once: the next fast exits re-enter again until the guest runs on. */
+    exits_left = 4;
+    struct exit_record e = {.reason = EXIT_CPUID, .insn_kind = -1};
+    while (enter() == GUEST_CPUID)
+        assert_int_equal(fastpath_exit(&v, &e), FASTPATH_REENTER);
+    assert_int_equal(handled, 4);
+}
+
+static void test_host_kick_and_timer_take_the_full_path(void **state)
+{
+    (void)state;
+    /* The scheduler's word for "look again": the host interrupts raise CHANGE_HOST. */
+    vcpu_changes_raise(&v.changed, CHANGE_HOST);
+    exits_left = 2;
+    assert_true(run_until_full_path(NULL) & CHANGE_HOST);
+    assert_int_equal(handled, 1);
+}
+
+static void test_reentry_rules(void **state)
+{
+    (void)state;
+    uint32_t word = 0;
+    assert_true(fastpath_may_reenter(&word, 0x202, true));
+    assert_false(fastpath_may_reenter(&word, 0x302, true));  /* TF: a single-step #DB is owed */
+    assert_false(fastpath_may_reenter(&word, 0x202, false)); /* V_IRQ offered, event injected */
+    word = CHANGE_EVENT;
+    assert_false(fastpath_may_reenter(&word, 0x202, true));
+    assert_int_equal(word, CHANGE_EVENT); /* reading does not consume it */
+}
+
+static void test_uncommon_exits_are_not_handled(void **state)
+{
+    (void)state;
+    struct exit_record hlt = {.reason = EXIT_HLT, .insn_kind = -1};
+    assert_int_equal(fastpath_exit(&v, &hlt), FASTPATH_NOT_MINE);
+    struct exit_record outs = {.reason = EXIT_IO, .insn_kind = -1, .io = {.string = true}};
+    assert_int_equal(fastpath_exit(&v, &outs), FASTPATH_NOT_MINE);
+    struct exit_record hc = {.reason = EXIT_HYPERCALL, .insn_kind = -1};
+    v.regs.rax = 1; /* not HC_NOP */
+    assert_int_equal(fastpath_exit(&v, &hc), FASTPATH_NOT_MINE);
+    assert_int_equal(handled, 0);
+}
+
+static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
+{
+    (void)state;
+    /* 0x40 in service, 0x30 pending behind it: the EOI makes 0x30 deliverable, no sender. */
+    vlapic_accept(&v.lapic, 0x40);
+    vlapic_ack(&v.lapic, 0x40);
+    vlapic_accept(&v.lapic, 0x30);
+    assert_int_equal(vlapic_highest_pending(&v.lapic), -1);
+    struct vlapic_ipi ipi;
+    bool send;
+    vlapic_mmio_write(&v.lapic, 0xb0, 0, 0, &ipi,
+                      &send); /* EOI, as the MSR write's handler would */
+    struct exit_record wrmsr = {.reason = EXIT_MSR_WRITE, .insn_kind = -1};
+    assert_int_equal(fastpath_exit(&v, &wrmsr), FASTPATH_HANDLED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_event_between_check_and_entry_is_not_lost, setup),
+        cmocka_unit_test_setup(test_event_on_own_cpu_before_check_is_seen, setup),
+        cmocka_unit_test_setup(test_full_path_takes_the_word, setup),
+        cmocka_unit_test_setup(test_host_kick_and_timer_take_the_full_path, setup),
+        cmocka_unit_test_setup(test_reentry_rules, setup),
+        cmocka_unit_test_setup(test_uncommon_exits_are_not_handled, setup),
+        cmocka_unit_test_setup(test_eoi_uncovering_an_interrupt_takes_the_full_path, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,51 @@
+/* The exit fast path's policy; the summary-word protocol is in vmm/fastpath.h. */
+#include "vmm/fastpath.h"
+
+#include "arch/x86/cpu.h"
+#include "vmm/exits.h"
+#include "vmm/hypercall.h"
+#include "vmm/vm.h"
+
+/*
+ * Exits whose handling never waits, never changes what runs, and reaches
+ * other vCPUs only through vcpu_notify: CPUID, the NOP hypercall, MSRs,
+ * port I/O to the emulated devices and CR8 (the local APIC's TPR).
+ */
+static bool common_exit(const struct vcpu *v, const struct exit_record *e)
+{
+    switch (e->reason) {
+    case EXIT_CPUID:
+    case EXIT_MSR_READ:
+    case EXIT_MSR_WRITE:
+    case EXIT_CR8:
+        return true;
+    case EXIT_HYPERCALL:
+        return (uint32_t)v->regs.rax == HC_NOP;
+    case EXIT_IO:
+        return !e->io.string;
+    default:
+        return false;
+    }
+}
+
+bool fastpath_may_reenter(uint32_t *changed, uint64_t rflags, bool entry_plain)
+{
+    return !vcpu_changes_peek(changed) && !(rflags & RFLAGS_TF) && entry_plain;
+}
+
+enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
+{
+    if (!common_exit(v, e))
+        return FASTPATH_NOT_MINE;
+    handle_exit(v, e);
+    /*
+     * An EOI, a TPR write or enabling the APIC can make an interrupt that is
+     * already pending deliverable without any sender: the full path injects it.
+     */
+    bool apic_write = e->reason == EXIT_MSR_WRITE || (e->reason == EXIT_CR8 && e->cr8.write);
+    if (apic_write && vlapic_highest_pending(&v->lapic) >= 0)
+        return FASTPATH_HANDLED;
+    return fastpath_may_reenter(&v->changed, v->regs.rflags, virt->entry_is_plain(v))
+               ? FASTPATH_REENTER
+               : FASTPATH_HANDLED;
+}
