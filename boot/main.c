@@ -16,6 +16,8 @@
 #include "arch/x86/virt.h"
 #include "boot/bootinfo.h"
 #include "boot/integrity.h"
+#include "stats/report.h"
+#include "vmm/console_keys.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
 #include "drivers/console.h"
@@ -251,8 +253,10 @@ void kernel_main(uint32_t magic, uint32_t info)
     if (boot_info.mod_count == 0)
         kprintf("pollux: no guest modules given, nothing to run\n");
     failures += vmm_start(&boot_info);
+    stats_periodic_start();
+    console_keys_start();
     sched_run(vmm_all_stopped);
-    sched_report();
+    stats_report_shutdown();
     if (!vmm_all_succeeded())
         failures++;
     if (!integrity_report())

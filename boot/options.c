@@ -10,6 +10,8 @@
 #include "sched/yield.h"
 #include "sched/watchdog.h"
 #include "vmm/hlt_intercept.h"
+#include "stats/report.h"
+#include "vmm/console_keys.h"
 #include "vmm/trace.h"
 
 static const char *const halt_poll_modes[] = {
@@ -78,6 +80,12 @@ static const struct option option_table[] = {
      "where a directed yield's scan starts: vcpu_id, last_boosted or none (default vcpu_id)"},
     {"trace", OPT_FLAGS, &trace_mask, 0, 0, trace_names,
      "comma-separated traces to print: halt_poll, ple (default none)"},
+    {"stats_interval_ms", OPT_UINT, &stats_interval_ms, 0, 3600000, 0,
+     "print a statistics round (@stats, tables) every N ms; 0: only at VM stop (default 0)"},
+    {"stats_tables", OPT_BOOL, &stats_tables, 0, 0, 0,
+     "print the human statistics tables with the @stats records: on or off (default on)"},
+    {"console_keys", OPT_BOOL, &console_keys, 0, 0, 0,
+     "read keys from COM1: s, v, t, q, h and Ctrl-A <n> (docs/console.md) (default on)"},
     {"watchdog_ms", OPT_UINT, &watchdog_params.ms, 0, 600000, 0,
      "a CPU without a heartbeat this long is locked up; 0 turns the watchdog off (default 2000)"},
     {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 4, 0,

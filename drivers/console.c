@@ -1,12 +1,69 @@
+/*
+ * Output goes through a ring: a writer formats its whole call into the ring
+ * under a short lock (so calls never interleave), then the bytes go to the
+ * UART outside that lock, by one CPU at a time: an idle CPU if there is one
+ * (console_set_idle_kicker), else the next CPU between two time slices
+ * (sched_run). A serial line costs milliseconds under emulation; this way
+ * a CPU printing in its exit path does not wait for the UART (nor for
+ * another CPU's lines), unless the ring is full, and then it drains until
+ * its own call fits rather than lose anything.
+ * After a panic, during an NMI state dump and at shutdown the console
+ * writes synchronously, after what was buffered.
+ */
 #include "drivers/console.h"
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/spinlock.h"
 #include "drivers/uart.h"
 #include "lib/format.h"
 
-static struct spinlock console_lock = SPINLOCK_INIT;
+#define RING_SIZE (64u * 1024) /* a power of two */
 
-static void sink(char c, void *ctx)
+static struct spinlock ring_lock = SPINLOCK_INIT;
+static char ring[RING_SIZE];
+static uint64_t ring_head, ring_tail; /* bytes ever written to the ring, and taken out of it */
+static bool draining;                 /* a CPU is writing taken bytes to the UART */
+static bool synchronous;              /* panic, state dump, shutdown: no more buffering */
+static bool (*kick_idle)(void);
+static void (*heartbeat)(void); /* the lockup watchdog's: waiting for the UART is progress */
+static uint64_t bytes_written, full_waits;
+
+void console_init(void)
+{
+    uart_init();
+}
+
+void console_set_idle_kicker(bool (*kick)(void))
+{
+    __atomic_store_n(&kick_idle, kick, __ATOMIC_RELEASE);
+}
+
+void console_set_heartbeat(void (*beat)(void))
+{
+    __atomic_store_n(&heartbeat, beat, __ATOMIC_RELEASE);
+}
+
+static void beat(void)
+{
+    void (*fn)(void) = __atomic_load_n(&heartbeat, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
+}
+
+static void count_sink(char c, void *ctx)
+{
+    *(uint64_t *)ctx += c == '\n' ? 2 : 1;
+}
+
+static void ring_sink(char c, void *ctx)
+{
+    (void)ctx;
+    if (c == '\n')
+        ring[ring_head++ % RING_SIZE] = '\r';
+    ring[ring_head++ % RING_SIZE] = c;
+}
+
+static void uart_sink(char c, void *ctx)
 {
     (void)ctx;
     if (c == '\n')
@@ -14,16 +71,123 @@ static void sink(char c, void *ctx)
     uart_putc(c);
 }
 
-void console_init(void)
+/* Ring lock held, synchronous, no drainer left: send everything buffered. */
+static void send_all_locked(void)
 {
-    uart_init();
+    while (ring_tail != ring_head) {
+        uart_putc(ring[ring_tail++ % RING_SIZE]);
+        if (ring_tail % UART_FIFO_BYTES == 0)
+            beat();
+    }
+}
+
+/* Synchronous: a drainer sends the chunk it took, then takes no more. */
+static void wait_for_drainer(void)
+{
+    while (__atomic_load_n(&draining, __ATOMIC_ACQUIRE))
+        cpu_relax();
+}
+
+void console_drain(void)
+{
+    console_drain_while(0, 0);
+}
+
+void console_drain_while(bool (*more)(void *ctx), void *ctx)
+{
+    do {
+        if (__atomic_exchange_n(&draining, true, __ATOMIC_ACQUIRE))
+            return; /* its owner re-checks the ring after letting go */
+        for (;;) {
+            /*
+             * The UART takes a burst whenever its FIFO is empty: the bytes
+             * then go out on the line while this CPU does something else. A
+             * caller with a test waits for no FIFO, and stops when it fails.
+             */
+            if (!uart_tx_ready()) {
+                if (more)
+                    break;
+                beat();
+                cpu_relax();
+                continue;
+            }
+            char chunk[UART_FIFO_BYTES];
+            unsigned n = 0;
+            uint64_t flags = spin_lock_irqsave(&ring_lock);
+            while (!synchronous && n < UART_FIFO_BYTES && ring_tail != ring_head)
+                chunk[n++] = ring[ring_tail++ % RING_SIZE];
+            spin_unlock_irqrestore(&ring_lock, flags);
+            if (!n)
+                break;
+            uart_tx_burst(chunk, n);
+            if (more && !more(ctx))
+                break;
+        }
+        __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
+        /* A writer that appended while we were leaving saw us draining and left it to us. */
+    } while (!more && !__atomic_load_n(&synchronous, __ATOMIC_SEQ_CST) &&
+             __atomic_load_n(&ring_head, __ATOMIC_SEQ_CST) !=
+                 __atomic_load_n(&ring_tail, __ATOMIC_SEQ_CST));
+}
+
+bool console_pending(void)
+{
+    return __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) !=
+           __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE);
+}
+
+static bool no_room(void *ctx)
+{
+    uint64_t len = *(const uint64_t *)ctx;
+    return __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) -
+               __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE) + len >
+           RING_SIZE;
 }
 
 void kvprintf(const char *fmt, va_list ap)
 {
-    uint64_t flags = spin_lock_irqsave(&console_lock);
-    vformat(sink, 0, fmt, ap);
-    spin_unlock_irqrestore(&console_lock, flags);
+    uint64_t len = 0;
+    va_list count;
+    va_copy(count, ap);
+    vformat(count_sink, &len, fmt, count);
+    va_end(count);
+    /* Only a bug prints more than the ring at once: from then on, write synchronously. */
+    if (len > RING_SIZE)
+        __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
+    uint64_t flags;
+    for (;;) {
+        flags = spin_lock_irqsave(&ring_lock);
+        if (synchronous || ring_head - ring_tail + len <= RING_SIZE)
+            break;
+        full_waits++;
+        spin_unlock_irqrestore(&ring_lock, flags);
+        /* Only until this call fits: a long drain would stall this CPU for seconds. */
+        console_drain_while(no_room, &len);
+        beat();
+        cpu_relax();
+    }
+    if (synchronous) {
+        spin_unlock_irqrestore(&ring_lock, flags);
+        wait_for_drainer();
+        flags = spin_lock_irqsave(&ring_lock);
+        send_all_locked();
+        vformat(uart_sink, 0, fmt, ap);
+        bytes_written += len;
+        spin_unlock_irqrestore(&ring_lock, flags);
+        return;
+    }
+    vformat(ring_sink, 0, fmt, ap);
+    bytes_written += len;
+    spin_unlock_irqrestore(&ring_lock, flags);
+    /*
+     * Before the scheduler runs (boot), the writer drains; after, an idle
+     * CPU, or the next CPU between time slices.
+     */
+    bool (*kick)(void) = __atomic_load_n(&kick_idle, __ATOMIC_ACQUIRE);
+    if (!kick)
+        console_drain();
+    else
+        kick();
 }
 
 void kprintf(const char *fmt, ...)
@@ -40,18 +204,49 @@ void console_event(const char *name, struct json *j)
     kprintf("@%s %s\n", name, text);
 }
 
-void console_nmi_takeover(void)
+void console_counts(uint64_t *bytes, uint64_t *waits)
 {
-    uint32_t held = __atomic_load_n(&console_lock.next, __ATOMIC_ACQUIRE);
+    *bytes = __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
+    *waits = __atomic_load_n(&full_waits, __ATOMIC_RELAXED);
+}
+
+void console_sync(void)
+{
+    __atomic_store_n(&synchronous, true, __ATOMIC_SEQ_CST);
+    wait_for_drainer();
+    uint64_t flags = spin_lock_irqsave(&ring_lock);
+    send_all_locked();
+    spin_unlock_irqrestore(&ring_lock, flags);
+}
+
+/* Wait a while for the interrupted holder to finish; true if it did. */
+static bool lock_freed(void)
+{
+    uint32_t held = __atomic_load_n(&ring_lock.next, __ATOMIC_ACQUIRE);
     for (unsigned spins = 0; spins < 10000000; spins++) {
-        if (__atomic_load_n(&console_lock.owner, __ATOMIC_ACQUIRE) - held < 0x80000000u)
-            return; /* every ticket taken before the NMI has been served */
+        if (__atomic_load_n(&ring_lock.owner, __ATOMIC_ACQUIRE) - held < 0x80000000u)
+            return true; /* every ticket taken before the NMI has been served */
         cpu_relax();
     }
-    console_panic_takeover();
+    return false;
+}
+
+void console_nmi_takeover(void)
+{
+    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
+    if (!lock_freed())
+        console_panic_takeover();
+    /* The drainer may be the CPU this NMI interrupted: its chunk is lost. */
+    for (unsigned spins = 0; spins < 10000000 && __atomic_load_n(&draining, __ATOMIC_ACQUIRE);
+         spins++)
+        cpu_relax();
+    __atomic_store_n(&draining, false, __ATOMIC_RELEASE);
 }
 
 void console_panic_takeover(void)
 {
-    __atomic_store_n(&console_lock.owner, console_lock.next, __ATOMIC_RELEASE);
+    /* The other CPUs are stopped: whatever they held stays held unless we drop it. */
+    __atomic_store_n(&ring_lock.owner, ring_lock.next, __ATOMIC_RELEASE);
+    __atomic_store_n(&draining, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
 }

@@ -43,6 +43,7 @@ void system_shutdown(int status)
     struct json j;
     json_begin(&j, buf, sizeof(buf));
     json_i64(&j, "status", status);
+    console_sync();
     console_event("shutdown", &j);
     system_poweroff(status);
 }

@@ -14,13 +14,23 @@
 
 #define LCR_8N1  0x03
 #define LCR_DLAB 0x80
+#define LSR_DR   0x01
 #define LSR_THRE 0x20
 
-/* Bound the wait so a missing UART cannot hang the hypervisor. */
-#define UART_SPIN_LIMIT 100000
+#define UART_SCR 7
+
+/*
+ * A missing UART never reports THRE: uart_init looks for one (its scratch
+ * register holds a value), and output to none is dropped. A present one is
+ * waited for: when the emulator's host side is slow (a full pipe), THRE
+ * stays clear for long, and writing anyway overruns its FIFO.
+ */
+static bool present;
 
 void uart_init(void)
 {
+    outb(COM1 + UART_SCR, 0x5a);
+    present = inb(COM1 + UART_SCR) == 0x5a;
     outb(COM1 + UART_IER, 0);
     outb(COM1 + UART_LCR, LCR_DLAB);
     outb(COM1 + UART_DLL, 1); /* 115200 baud */
@@ -32,8 +42,29 @@ void uart_init(void)
 
 void uart_putc(char c)
 {
-    for (unsigned i = 0; i < UART_SPIN_LIMIT; i++)
-        if (inb(COM1 + UART_LSR) & LSR_THRE)
-            break;
+    if (!present)
+        return;
+    while (!(inb(COM1 + UART_LSR) & LSR_THRE))
+        cpu_relax();
     outb(COM1 + UART_THR, (uint8_t)c);
+}
+
+int uart_getc(void)
+{
+    if (!(inb(COM1 + UART_LSR) & LSR_DR))
+        return -1;
+    return inb(COM1 + UART_THR); /* RBR on read */
+}
+
+bool uart_tx_ready(void)
+{
+    return !present || (inb(COM1 + UART_LSR) & LSR_THRE);
+}
+
+void uart_tx_burst(const char *s, unsigned n)
+{
+    if (!present)
+        return;
+    for (unsigned i = 0; i < n; i++)
+        outb(COM1 + UART_THR, (uint8_t)s[i]);
 }

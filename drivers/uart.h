@@ -1,8 +1,21 @@
-/* 16550 UART on COM1, polled. The console serialises access; these do not lock. */
+/*
+ * 16550 UART on COM1, polled. The console serialises output and the key
+ * console reads input on one CPU; these do not lock.
+ */
 #ifndef POLLUX_DRIVERS_UART_H
 #define POLLUX_DRIVERS_UART_H
 
+#include <stdbool.h>
+
 void uart_init(void);
 void uart_putc(char c);
+
+#define UART_FIFO_BYTES 16
+
+/* The transmit FIFO is empty: uart_tx_burst may write up to UART_FIFO_BYTES at once. */
+bool uart_tx_ready(void);
+void uart_tx_burst(const char *s, unsigned n);
+/* A received byte, or -1 if none is waiting. */
+int uart_getc(void);
 
 #endif

@@ -3,6 +3,7 @@
 # linked with the runtime in guest-tests/runtime/. `make guests` builds them.
 GUEST_NAMES :=
 GUEST_NAMES += hello
+GUEST_NAMES += echo
 GUEST_NAMES += exitbench
 GUEST_NAMES += misbehave
 GUEST_NAMES += fuzz

@@ -15,6 +15,7 @@
 #include "sched/timer.h"
 #include "sched/watchdog.h"
 #include "sched/yield.h"
+#include "stats/report.h"
 #include "vmm/fastpath.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
@@ -94,6 +95,17 @@ static void kick_irq(struct trap_frame *f)
     lapic_eoi();
 }
 
+/* The console's drainer: an idle CPU other than this one, woken for it. */
+static bool kick_idle_for_console(void)
+{
+    unsigned self = this_cpu()->cpu;
+    uint64_t idle = __atomic_load_n(&idle_cpus, __ATOMIC_ACQUIRE) & ~(1ull << self);
+    if (!idle)
+        return false;
+    sched_kick((unsigned)__builtin_ctzll(idle));
+    return true;
+}
+
 int sched_cpu_init(void)
 {
     struct percpu *p = this_cpu();
@@ -106,6 +118,7 @@ int sched_cpu_init(void)
         balance_cycles = balance_params.ms ? balance_params.ms * tsc_khz : 4 * slice_cycles;
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);
+        console_set_idle_kicker(kick_idle_for_console);
     }
     if (!virt)
         return 0;
@@ -524,12 +537,32 @@ static void periodic_balance(uint64_t now)
         sched_kick(dst);
 }
 
+/* Console output is drained while a CPU has nothing queued (drivers/console.h). */
+static bool nothing_queued(void *ctx)
+{
+    return queue_empty(ctx);
+}
+
 static void idle(struct runqueue *rq)
 {
     /* rq->idle was set under the queue lock: a waker either saw it or we see its vCPU. */
     host_timer_program(0);
     uint64_t t0 = rdtsc();
-    cpu_idle_wait();
+    if (console_pending()) {
+        /*
+         * Console output waits: feed the UART as it takes it instead of
+         * halting, with interrupts let in between (timers, kicks), until a
+         * vCPU waits or all is sent; the scheduler loop then looks again.
+         */
+        while (console_pending() && queue_empty(rq)) {
+            watchdog_beat();
+            host_timer_program(0);
+            console_drain_while(nothing_queued, rq);
+            __asm__ volatile("sti; pause; cli" ::: "memory");
+        }
+    } else {
+        cpu_idle_wait();
+    }
     irq_disable();
     rq->idle_cycles += rdtsc() - t0;
     spin_lock(&rq->lock);
@@ -603,6 +636,8 @@ void sched_run(bool (*done)(void))
         timers_run_expired(now);
         if (balance_params.enabled)
             periodic_balance(now);
+        stats_poll();
+        console_drain_while(nothing_queued, rq);
         spin_lock(&rq->lock);
         struct vcpu *v = pick_next(rq, now);
         spin_unlock(&rq->lock);
@@ -628,19 +663,13 @@ void sched_run(bool (*done)(void))
     }
 }
 
-void sched_report(void)
+void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out)
 {
-    for (unsigned i = 0; i < cpu_count; i++) {
-        struct runqueue *rq = &runqueues[i];
-        char buf[128];
-        struct json j;
-        json_begin(&j, buf, sizeof(buf));
-        json_u64(&j, "cpu", i);
-        json_u64(&j, "busy_us", tsc_to_ns(rq->busy_cycles) / 1000);
-        json_u64(&j, "idle_us", tsc_to_ns(rq->idle_cycles) / 1000);
-        json_u64(&j, "poll_us", tsc_to_ns(rq->poll_cycles) / 1000);
-        console_event("cpu_stats", &j);
-    }
+    const struct runqueue *rq = &runqueues[cpu];
+    out->busy = __atomic_load_n(&rq->busy_cycles, __ATOMIC_RELAXED);
+    out->idle = __atomic_load_n(&rq->idle_cycles, __ATOMIC_RELAXED);
+    out->poll = __atomic_load_n(&rq->poll_cycles, __ATOMIC_RELAXED);
+    out->placed = __atomic_load_n(&rq->placed, __ATOMIC_RELAXED);
 }
 
 void sched_dump_cpu(unsigned cpu)

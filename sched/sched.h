@@ -85,8 +85,12 @@ void sched_poll(struct vcpu *v, uint64_t deadline);
 /* Does another vCPU wait for this CPU? (A lock-free look, for the halt path.) */
 bool sched_others_waiting(void);
 
-/* Per-CPU accounting (busy, idle and polling time) for @cpu_stats at shutdown. */
-void sched_report(void);
+/* A CPU's accounting, in host TSC cycles (counters), for stats/. */
+struct sched_cpu_times {
+    uint64_t busy, idle, poll; /* poll: the part of busy spent halt polling */
+    unsigned placed;           /* vCPUs of live VMs on it */
+};
+void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out);
 
 /* For a state dump (sched/watchdog.h): one line about a CPU's run queue, read without its lock. */
 void sched_dump_cpu(unsigned cpu);

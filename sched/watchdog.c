@@ -74,11 +74,17 @@ static void state_dump(struct trap_frame *f)
     }
 }
 
+static void beat_for_console(void)
+{
+    watchdog_beat();
+}
+
 void watchdog_start(void)
 {
     irq_register(2, state_dump);
     if (!watchdog_params.ms)
         return;
+    console_set_heartbeat(beat_for_console);
     uint64_t timeout = watchdog_params.ms * tsc_khz;
     period = timeout / TICKS_PER_TIMEOUT;
     limits = (struct lockup_limits){.timeout = timeout, .max_interval = 2 * period};

@@ -1,33 +1,40 @@
 #!/usr/bin/env python3
-"""`make bench`: exit-path and IPI round trips, per platform.
+"""`make bench`: every benchmark scenario on every platform here, as Markdown tables.
 
-exitbench: each platform boots once with one exitbench VM. Under QEMU with
+Scenarios (B=<name> runs one):
+exit: each platform boots once with one exitbench VM. Under QEMU with
 -icount shift=0 and under Bochs with clock: sync=none, one guest TSC tick is
 one retired instruction, so the numbers are deterministic instruction counts
 of the exit path (a minimal hand-written handler costs about 43-50).
 pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
 (Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
 would measure QEMU's scheduler).
-halt polling: pingpong on two CPUs and on one, and idletick, under each
+haltpoll: pingpong on two CPUs and on one, and idletick, under each
 polling policy, on Bochs VMX with 2 CPUs (docs/halt_polling.md reads the
 table).
 yield: spinlock with 2, 4 and 6 vCPUs on 2 CPUs under each spin policy, on
-Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU multi-threaded TCG
-(software detector) (docs/directed_yield.md reads the table).
+Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU TCG (software
+detector) (docs/directed_yield.md reads the table).
 selfipi: `cli; self-IPI; sti; hlt` on the SVM platforms with idle_hlt=auto
 and off: cycles per iteration and HLT exits (docs/virtual_interrupts.md).
 linux-haltpoll: an idle 2-vCPU Linux guest (docs/linux.md) under each polling
 policy, host polling against the guest's cpuidle-haltpoll; linux-yield: a
 4-vCPU Linux guest on 2 CPUs running hackbench under each spin policy. Both on
-QEMU multi-threaded TCG (Linux on Bochs takes too long): one run on a shared
-host each, not deterministic.
-Prints Markdown tables; compare numbers within one run.
+QEMU TCG only (Linux on Bochs takes too long): one run on a shared host each,
+not deterministic.
+A scenario is one entry of SCENARIOS: its boots (cells) and its table.
+All boots share one queue of at most 2 emulators at once; each writes its
+console log under build/bench/<boot>/, and the run writes
+build/bench/results.json and a chart per table (tools/plot.py).
+Compare numbers within one run.
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,16 +49,22 @@ PLATFORMS = [
 ]
 
 
-PINGPONG = [("2 CPUs", "pin=0,1"), ("1 CPU", "pin=0,0")]
+
+
+BENCH_DIR = os.path.join(ROOT, "build", "bench")
+MAX_EMULATORS = 2
 
 
 def boot(name, flags, guests, kernel=None):
-    rundir = os.path.join(ROOT, "build", "bench", name)
+    rundir = os.path.join(BENCH_DIR, name)
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--accel", "tcg",
            "--rundir", rundir, "--timeout", "600", "--guests", guests] + flags
     if kernel:
         cmd += ["--kernel", kernel]
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(rundir, "console.log"), "w") as f:
+        f.write(res.stdout)
     return ConsoleLog(res.stdout, res.returncode), rundir
 
 
@@ -64,16 +77,17 @@ def measure(flags, iters, kernel=None, name=None, args=""):
     return got, ""
 
 
-def pingpong(flags, iters):
-    cells = []
-    for label, pins in PINGPONG:
-        name = f"{flags[1]}-{flags[3]}-pingpong-{pins[4:].replace(',', '')}"
-        smp = ["--smp", "2"] if flags[4:6] == ["--smp", "1"] else []
-        log, rundir = boot(name, flags[:4] + smp, f"pingpong:vcpus=2:{pins}:args={iters}")
-        got = [e["cycles"] for e in log.all("bench") if e.get("op") == "ipi_roundtrip"]
-        cells.append(str(got[0]) if log.returncode == 0 and got
-                     else f"failed (see {os.path.relpath(rundir, ROOT)})")
-    return cells
+PINGPONG = [("2 CPUs", "pin=0,1"), ("1 CPU", "pin=0,0")]
+
+
+def pingpong_cell(flags, label, pins, iters):
+    name = f"{flags[1]}-{flags[3]}-pingpong-{pins[4:].replace(',', '')}"
+    smp = ["--smp", "2"] if flags[4:6] == ["--smp", "1"] else []
+    log, rundir = boot(name, flags[:4] + smp, f"pingpong:vcpus=2:{pins}:args={iters}")
+    got = [e["cycles"] for e in log.all("bench") if e.get("op") == "ipi_roundtrip"]
+    if log.returncode == 0 and got:
+        return got[0], ""
+    return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
 
 
 HALT_POLICIES = [
@@ -111,38 +125,6 @@ def halt_poll_cell(policy_args, workload, iters):
     return (bench[0]["cycles"], caught, attempted, halts, poll_ns / run_us, fail_ns / run_us), ""
 
 
-def halt_poll_table(iters):
-    jobs = [(p, w) for p in HALT_POLICIES for w in HALT_WORKLOADS]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        cells = list(pool.map(lambda j: halt_poll_cell(j[0][1], j[1], iters), jobs))
-    print("\nhalt polling, Bochs corei7_skylake_x (VMX), 2 CPUs, clock: sync=none: per workload, "
-          "the mean round trip in guest TSC ticks, polls that caught the wake-up (of polls "
-          "attempted; of halts) and host CPU time spent polling, in ms per guest second (in "
-          "brackets: in polls that caught nothing). "
-          f"pingpong: {iters['pp']} round trips; idletick: {iters['burst']} round trips "
-          f"(shown), then {iters['ticks']} ticks at 250 Hz\n")
-    head = ["policy"]
-    for label, *_ in HALT_WORKLOADS:
-        head += [f"{label}: round trip", "caught", "polling ms/s"]
-    print("| " + " | ".join(head) + " |")
-    print("|---|" + "---:|" * (len(head) - 1))
-    ok = True
-    for i, (policy, _) in enumerate(HALT_POLICIES):
-        row = [policy]
-        for j in range(len(HALT_WORKLOADS)):
-            got, err = cells[i * len(HALT_WORKLOADS) + j]
-            if not got:
-                ok = False
-                row += [err, "", ""]
-                continue
-            cycles, caught, attempted, halts, ms_per_s, failed_ms_per_s = got
-            ratio = f"{caught}/{attempted}, {caught}/{halts} of halts" if attempted else \
-                f"0/0, 0/{halts} of halts"
-            row += [str(cycles), ratio, f"{ms_per_s:.1f} ({failed_ms_per_s:.1f})"]
-        print("| " + " | ".join(row) + " |")
-    return ok
-
-
 YIELD_POLICIES = [
     ("`ple=off`", "ple=off"),
     ("`yield_pivot=none`", "yield_pivot=none"),
@@ -153,17 +135,17 @@ YIELD_OVERCOMMIT = [("1x", 2), ("2x", 4), ("3x", 6)]
 YIELD_PLATFORMS = [
     ("Bochs VMX (PLE)", ["--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2"]),
     ("Bochs ryzen (pause filter)", ["--emu", "bochs", "--cpu", "ryzen", "--smp", "2"]),
-    # The second opinion runs multi-threaded, so not deterministic: under -icount, QEMU 7.2
-    # runs its CPUs round robin and, while one CPU keeps taking PAUSE exits, may never run
-    # the other (docs/directed_yield.md has the failed runs).
-    ("QEMU TCG multi-threaded (software)", ["--emu", "qemu", "--smp", "2"]),
+    # The second opinion runs without -icount, so not deterministic: under -icount, QEMU 7.2
+    # may never run the other CPU while one keeps taking PAUSE exits (docs/directed_yield.md
+    # has the failed runs).
+    ("QEMU TCG (software)", ["--emu", "qemu", "--smp", "2"]),
 ]
 
 
 def yield_cell(platform, policy_args, vcpus, cycles):
     """One boot: the spinlock guest's acquisitions, or an error."""
     label, flags = platform
-    name = f"yield-{flags[1]}-{flags[3] if flags[1] == 'bochs' else 'mttcg'}-{vcpus}-" + \
+    name = f"yield-{flags[1]}-{flags[3] if flags[1] == 'bochs' else 'tcg'}-{vcpus}-" + \
         (policy_args.replace("=", "-") or "default")
     log, rundir = boot(name, flags + ["--args", policy_args],
                        f"spinlock:vcpus={vcpus}:args={cycles}")
@@ -173,35 +155,197 @@ def yield_cell(platform, policy_args, vcpus, cycles):
     return got[0], ""
 
 
-def yield_table(cycles):
-    jobs = [(pf, pol, n) for pf in YIELD_PLATFORMS for pol in YIELD_POLICIES
-            for _, n in YIELD_OVERCOMMIT]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        cells = list(pool.map(lambda j: yield_cell(j[0], j[1][1], j[2], cycles), jobs))
-    got = dict(zip([(pf[0], pol[0], n) for pf, pol, n in jobs], cells))
-    print(f"\nspinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs, 2 CPUs, "
-          "per spin policy (in brackets: the ratio to `ple=off`); 1x, 2x, 3x: 2, 4, 6 vCPUs. "
-          "Bochs with clock: sync=none: deterministic, one guest TSC tick per instruction; "
-          "QEMU multi-threaded: one run on a shared host, not deterministic\n")
-    head = ["policy"] + [f"{pf[0]}, {oc}" for pf in YIELD_PLATFORMS for oc, _ in YIELD_OVERCOMMIT]
-    print("| " + " | ".join(head) + " |")
-    print("|---|" + "---:|" * (len(head) - 1))
-    ok = True
-    for policy, _ in YIELD_POLICIES:
-        row = [policy]
-        for pf in YIELD_PLATFORMS:
-            for _, n in YIELD_OVERCOMMIT:
-                value, err = got[(pf[0], policy, n)]
-                base, _ = got[(pf[0], YIELD_POLICIES[0][0], n)]
-                if value is None:
+class Table:
+    """A scenario's result: Markdown (title, heading, rows) and the numbers to chart."""
+
+    def __init__(self, title, head, rows, chart_rows, chart_columns, ok):
+        self.title, self.head, self.rows, self.ok = title, head, rows, ok
+        self.chart_rows, self.chart_columns = chart_rows, chart_columns
+
+    def markdown(self):
+        lines = ["", self.title, "", "| " + " | ".join(self.head) + " |",
+                 "|---|" + "---:|" * (len(self.head) - 1)]
+        return lines + ["| " + " | ".join(r) + " |" for r in self.rows]
+
+    def as_json(self):
+        return {"title": self.title, "head": self.head, "rows": self.rows, "ok": self.ok,
+                "chart": {"rows": self.chart_rows, "columns": self.chart_columns}}
+
+
+class Scenario:
+    """cells: key -> a function booting once and returning (value, error); table: the
+    results by key -> Table."""
+
+    def __init__(self, name, cells, table):
+        self.name, self.cells, self.table = name, cells, table
+
+
+# The exit scenario's platforms: (name in exit.json, flags, exitbench mode argument).
+EXIT_PLATFORMS = [
+    ("qemu-svm", PLATFORMS[0][1], ""),
+    ("bochs-ryzen", PLATFORMS[1][1], ""),
+    ("bochs-vmx", PLATFORMS[2][1], ""),
+]
+# Targets of issue 13: the ratio to the floor build per (no NRIPS?, op).
+EXIT_TARGETS = {"cpuid": 2.5, "hypercall": 2.5, "pio_read": 3.0, "rdmsr": 3.0}
+EXIT_TARGET_NO_NRIPS = 3.5
+FLOOR_KERNEL = os.path.join(ROOT, "build", "floor", "pollux.elf")
+
+
+def exit_scenario(a):
+    """The real exit path and the floor build, ratio per platform and op."""
+    cells = {(name, floor): (lambda flags=flags, mode=mode, name=name, floor=floor:
+                             measure(flags, a.iters, FLOOR_KERNEL if floor else None,
+                                     f"exit-{name}" + ("-floor" if floor else ""), mode))
+             for name, flags, mode in EXIT_PLATFORMS for floor in (False, True)}
+
+    def table(got):
+        rows, records, ok = [], [], True
+        chart = {op: [] for op in OPS}
+        for name, _, _ in EXIT_PLATFORMS:
+            (value, err), (floor, ferr) = got[(name, False)], got[(name, True)]
+            if not value or not floor:
+                ok = False
+                rows.append([name, err or ferr] + [""] * (len(OPS) - 1))
+                for op in OPS:
+                    chart[op].append(None)
+                continue
+            row = [name]
+            for op in OPS:
+                target = EXIT_TARGET_NO_NRIPS if name.startswith("qemu") else EXIT_TARGETS[op]
+                ratio = value[op] / floor[op]
+                met = "" if ratio <= target else " **over**"
+                row.append(f"{value[op]} / {floor[op]} = {ratio:.2f}x (<= {target}){met}")
+                records.append({"platform": name, "op": op, "ticks": value[op],
+                                "floor": floor[op], "ratio": round(ratio, 3)})
+                chart[op].append(round(ratio, 3))
+            rows.append(row)
+        os.makedirs(BENCH_DIR, exist_ok=True)
+        with open(os.path.join(BENCH_DIR, "exit.json"), "w") as f:
+            json.dump(records, f, indent=1)
+        return Table(f"exitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
+                     "= retired instructions under these settings), the floor build's "
+                     "(arch/x86/exit_floor.h) and the ratio (target in brackets); charted: "
+                     "the ratios", ["platform"] + OPS, rows,
+                     [n for n, _, _ in EXIT_PLATFORMS], chart, ok)
+    return Scenario("exit", cells, table)
+
+
+def selfipi_scenario(a):
+    """`cli; self-IPI; sti; hlt` per HLT intercept mode, on the SVM platforms."""
+    svm = [(name, flags) for name, flags in PLATFORMS
+           if not (flags[1] == "bochs" and flags[3] != "ryzen")]  # Idle HLT is an SVM intercept
+    modes = ("auto", "off")
+
+    def cell(flags, mode):
+        log, rundir = boot(f"{flags[1]}-{flags[3]}-selfipi-{mode}",
+                           flags + ["--args", f"idle_hlt={mode}"], f"selfipi:args={a.iters}")
+        got = [e for e in log.all("bench") if e.get("op") == "sti_hlt"]
+        boots = log.all("boot")
+        if log.returncode != 0 or not got or not boots:
+            return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
+        return (boots[0]["hlt_intercept"], got[0]["cycles"], got[0]["hlt_exits"]), ""
+    cells = {(name, mode): (lambda flags=flags, mode=mode: cell(flags, mode))
+             for name, flags in svm for mode in modes}
+
+    def table(got):
+        rows, chart = [], {mode: [] for mode in modes}
+        for name, _ in svm:
+            for mode in modes:
+                value, err = got[(name, mode)]
+                rows.append([name, mode] + ([value[0], str(value[1]), str(value[2])]
+                                           if value else [err, "", ""]))
+                chart[mode].append(value[1] if value else None)
+        return Table(f"selfipi: guest TSC ticks per `cli; self-IPI; sti; hlt` and the HLT exits "
+                     f"of {a.iters} iterations, per HLT intercept mode",
+                     ["platform", "idle_hlt=", "intercept used", "ticks", "hlt_exits"], rows,
+                     [name for name, _ in svm], chart, all(v for v, _ in got.values()))
+    return Scenario("selfipi", cells, table)
+
+
+def pingpong_scenario(a):
+    bochs = [(name, flags) for name, flags in PLATFORMS if flags[1] == "bochs"]
+    cells = {(name, label): (lambda flags=flags, label=label, pins=pins:
+                             pingpong_cell(flags, label, pins, a.pingpong_iters))
+             for name, flags in bochs for label, pins in PINGPONG}
+
+    def table(got):
+        rows = [[name] + [str(got[(name, label)][0]) if got[(name, label)][0] is not None
+                          else got[(name, label)][1] for label, _ in PINGPONG]
+                for name, _ in bochs]
+        chart = {label: [got[(name, label)][0] for name, _ in bochs] for label, _ in PINGPONG}
+        return Table(f"pingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} "
+                     "iterations, 2 vCPUs halting between IPIs)",
+                     ["platform"] + [label for label, _ in PINGPONG], rows,
+                     [name for name, _ in bochs], chart, all(v is not None for v, _ in got.values()))
+    return Scenario("pingpong", cells, table)
+
+
+def halt_poll_scenario(a):
+    iters = {"pp": a.pingpong_iters, "burst": 2000, "ticks": 50}
+    cells = {(p[0], w[0]): (lambda p=p, w=w: halt_poll_cell(p[1], w, iters))
+             for p in HALT_POLICIES for w in HALT_WORKLOADS}
+
+    def table(got):
+        head = ["policy"]
+        for label, *_ in HALT_WORKLOADS:
+            head += [f"{label}: round trip", "caught", "polling ms/s"]
+        rows, chart, ok = [], {w[0]: [] for w in HALT_WORKLOADS}, True
+        for policy, _ in HALT_POLICIES:
+            row = [policy]
+            for w in HALT_WORKLOADS:
+                value, err = got[(policy, w[0])]
+                chart[w[0]].append(value[0] if value else None)
+                if not value:
                     ok = False
-                    row.append(err)
-                elif base:
-                    row.append(f"{value} ({value / base:.2f})")
-                else:
-                    row.append(str(value))
-        print("| " + " | ".join(row) + " |")
-    return ok
+                    row += [err, "", ""]
+                    continue
+                cycles, caught, attempted, halts, ms_per_s, failed_ms_per_s = value
+                ratio = f"{caught}/{attempted}, {caught}/{halts} of halts" if attempted else \
+                    f"0/0, 0/{halts} of halts"
+                row += [str(cycles), ratio, f"{ms_per_s:.1f} ({failed_ms_per_s:.1f})"]
+            rows.append(row)
+        return Table("halt polling, Bochs corei7_skylake_x (VMX), 2 CPUs, clock: sync=none: per "
+                     "workload, the mean round trip in guest TSC ticks, polls that caught the "
+                     "wake-up (of polls attempted; of halts) and host CPU time spent polling, in "
+                     "ms per guest second (in brackets: in polls that caught nothing). "
+                     f"pingpong: {iters['pp']} round trips; idletick: {iters['burst']} round "
+                     f"trips (shown), then {iters['ticks']} ticks at 250 Hz", head, rows,
+                     [p for p, _ in HALT_POLICIES], chart, ok)
+    return Scenario("haltpoll", cells, table)
+
+
+def yield_scenario(a):
+    cycles = a.spinlock_cycles
+    cells = {(pf[0], pol[0], n): (lambda pf=pf, pol=pol, n=n: yield_cell(pf, pol[1], n, cycles))
+             for pf in YIELD_PLATFORMS for pol in YIELD_POLICIES for _, n in YIELD_OVERCOMMIT}
+
+    def table(got):
+        head = ["policy"] + [f"{pf[0]}, {oc}" for pf in YIELD_PLATFORMS
+                             for oc, _ in YIELD_OVERCOMMIT]
+        rows, ok = [], True
+        chart = {pol: [] for pol, _ in YIELD_POLICIES}
+        for policy, _ in YIELD_POLICIES:
+            row = [policy]
+            for pf in YIELD_PLATFORMS:
+                for _, n in YIELD_OVERCOMMIT:
+                    value, err = got[(pf[0], policy, n)]
+                    base, _ = got[(pf[0], YIELD_POLICIES[0][0], n)]
+                    chart[policy].append(value)
+                    if value is None:
+                        ok = False
+                        row.append(err)
+                    elif base:
+                        row.append(f"{value} ({value / base:.2f})")
+                    else:
+                        row.append(str(value))
+            rows.append(row)
+        return Table(f"spinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs, 2 "
+                     "CPUs, per spin policy (in brackets: the ratio to `ple=off`); 1x, 2x, 3x: 2, "
+                     "4, 6 vCPUs. Bochs with clock: sync=none: deterministic, one guest TSC tick "
+                     "per instruction; QEMU: one run on a shared host, not "
+                     "deterministic", head, rows, head[1:], chart, ok)
+    return Scenario("yield", cells, table)
 
 
 LINUX_QEMU = ["--emu", "qemu", "--smp", "2", "--args", "watchdog_ms=10000"]
@@ -224,168 +368,127 @@ def linux_cell(name, flags, guest):
     return (bench[0], stop[0], log.stats("vcpu", "lx")), ""
 
 
-def linux_haltpoll_table(seconds):
-    print(f"\nLinux, idle for {seconds} s, 2 vCPUs on 2 CPUs, QEMU multi-threaded TCG: host CPU "
-          "time spent polling per guest second (ms/s), and halts\n")
-    print("| policy | polling ms/s | halts | polls that caught the wake-up |")
-    print("|---|---:|---:|---:|")
-    ok = True
-    for label, host_args, guest_args in LINUX_HALT_POLICIES:
-        flags = LINUX_QEMU[:-1] + [f"{LINUX_QEMU[-1]} {host_args}".strip()]
-        got, err = linux_cell(f"linux-haltpoll-{host_args or 'default'}{guest_args and '-guest'}",
-                              flags, f"linux:name=lx:vcpus=2:args={LINUX_QEMU_ARGS}"
-                              f"+workload=idle:{seconds}{guest_args}")
-        if not got:
-            ok = False
-            print(f"| {label} | {err} | | |")
-            continue
-        _, stop, stats = got
-        poll_ns = sum(e["halt_poll_success_ns"] + e["halt_poll_fail_ns"] for e in stats.values())
-        halts = sum(e["halt_exits"] for e in stats.values())
-        caught = sum(e["halt_successful_poll"] for e in stats.values())
-        print(f"| {label} | {poll_ns / stop['run_us']:.1f} | {halts} | {caught} |")
-    return ok
+def linux_flags(host_args):
+    return LINUX_QEMU[:-1] + [f"{LINUX_QEMU[-1]} {host_args}".strip()]
 
 
-def linux_yield_table(groups, loops):
-    print(f"\nLinux, 4 vCPUs on 2 CPUs, `hackbench -g {groups} -l {loops}`, QEMU multi-threaded "
-          "TCG: its run time in guest seconds per spin policy (lower is better)\n")
-    print("| policy | hackbench s | spins detected | directed yields (successful) |")
-    print("|---|---:|---:|---:|")
-    ok = True
-    for label, policy_args in YIELD_POLICIES:
-        flags = LINUX_QEMU[:-1] + [f"{LINUX_QEMU[-1]} {policy_args}".strip()]
-        got, err = linux_cell(f"linux-yield-{policy_args.replace('=', '-') or 'default'}", flags,
-                              f"linux:name=lx:vcpus=4:args={LINUX_QEMU_ARGS}"
-                              f"+workload=hackbench:{groups}:{loops}")
-        if not got:
-            ok = False
-            print(f"| {label} | {err} | | |")
-            continue
-        bench, _, stats = got
-        spins = sum(e["spins_detected"] for e in stats.values())
-        tried = sum(e["directed_yield_attempted"] for e in stats.values())
-        done = sum(e["directed_yield_successful"] for e in stats.values())
-        print(f"| {label} | {bench['seconds']} | {spins} | {tried} ({done}) |")
-    return ok
+def linux_haltpoll_scenario(a, seconds=10):
+    """An idle Linux guest: host CPU time spent polling per guest second, per policy."""
+    cells = {label: (lambda host=host, guest=guest: linux_cell(
+        f"linux-haltpoll-{host or 'default'}{guest and '-guest'}", linux_flags(host),
+        f"linux:name=lx:vcpus=2:args={LINUX_QEMU_ARGS}+workload=idle:{seconds}{guest}"))
+        for label, host, guest in LINUX_HALT_POLICIES}
+
+    def table(got):
+        rows, chart, ok = [], {"polling ms/s": []}, True
+        for label, _, _ in LINUX_HALT_POLICIES:
+            value, err = got[label]
+            if not value:
+                ok = False
+                rows.append([label, err, "", ""])
+                chart["polling ms/s"].append(None)
+                continue
+            _, stop, stats = value
+            poll_ns = sum(e["halt_poll_success_ns"] + e["halt_poll_fail_ns"]
+                          for e in stats.values())
+            halts = sum(e["halt_exits"] for e in stats.values())
+            caught = sum(e["halt_successful_poll"] for e in stats.values())
+            rows.append([label, f"{poll_ns / stop['run_us']:.1f}", str(halts), str(caught)])
+            chart["polling ms/s"].append(round(poll_ns / stop["run_us"], 1))
+        return Table(f"Linux, idle for {seconds} s, 2 vCPUs on 2 CPUs, QEMU TCG: host CPU time "
+                     "spent polling per guest second (ms/s), and halts",
+                     ["policy", "polling ms/s", "halts", "polls that caught the wake-up"], rows,
+                     [label for label, _, _ in LINUX_HALT_POLICIES], chart, ok)
+    return Scenario("linux-haltpoll", cells, table)
+
+
+def linux_yield_scenario(a, groups=4, loops=100):
+    """hackbench in a 4-vCPU Linux guest on 2 CPUs, per spin policy."""
+    cells = {label: (lambda policy=policy: linux_cell(
+        f"linux-yield-{policy.replace('=', '-') or 'default'}", linux_flags(policy),
+        f"linux:name=lx:vcpus=4:args={LINUX_QEMU_ARGS}+workload=hackbench:{groups}:{loops}"))
+        for label, policy in YIELD_POLICIES}
+
+    def table(got):
+        rows, chart, ok = [], {"hackbench s": []}, True
+        for label, _ in YIELD_POLICIES:
+            value, err = got[label]
+            if not value:
+                ok = False
+                rows.append([label, err, "", ""])
+                chart["hackbench s"].append(None)
+                continue
+            bench, _, stats = value
+            spins = sum(e["spins_detected"] for e in stats.values())
+            tried = sum(e["directed_yield_attempted"] for e in stats.values())
+            done = sum(e["directed_yield_successful"] for e in stats.values())
+            rows.append([label, str(bench["seconds"]), str(spins), f"{tried} ({done})"])
+            chart["hackbench s"].append(bench["seconds"])
+        return Table(f"Linux, 4 vCPUs on 2 CPUs, `hackbench -g {groups} -l {loops}`, QEMU TCG: "
+                     "its run time in guest seconds per spin policy (lower is better)",
+                     ["policy", "hackbench s", "spins detected", "directed yields (successful)"],
+                     rows, [label for label, _ in YIELD_POLICIES], chart, ok)
+    return Scenario("linux-yield", cells, table)
+
+
+# Every scenario, in output order: a function from the options to its Scenario.
+SCENARIOS = [("exit", exit_scenario), ("pingpong", pingpong_scenario),
+             ("haltpoll", halt_poll_scenario), ("yield", yield_scenario),
+             ("selfipi", selfipi_scenario), ("linux-haltpoll", linux_haltpoll_scenario),
+             ("linux-yield", linux_yield_scenario)]
+
+
+def run_cells(scenarios):
+    """Every boot of every scenario, at most MAX_EMULATORS at once, with progress."""
+    jobs = [(s, key, fn) for s in scenarios for key, fn in s.cells.items()]
+    results = {s.name: {} for s in scenarios}
+    start, done, lock = time.monotonic(), [0], threading.Lock()
+
+    def one(job):
+        scenario, key, fn = job
+        value = fn()
+        with lock:
+            done[0] += 1
+            results[scenario.name][key] = value
+            mins, secs = divmod(int(time.monotonic() - start), 60)
+            what = key if isinstance(key, str) else ", ".join(str(k) for k in key)
+            state = "ok" if value[0] is not None else value[1]
+            print(f"bench: [{done[0]}/{len(jobs)}] {scenario.name}: {what}: {state} "
+                  f"({mins}m{secs:02d}s)", file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(max_workers=MAX_EMULATORS) as pool:
+        list(pool.map(one, jobs))
+    return results
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
-    p.add_argument("--only",
-                   default="exit,pingpong,haltpoll,yield,selfipi,linux-haltpoll,linux-yield",
-                   help="comma-separated parts: exit, pingpong, haltpoll, yield, selfipi, "
-                        "linux-haltpoll, linux-yield")
+    p.add_argument("--only", default=",".join(name for name, _ in SCENARIOS),
+                   help="comma-separated scenarios: " + ", ".join(n for n, _ in SCENARIOS))
     p.add_argument("--spinlock-cycles", type=int, default=50000000)
     a = p.parse_args()
-    parts = a.only.split(",")
-    ok = True
-    if "exit" in parts:
-        ok &= exit_tables(a)
-    if "pingpong" in parts:
-        ok &= pingpong_table(a)
-    if "haltpoll" in parts:
-        ok &= halt_poll_table({"pp": a.pingpong_iters, "burst": 2000, "ticks": 50})
-    if "yield" in parts:
-        ok &= yield_table(a.spinlock_cycles)
-    if "selfipi" in parts:
-        ok &= selfipi_table(a.iters)
-    if "linux-haltpoll" in parts:
-        ok &= linux_haltpoll_table(10)
-    if "linux-yield" in parts:
-        ok &= linux_yield_table(4, 100)
-    return 0 if ok else 1
-
-
-# The exit scenario's platforms: (name in exit.json, flags, exitbench mode argument).
-EXIT_PLATFORMS = [
-    ("qemu-svm", PLATFORMS[0][1], ""),
-    ("bochs-ryzen", PLATFORMS[1][1], ""),
-    ("bochs-vmx", PLATFORMS[2][1], ""),
-]
-# Targets of issue 13: the ratio to the floor build per (no NRIPS?, op).
-EXIT_TARGETS = {"cpuid": 2.5, "hypercall": 2.5, "pio_read": 3.0, "rdmsr": 3.0}
-EXIT_TARGET_NO_NRIPS = 3.5
-
-
-def exit_tables(a):
-    """The `exit` scenario: the real exit path and the floor build, ratio per platform and op."""
-    floor_kernel = os.path.join(ROOT, "build", "floor", "pollux.elf")
-    jobs = [(p, kernel) for p in EXIT_PLATFORMS for kernel in (None, floor_kernel)]
-
-    def run(job):
-        (name, flags, mode), kernel = job
-        return measure(flags, a.iters, kernel, f"exit-{name}" + ("-floor" if kernel else ""),
-                       mode)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        cells = list(pool.map(run, jobs))
-    print(f"\nexitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
-          "= retired instructions under these settings), the floor build's "
-          "(arch/x86/exit_floor.h) and the ratio (target in brackets)\n")
-    print("| platform | " + " | ".join(OPS) + " |")
-    print("|---|" + "---:|" * len(OPS))
-    records, ok = [], True
-    for i, (name, _, _) in enumerate(EXIT_PLATFORMS):
-        (got, err), (floor, ferr) = cells[2 * i], cells[2 * i + 1]
-        if not got or not floor:
-            ok = False
-            print(f"| {name} | {err or ferr} |" + " |" * (len(OPS) - 1))
-            continue
-        row = []
-        for op in OPS:
-            target = EXIT_TARGET_NO_NRIPS if name.startswith("qemu") else EXIT_TARGETS[op]
-            ratio = got[op] / floor[op]
-            met = "" if ratio <= target else " **over**"
-            row.append(f"{got[op]} / {floor[op]} = {ratio:.2f}x (<= {target}){met}")
-            records.append({"platform": name, "op": op, "ticks": got[op], "floor": floor[op],
-                            "ratio": round(ratio, 3)})
-        print(f"| {name} | " + " | ".join(row) + " |")
-    out = os.path.join(ROOT, "build", "bench", "exit.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(records, f, indent=1)
-    print(f"\n(written to {os.path.relpath(out, ROOT)})")
-    return ok
-
-
-def pingpong_table(a):
-    print(f"\npingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} iterations, "
-          "2 vCPUs halting between IPIs)\n")
-    print("| platform | " + " | ".join(label for label, _ in PINGPONG) + " |")
-    print("|---|" + "---:|" * len(PINGPONG))
-    ok = True
-    for name, flags in PLATFORMS:
-        if flags[1] != "bochs":
-            continue
-        cells = pingpong(flags, a.pingpong_iters)
-        ok &= all(not c.startswith("failed") for c in cells)
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    return ok
-
-
-def selfipi_table(iters):
-    print(f"\nselfipi: guest TSC ticks per `cli; self-IPI; sti; hlt` and the HLT exits of "
-          f"{iters} iterations, per HLT intercept mode\n")
-    print("| platform | idle_hlt= | intercept used | ticks | hlt_exits |")
-    print("|---|---|---|---:|---:|")
-    ok = True
-    for name, flags in PLATFORMS:
-        if flags[1] == "bochs" and flags[3] != "ryzen":
-            continue  # Idle HLT is an SVM intercept
-        for mode in ("auto", "off"):
-            log, rundir = boot(f"{flags[1]}-{flags[3]}-selfipi-{mode}",
-                               flags + ["--args", f"idle_hlt={mode}"], f"selfipi:args={iters}")
-            got = [e for e in log.all("bench") if e.get("op") == "sti_hlt"]
-            boots = log.all("boot")
-            if log.returncode != 0 or not got or not boots:
-                ok = False
-                print(f"| {name} | {mode} | failed (see {os.path.relpath(rundir, ROOT)}) | | |")
-                continue
-            print(f"| {name} | {mode} | {boots[0]['hlt_intercept']} | {got[0]['cycles']} | "
-                  f"{got[0]['hlt_exits']} |")
-    return ok
+    wanted = a.only.split(",")
+    unknown = set(wanted) - {name for name, _ in SCENARIOS}
+    if unknown:
+        sys.exit(f"bench: no scenario {', '.join(sorted(unknown))} (scenarios: "
+                 f"{', '.join(n for n, _ in SCENARIOS)})")
+    scenarios = [make(a) for name, make in SCENARIOS if name in wanted]
+    start = time.monotonic()
+    results = run_cells(scenarios)
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    tables = {s.name: s.table(results[s.name]) for s in scenarios}
+    for s in scenarios:
+        print("\n".join(tables[s.name].markdown()), flush=True)
+    with open(os.path.join(BENCH_DIR, "results.json"), "w") as f:
+        json.dump({name: t.as_json() for name, t in tables.items()}, f, indent=1)
+    charts = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot.py"), "--bench",
+                             os.path.join(BENCH_DIR, "results.json"), BENCH_DIR])
+    mins, secs = divmod(int(time.monotonic() - start), 60)
+    print(f"\nbench: {len(scenarios)} scenarios in {mins}m{secs:02d}s; raw logs, results.json "
+          f"and the charts in {os.path.relpath(BENCH_DIR, ROOT)}/", flush=True)
+    return 0 if all(t.ok for t in tables.values()) and charts.returncode == 0 else 1
 
 
 if __name__ == "__main__":

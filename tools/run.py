@@ -190,16 +190,20 @@ clock: sync=none
 class Console:
     """Echo console lines and remember the events tools care about."""
 
-    def __init__(self, out):
+    def __init__(self, out, keys=(), typist=None):
         self.out = out
         self.status = None
         self.panicked = False
         self.done = threading.Event()
+        self.keys = list(keys)  # (text a line must contain, bytes to type then), in order
+        self.typist = typist
 
     def line(self, text):
         text = text.rstrip("\r\n").replace("\r", "")
         self.out.write(text + "\n")
         self.out.flush()
+        if self.keys and self.keys[0][0] in text:
+            self.typist(self.keys.pop(0)[1])
         m = EVENT_RE.match(text)
         if not m or text.startswith("["):
             return
@@ -278,7 +282,12 @@ def main():
     p.add_argument("--rundir", default="")
     p.add_argument("--iso-only", metavar="OUT", help="only build the ISO at OUT")
     p.add_argument("--kernel", default=os.path.join(BUILD, "pollux.elf"))
+    p.add_argument("--keys", default="[]", help="QEMU: type on COM1, a JSON list of "
+                   "[text, keys]: once a console line contains text, type keys")
     a = p.parse_args()
+    keys = [(str(t), str(k).encode("latin-1")) for t, k in json.loads(a.keys)]
+    if keys and a.emu != "qemu":
+        sys.exit("run: --keys needs QEMU (Bochs writes COM1 to a file and reads nothing)")
 
     modules = parse_guests(a.guests)
     if a.iso_only:
@@ -301,14 +310,31 @@ def main():
         cmd = qemu_command(a, rundir, iso, modules)
     else:
         cmd, com1 = bochs_command(a, rundir, iso)
-    console = Console(sys.stdout)
+    # COM1 input: typed keys (--keys), else the terminal when there is one (QEMU only).
+    if keys:
+        stdin = subprocess.PIPE
+    elif a.emu == "qemu" and sys.stdin.isatty() and not a.debug:
+        stdin = None
+    else:
+        stdin = subprocess.DEVNULL
+    proc = None
+
+    def typist(data):
+        proc.stdin.write(data)
+        proc.stdin.flush()
+
+    console = Console(sys.stdout, keys, typist)
     print(shlex.join(cmd), flush=True)
+    if stdin is None:
+        print("run: keys on this terminal go to pollux's key console (h lists them)", flush=True)
+    elif a.emu == "bochs":
+        print("run: Bochs writes COM1 to a file: no key console", flush=True)
     if a.debug:
         print(f"run: QEMU waits for gdb; in another shell:\n"
               f"  gdb {shlex.quote(a.kernel)} -ex 'target remote :1234'", flush=True)
 
     emu_out = open(os.path.join(rundir, "emulator.out"), "wb")
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdin=stdin,
                             stdout=subprocess.PIPE if com1 is None else emu_out,
                             stderr=emu_out, start_new_session=True, cwd=rundir)
     if com1 is None:

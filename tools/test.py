@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "boot"))
@@ -55,6 +56,50 @@ def run_fuzz(binary):
     return False, tail[-12:] + [f"input kept in {os.path.relpath(crashes, ROOT)}"], None
 
 
+# tools/plot.py on a recorded log: the charts it must write, as valid PNG files.
+PLOT_SAMPLE = os.path.join(ROOT, "tests", "tools", "plot-sample.log")
+PLOT_CHARTS = ("halt_poll_ns.png", "exits.png", "bench.png")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_problem(path):
+    """Why path is no valid PNG image, or None: signature, IHDR first, every chunk's CRC, IEND."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.startswith(PNG_SIGNATURE):
+        return "no PNG signature"
+    pos, first = len(PNG_SIGNATURE), True
+    while pos + 12 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        crc = int.from_bytes(data[pos + 8 + length:pos + 12 + length], "big")
+        if zlib.crc32(kind + body) != crc:
+            return f"bad CRC in {kind!r}"
+        if first and (kind != b"IHDR" or int.from_bytes(body[:4], "big") == 0):
+            return "no IHDR with a width first"
+        first = False
+        if kind == b"IEND":
+            return None
+        pos += 12 + length
+    return "no IEND"
+
+
+def run_plot():
+    out = os.path.join(BUILD, "test", "plot")
+    shutil.rmtree(out, ignore_errors=True)
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot.py"), PLOT_SAMPLE,
+                          out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if res.returncode != 0:
+        return False, res.stdout.strip().splitlines()[-12:], None
+    problems = []
+    for name in PLOT_CHARTS:
+        path = os.path.join(out, name)
+        why = png_problem(path) if os.path.exists(path) else "not written"
+        if why:
+            problems.append(f"{name}: {why}")
+    return not problems, problems, None
+
+
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
 # Console logs of failed boot tests, kept across runs (a test's own directory is
 # emptied when it runs again): build/test-failures/<time>-<test>/.
@@ -79,7 +124,8 @@ def run_boot(test):
     flags = [f.replace("{fixtures}", FIXTURES) for f in test.run_flags()]
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--rundir", rundir,
            "--accel", "tcg", "--timeout", str(test.timeout)] + flags
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
     logpath = os.path.join(rundir, "console.log")
     with open(logpath, "w") as f:
         f.write(res.stdout)
@@ -125,6 +171,8 @@ def main():
     for path in a.fuzz.split():
         path = os.path.join(ROOT, path)
         jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
+    if not a.soak:
+        jobs.append(("tools/plot", run_plot))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:

@@ -199,12 +199,17 @@ enum run_result vcpu_run(struct vcpu *v)
         sched_prepare_entry(v);
         struct exit_record e;
         enum fastpath_result fast;
+        uint64_t exited;
         do {
             enter_guest(v, &e);
+            exited = rdtsc();
             fast = fastpath_exit(v, &e);
+            if (fast == FASTPATH_REENTER)
+                v->stats.exit_cycles[e.reason] += rdtsc() - exited;
         } while (fast == FASTPATH_REENTER);
         if (fast == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
+        v->stats.exit_cycles[e.reason] += rdtsc() - exited;
         /*
          * vcpu_halt's own decision, not v->state: a waker may already have
          * made the vCPU RUNNABLE and queued it again.

@@ -37,21 +37,6 @@
 #include "vmm/kvm_pv.h"
 #include "vmm/trace.h"
 
-static unsigned log2_floor(uint64_t x)
-{
-    unsigned n = 0;
-    while (x >>= 1)
-        n++;
-    return n;
-}
-
-/* Count ns in a log2 histogram: bucket b holds [2^b, 2^(b+1)). */
-static void hist_add(uint64_t hist[HALT_HIST_BUCKETS], uint64_t ns)
-{
-    unsigned b = log2_floor(ns | 1);
-    hist[b < HALT_HIST_BUCKETS ? b : HALT_HIST_BUCKETS - 1]++;
-}
-
 void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now)
 {
     uint64_t spent = now > v->state_since ? now - v->state_since : 0;
@@ -160,7 +145,7 @@ void vcpu_halt_finish(struct vcpu *v)
     struct vcpu_stats *st = &v->stats;
     /* A successful poll ends when the CPU saw the wake-up, a blocked halt when it came. */
     uint64_t halt_ns = tsc_to_ns((h.blocked ? h.woken : h.poll_end) - h.start);
-    hist_add(st->halt_hist, halt_ns);
+    stats_hist_add(st->halt_hist, halt_ns);
     if (h.polled) {
         uint64_t poll_ns = tsc_to_ns(h.poll_end - h.start);
         st->halt_attempted_poll++;
@@ -168,16 +153,16 @@ void vcpu_halt_finish(struct vcpu *v)
             st->halt_successful_poll++;
             st->halt_poll_invalid += !h.valid;
             st->halt_poll_success_ns += poll_ns;
-            hist_add(st->halt_poll_success_hist, poll_ns);
+            stats_hist_add(st->halt_poll_success_hist, poll_ns);
         } else {
             st->halt_poll_fail_ns += poll_ns;
-            hist_add(st->halt_poll_fail_hist, poll_ns);
+            stats_hist_add(st->halt_poll_fail_hist, poll_ns);
         }
     }
     if (h.blocked) {
         uint64_t wait_ns = tsc_to_ns(h.woken - h.poll_end);
         st->halt_wait_ns += wait_ns;
-        hist_add(st->halt_wait_hist, wait_ns);
+        stats_hist_add(st->halt_wait_hist, wait_ns);
     }
     /* A guest that opted out of host polling keeps its window untouched (KVM's kvm_arch_no_poll).
      */

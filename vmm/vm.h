@@ -19,6 +19,7 @@
 #include "sched/timer.h"
 #include "sched/yield.h"
 #include "vmm/cpuid_cache.h"
+#include "stats/stats.h"
 #include "vmm/fwcfg.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/ioapic.h"
@@ -29,7 +30,7 @@
 #include "vmm/vmconfig.h"
 #include "vmm/vuart.h"
 
-#define HALT_HIST_BUCKETS 40 /* log2 of halt durations in ns: bucket i holds [2^i, 2^(i+1)) */
+#define HALT_HIST_BUCKETS STATS_HIST_BUCKETS /* log2 of halt durations in ns (stats/stats.h) */
 
 /*
  * vCPU states. RUNNING: in guest mode or handling an exit on its CPU;
@@ -57,10 +58,11 @@ struct vcpu_stats {
     uint64_t halts;                        /* HLTs that halted (nothing was deliverable) */
     uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
     uint64_t exits[EXIT_REASON_COUNT];
-    uint64_t halt_attempted_poll;  /* halts that polled */
-    uint64_t halt_successful_poll; /* ... and never blocked */
-    uint64_t halt_poll_invalid;    /* successful polls ended by a stop request, not a guest event */
-    uint64_t halt_wakeup;          /* wake-ups of a blocked vCPU */
+    uint64_t exit_cycles[EXIT_REASON_COUNT]; /* from the exit to the end of its handler */
+    uint64_t halt_attempted_poll;            /* halts that polled */
+    uint64_t halt_successful_poll;           /* ... and never blocked */
+    uint64_t halt_poll_invalid; /* successful polls ended by a stop request, not a guest event */
+    uint64_t halt_wakeup;       /* wake-ups of a blocked vCPU */
     uint64_t halt_poll_success_ns, halt_poll_fail_ns, halt_wait_ns;
     uint64_t halt_poll_success_hist[HALT_HIST_BUCKETS];
     uint64_t halt_poll_fail_hist[HALT_HIST_BUCKETS];

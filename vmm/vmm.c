@@ -9,10 +9,10 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "stats/report.h"
 #include "sched/watchdog.h"
 #include "vmm/cpu_model.h"
 #include "vmm/exits.h"
-#include "vmm/hlt_intercept.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/bzimage.h"
 #include "vmm/linux_loader.h"
@@ -28,7 +28,13 @@
 
 static unsigned vms_alive;
 static unsigned vms_failed;
-static struct vm *vms_running[BOOT_MAX_MODULES]; /* by module index, for vmm_dump */
+static uint64_t vms_stopped;
+/*
+ * By module index, for vmm_dump and vmm_for_each_vm. vms_lock keeps a VM
+ * from being freed while vmm_for_each_vm looks at it.
+ */
+static struct vm *vms_running[BOOT_MAX_MODULES];
+static struct spinlock vms_lock = SPINLOCK_INIT;
 
 bool vmm_all_stopped(void)
 {
@@ -210,7 +216,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         reject(name, "out of memory for the nested page tables");
         goto fail;
     }
-    if (trace_mask && !(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
+    /* Every VM has a ring: the key console can turn traces on at any time. */
+    if (!(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
         reject(name, "out of memory for the trace buffer");
         goto fail;
     }
@@ -398,66 +405,6 @@ static void report_stop(struct vm *vm)
     console_event("vm_stop", &j);
 }
 
-/*
- * One @stats record per vCPU with the halt-polling statistics (KVM's names,
- * every key present), and a line for people. docs/console.md lists the keys.
- */
-static void report_vcpu_stats(struct vm *vm, struct vcpu *v)
-{
-    const struct vcpu_stats *st = &v->stats;
-    char buf[2048];
-    struct json j;
-    json_begin(&j, buf, sizeof(buf));
-    json_str(&j, "scope", "vcpu");
-    json_str(&j, "vm", vm->cfg.name);
-    json_u64(&j, "vcpu", v->id);
-    json_u64(&j, "halt_exits", st->exits[EXIT_HLT] + st->exits[EXIT_IDLE_HLT]);
-    json_u64(&j, "hlt_exits", st->exits[EXIT_HLT]);
-    json_u64(&j, "idle_hlt_exits", st->exits[EXIT_IDLE_HLT]);
-    json_str(&j, "hlt_intercept", hlt_intercept_name(hlt_intercept_mode()));
-    json_u64(&j, "halt_attempted_poll", st->halt_attempted_poll);
-    json_u64(&j, "halt_successful_poll", st->halt_successful_poll);
-    json_u64(&j, "halt_poll_invalid", st->halt_poll_invalid);
-    json_u64(&j, "halt_wakeup", st->halt_wakeup);
-    json_u64(&j, "halt_poll_success_ns", st->halt_poll_success_ns);
-    json_u64(&j, "halt_poll_fail_ns", st->halt_poll_fail_ns);
-    json_u64(&j, "halt_wait_ns", st->halt_wait_ns);
-    json_hist(&j, "halt_poll_success_hist", st->halt_poll_success_hist);
-    json_hist(&j, "halt_poll_fail_hist", st->halt_poll_fail_hist);
-    json_hist(&j, "halt_wait_hist", st->halt_wait_hist);
-    json_u64(&j, "halt_poll_ns", v->halt_poll.window_ns);
-    json_u64(&j, "poll_control", v->poll_control);
-    json_u64(&j, "halt_attempted_poll_optout", st->halt_attempted_poll_optout);
-    json_str(&j, "spin_detector", spin_detector_name(v->spin.detector));
-    json_u64(&j, "pause_exits", st->pause_exits);
-    json_u64(&j, "pause_exits_backstop", st->pause_exits_backstop);
-    json_u64(&j, "spins_detected", st->spins_detected);
-    json_u64(&j, "ple_window", v->spin.window);
-    json_u64(&j, "directed_yield_attempted", st->directed_yield_attempted);
-    json_u64(&j, "directed_yield_successful", st->directed_yield_successful);
-    json_u64(&j, "directed_yield_failed_tries", st->directed_yield_failed_tries);
-    json_u64(&j, "directed_yield_gave_up", st->directed_yield_gave_up);
-    static const char *const skip_keys[YIELD_SKIP_COUNT] = {
-        [YIELD_SKIP_RUNNING] = "directed_yield_skipped_running",
-        [YIELD_SKIP_BLOCKED] = "directed_yield_skipped_blocked",
-        [YIELD_SKIP_USER_MODE] = "directed_yield_skipped_user_mode",
-        [YIELD_SKIP_NOT_ELIGIBLE] = "directed_yield_skipped_not_eligible",
-        [YIELD_SKIP_PINNED] = "directed_yield_skipped_pinned",
-    };
-    for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++)
-        json_u64(&j, skip_keys[i], st->directed_yield_skipped[i]);
-    json_u64(&j, "spin_slice_yields", st->spin_slice_yields);
-    json_u64(&j, "migrations", st->migrations);
-    console_event("stats", &j);
-    kprintf(
-        "pollux: %s vcpu %u: %llu halts, %llu polled (%llu caught), %llu us polling, "
-        "%llu us blocked, window %llu ns\n",
-        vm->cfg.name, v->id, (unsigned long long)st->halts,
-        (unsigned long long)st->halt_attempted_poll, (unsigned long long)st->halt_successful_poll,
-        (unsigned long long)((st->halt_poll_success_ns + st->halt_poll_fail_ns) / 1000),
-        (unsigned long long)(st->halt_wait_ns / 1000), (unsigned long long)v->halt_poll.window_ns);
-}
-
 void vmm_vcpu_retired(struct vm *vm)
 {
     if (__atomic_sub_fetch(&vm->live_vcpus, 1, __ATOMIC_ACQ_REL) != 0)
@@ -466,17 +413,34 @@ void vmm_vcpu_retired(struct vm *vm)
     vuart_flush(&vm->uart);
     trace_flush(vm);
     report_stop(vm);
-    for (unsigned i = 0; i < vm->nvcpus; i++)
-        report_vcpu_stats(vm, vm->vcpus[i]);
+    stats_report_vm_stop(vm);
     if (vm->exit_code != 0)
         __atomic_add_fetch(&vms_failed, 1, __ATOMIC_ACQ_REL);
+    uint64_t flags = spin_lock_irqsave(&vms_lock);
     __atomic_store_n(&vms_running[vm->index], NULL, __ATOMIC_RELEASE);
+    spin_unlock_irqrestore(&vms_lock, flags);
+    __atomic_add_fetch(&vms_stopped, 1, __ATOMIC_RELAXED);
     vm_free(vm);
     if (__atomic_sub_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL) == 0)
         sched_kick(0);
 }
 
-static const char *const state_names[VCPU_STATE_COUNT] = {
+void vmm_for_each_vm(void (*fn)(struct vm *vm, void *ctx), void *ctx)
+{
+    uint64_t flags = spin_lock_irqsave(&vms_lock);
+    for (unsigned i = 0; i < BOOT_MAX_MODULES; i++)
+        if (vms_running[i])
+            fn(vms_running[i], ctx);
+    spin_unlock_irqrestore(&vms_lock, flags);
+}
+
+void vmm_counts(uint64_t *running, uint64_t *stopped)
+{
+    *running = __atomic_load_n(&vms_alive, __ATOMIC_ACQUIRE);
+    *stopped = __atomic_load_n(&vms_stopped, __ATOMIC_ACQUIRE);
+}
+
+const char *const vcpu_state_names[VCPU_STATE_COUNT] = {
     [VCPU_RUNNABLE] = "runnable", [VCPU_RUNNING] = "running",     [VCPU_POLLING] = "polling",
     [VCPU_BLOCKED] = "blocked",   [VCPU_WAIT_SIPI] = "wait-sipi", [VCPU_STOPPED] = "stopped",
 };
@@ -502,7 +466,7 @@ void vmm_dump(void)
             struct vcpu *v = vm->vcpus[n];
             kprintf("    vcpu %u: %s for %lu us on cpu %u%s%s, rip 0x%lx, if %d, irr %d, isr %d, "
                     "deliverable %d, nmi %d, init %d, sipi %d, timer %s %ld us\n",
-                    n, state_names[v->state], to_us(now - v->state_since), v->cpu,
+                    n, vcpu_state_names[v->state], to_us(now - v->state_since), v->cpu,
                     v->on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->regs.rip,
                     !!(v->regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
                     highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic),

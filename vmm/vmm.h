@@ -23,6 +23,15 @@ bool vmm_all_stopped(void);
 /* True if every VM that ran exited with code 0. */
 bool vmm_all_succeeded(void);
 
+/* fn for every VM started and not yet stopped; none is freed meanwhile (keep fn short). */
+void vmm_for_each_vm(void (*fn)(struct vm *vm, void *ctx), void *ctx);
+
+/* VMs running now, and stopped so far. */
+void vmm_counts(uint64_t *running, uint64_t *stopped);
+
+/* The vCPU states by name: runnable, running, polling, ... */
+extern const char *const vcpu_state_names[VCPU_STATE_COUNT];
+
 /* For a state dump (sched/watchdog.h): every running VM's vCPUs, read without their locks. */
 void vmm_dump(void);
 

@@ -7,7 +7,9 @@ together is itself part of the test and keeps `make test` within budget.
 Every test pins ACCEL=tcg (tools/test.py), so results do not depend on the
 machine. Keep the default set within the 15-minute CI budget on 2 cores.
 """
+import json
 import os
+import re
 
 import cpuid_policy
 
@@ -17,9 +19,9 @@ CPUID_TABLE = os.path.join(ROOT, "docs", "cpuid.md")
 
 class Test:
     def __init__(self, name, checks, emu="qemu", smp=2, cpu="", mem=512, args="", guests="",
-                 boot="grub", timeout=120, full_only=False, soak=False):
+                 boot="grub", timeout=120, full_only=False, soak=False, keys=()):
         self.name, self.checks, self.timeout, self.full_only = name, checks, timeout, full_only
-        self.soak = soak
+        self.soak, self.keys = soak, keys
         self.emu, self.smp, self.cpu, self.mem = emu, smp, cpu, mem
         self.args, self.guests, self.boot = args, guests, boot
 
@@ -28,8 +30,13 @@ class Test:
         # TCG's TSC is host time and a loaded host stalls emulated CPUs: a longer watchdog.
         if self.emu == "qemu" and "watchdog_ms=" not in args:
             args = f"{args} watchdog_ms=10000".strip()
+        # The tables after each VM's records cost seconds of serial line under Bochs; the
+        # tests read the records, and unit/stats and qemu-keys check the tables.
+        if "stats_tables=" not in args:
+            args = f"{args} stats_tables=off".strip()
         return ["--emu", self.emu, "--smp", str(self.smp), "--cpu", self.cpu, "--mem",
-                str(self.mem), "--args", args, "--guests", self.guests, "--boot", self.boot]
+                str(self.mem), "--args", args, "--guests", self.guests, "--boot", self.boot,
+                "--keys", json.dumps(self.keys)]
 
 
 # ---- reusable checks -------------------------------------------------------
@@ -476,8 +483,8 @@ def selfipi_exits(vm, iters, mode):
         assert len(got) == 1, f"[{vm}] sti_hlt @bench lines: {got}"
         want = 0 if mode == "idle_hlt" else iters
         assert got[0]["hlt_exits"] == want, f"[{vm}] hlt_exits={got[0]['hlt_exits']}, want {want}"
-        st = [e for e in log.all("stats") if e.get("vm") == vm]
-        assert len(st) == 1, f"[{vm}] @stats records: {len(st)}"
+        st = [e for e in log.all("stats") if e.get("vm") == vm and e["scope"] == "vcpu"]
+        assert len(st) == 1, f"[{vm}] @stats vcpu records: {len(st)}"
         st = st[0]
         assert st["hlt_intercept"] == mode, f"[{vm}] @stats hlt_intercept={st['hlt_intercept']}"
         assert (st["hlt_exits"], st["idle_hlt_exits"]) == ((want, 0) if want else (0, 0)), \
@@ -926,6 +933,117 @@ LINUX_CHECKS = [
 ]
 
 
+# ---- statistics rounds and the key console ----------------------------------
+
+def stats_kinds():
+    """Each @stats key's kind and scopes, from docs/stats.md (made from the descriptors)."""
+    kinds = {}
+    with open(os.path.join(ROOT, "docs", "stats.md")) as f:
+        for ln in f:
+            m = re.match(r"^\| `(\w+)` \| ([a-z ]+) \| \w* \| ([a-z, ]+) \|", ln)
+            if m:
+                kinds[m.group(1)] = (m.group(2), m.group(3).split(", "))
+    return kinds
+
+
+def rounds(log):
+    """The @stats records by round, in order."""
+    got = {}
+    for e in log.all("stats"):
+        got.setdefault(e["round"], []).append(e)
+    return [got[r] for r in sorted(got)]
+
+
+def stats_rounds_consistent(log):
+    """Every record has its scope's keys, integers where not strings or objects; one round, one
+    t; t grows from round to round; no counter ever reads lower than before."""
+    kinds = stats_kinds()
+    assert kinds, "docs/stats.md has no table of keys"
+    last, last_t = {}, 0
+    for records in rounds(log):
+        assert len({e["t"] for e in records}) == 1, f"round {records[0]['round']}: several t"
+        assert records[0]["t"] > last_t, f"round {records[0]['round']}: t went back"
+        last_t = records[0]["t"]
+        for e in records:
+            scope = e["scope"]
+            want = {k for k, (_, scopes) in kinds.items() if scope in scopes}
+            assert set(e.body) == want, f"@stats {scope}: keys {set(e.body) ^ want} differ"
+            who = (scope, e.get("vm"), e.get("vcpu"), e.get("cpu") if scope == "cpu" else None)
+            for k, v in e.body.items():
+                kind = kinds[k][0]
+                if kind in ("string",):
+                    assert isinstance(v, str), f"{who} {k}={v!r}"
+                elif kind in ("histogram", "by reason"):
+                    assert all(isinstance(x, int) for x in v.values()), f"{who} {k}={v}"
+                else:
+                    assert isinstance(v, int) and not isinstance(v, bool), f"{who} {k}={v!r}"
+                if kind == "counter":
+                    assert v >= last.get((who, k), 0), f"{who} {k} fell to {v}"
+                    last[(who, k)] = v
+                elif kind in ("histogram", "by reason"):
+                    for b, x in v.items():
+                        assert x >= last.get((who, k, b), 0), f"{who} {k}[{b}] fell to {x}"
+                        last[(who, k, b)] = x
+
+
+def periodic_rounds_before_stop(vm, at_least):
+    """vm's records came in at least `at_least` rounds before its @vm_stop, with every CPU's."""
+    def check(log):
+        stop = [i for i, e in enumerate(log.events) if e.name == "vm_stop" and e["vm"] == vm][0]
+        before = [e for e in log.events[:stop] if e.name == "stats"]
+        vm_rounds = {e["round"] for e in before if e["scope"] == "vm" and e["vm"] == vm}
+        assert len(vm_rounds) >= at_least, f"{vm}: {len(vm_rounds)} rounds before its stop"
+        # Another line (a VM's stop) may come between the records of one round.
+        records = log.all("stats")
+        for r in vm_rounds:
+            cpus = [e for e in records if e["round"] == r and e["scope"] == "cpu"]
+            assert len(cpus) == log.one("boot")["cpus"], f"round {r}: {len(cpus)} cpu records"
+            assert [e for e in records if e["round"] == r and e["scope"] == "global"]
+    check.__name__ = f"periodic_rounds_before_stop({vm})"
+    return check
+
+
+def vm_sums_vcpus(vm):
+    """In each round, the vm record's counters are its vCPU records' sums."""
+    def check(log):
+        kinds = stats_kinds()
+        for records in rounds(log):
+            vms = [e for e in records if e["scope"] == "vm" and e["vm"] == vm]
+            vcpus = [e for e in records if e["scope"] == "vcpu" and e["vm"] == vm]
+            for total in vms:
+                for k, (kind, scopes) in kinds.items():
+                    if kind == "counter" and "vcpu" in scopes and k != "round":
+                        assert total[k] == sum(e[k] for e in vcpus), f"{vm} {k}: not the sum"
+    check.__name__ = f"vm_sums_vcpus({vm})"
+    return check
+
+
+STATS_GUESTS = "pingpong:vcpus=2:args=400 idletick:vcpus=2:args=200+20"
+STATS_CHECKS = [stats_rounds_consistent, periodic_rounds_before_stop("pingpong", 2),
+                vm_sums_vcpus("pingpong"), vm_sums_vcpus("idletick"), shutdown(0)]
+
+CTRL_A = "\u0001"
+# The key console: help, the VMs, a trace setting and the tables; then a line for the echo guest
+# through the mux, and q.
+KEYS = [["[echo] echo: ready", "hvts"], ["host CPUs, round", f"{CTRL_A}0hello pollux\n{CTRL_A}c"],
+        ["[echo] echo: hello pollux", "q"]]
+
+
+def keys_answered(log):
+    got = [e["key"] for e in log.all("key")]
+    assert got == list("hvtsq"), f"@key events {got}"
+    assert log.all("key")[2]["did"] == "halt_poll", f"t set {log.all('key')[2]['did']}"
+    after_s = log.events.index(log.all("key")[3])
+    tabled = {e["vm"] for e in log.events[after_s:] if e.name == "stats" and e["scope"] == "vm"}
+    assert {"echo", "pingpong"} <= tabled, f"no round after s for {tabled}"
+    text = "\n".join(log.lines)
+    assert "Analyze events for VM pingpong" in text, "no exit table after s"
+
+
+KEYS_CHECKS = [keys_answered, guest_says("echo", "echo: hello pollux"),
+               vm_stops(echo=(0, "console"), pingpong=(0, "console")), shutdown(0)]
+
+
 def make_fixtures(directory, build):
     """Corrupt modules for the rejection tests, made from a real image."""
     import os
@@ -1047,6 +1165,11 @@ def tests(full=False):
         Test("bochs-ryzen-balance-off",
              [unbalanced_hogs(("hog1", "hog3"), "hog2"), shutdown(0)], emu="bochs", cpu="ryzen",
              smp=2, args="sched_balance=off", guests=HOGS3, timeout=300),
+        # Statistics rounds every 100 ms, and the key console typed to over QEMU's stdin.
+        Test("qemu-stats-periodic", STATS_CHECKS, smp=2, args="stats_interval_ms=100 stats_tables=off",
+             guests=STATS_GUESTS),
+        Test("qemu-keys", KEYS_CHECKS, smp=2, guests="echo pingpong:vcpus=2:args=100000",
+             keys=KEYS),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),
                                  rejects("hello"), shutdown(1)], emu="bochs",
              cpu="corei5_lynnfield_750", smp=1, guests="hello", timeout=240),

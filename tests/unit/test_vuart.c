@@ -87,6 +87,24 @@ static void test_registers(void **state)
     assert_int_equal(vuart_read(&u, 0), 0); /* no input */
 }
 
+static void test_input_fifo(void **state)
+{
+    (void)state;
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0); /* LSR.DR: nothing received */
+    vuart_input(&u, 'h');
+    vuart_input(&u, 'i');
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0x01);
+    assert_int_equal(vuart_read(&u, 0), 'h');
+    assert_int_equal(vuart_read(&u, 0), 'i');
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0);
+    assert_int_equal(vuart_read(&u, 0), 0);
+    for (int i = 0; i < VUART_RX_MAX + 4; i++) /* a full FIFO drops what comes */
+        vuart_input(&u, (char)('a' + i));
+    for (int i = 0; i < VUART_RX_MAX; i++)
+        assert_int_equal(vuart_read(&u, 0), 'a' + i);
+    assert_int_equal(vuart_read(&u, 5) & 0x01, 0);
+}
+
 static void test_puts_and_empty_lines(void **state)
 {
     (void)state;
@@ -172,6 +190,7 @@ int main(void)
         cmocka_unit_test_setup(test_cr_ends_a_line_once, setup),
         cmocka_unit_test_setup(test_interrupt_identification, setup),
         cmocka_unit_test_setup(test_loopback, setup),
+        cmocka_unit_test_setup(test_input_fifo, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,3 +83,7 @@ unit_hlt_intercept_SRCS := vmm/hlt_intercept.c
 UNIT_TESTS += fastpath
 unit_fastpath_SRCS := vmm/fastpath.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c \
 	vmm/trace.c sched/halt_poll.c sched/yield.c
+UNIT_TESTS += stats
+unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c
+UNIT_TESTS += serial_mux
+unit_serial_mux_SRCS := vmm/serial_mux.c

@@ -1,0 +1,138 @@
+#include "stats/table.h"
+
+#include "lib/format.h"
+#include "lib/string.h"
+
+#define EVENT_WIDTH 20
+#define KEY_WIDTH   30
+#define CELL_WIDTH  14
+#define CELLS_MAX   ((STATS_TABLE_WIDTH - KEY_WIDTH) / CELL_WIDTH)
+
+void stats_shares(const uint64_t *values, unsigned n, unsigned *hundredths)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += values[i];
+    unsigned given = 0;
+    for (unsigned i = 0; i < n; i++) {
+        hundredths[i] = total ? (unsigned)(values[i] * 10000 / total) : 0;
+        given += hundredths[i];
+    }
+    /*
+     * Rounding down lost fewer hundredths than there are values: they go to
+     * the largest remainders, one each, the earliest first on a tie.
+     */
+    for (; total && given < 10000; given++) {
+        unsigned best = n;
+        uint64_t best_rem = 0;
+        for (unsigned i = 0; i < n; i++) {
+            bool bumped = hundredths[i] != values[i] * 10000 / total;
+            uint64_t rem = values[i] * 10000 % total;
+            if (!bumped && rem && (best == n || rem > best_rem)) {
+                best = i;
+                best_rem = rem;
+            }
+        }
+        hundredths[best]++;
+    }
+}
+
+/* "12.34%" */
+static void percent(char *buf, size_t cap, unsigned hundredths)
+{
+    snprintf(buf, cap, "%u.%02u%%", hundredths / 100, hundredths % 100);
+}
+
+/* ns as microseconds with two decimals: "1234.56us" */
+static void micros(char *buf, size_t cap, uint64_t ns)
+{
+    snprintf(buf, cap, "%lu.%02luus", (unsigned long)(ns / 1000), (unsigned long)(ns % 1000 / 10));
+}
+
+#define REASONS_MAX 64
+#define LINE_MAX    160 /* formatted, then cut at STATS_TABLE_WIDTH */
+
+static void emit(stats_line_sink line, void *ctx, char *buf)
+{
+    buf[STATS_TABLE_WIDTH] = 0;
+    line(buf, ctx);
+}
+
+void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *ns,
+                      const struct stats_reasons *reasons, stats_line_sink line, void *ctx)
+{
+    char buf[LINE_MAX], c1[16], c2[24], c3[16], c4[24];
+    unsigned n = reasons->count < REASONS_MAX ? reasons->count : REASONS_MAX;
+    unsigned sample_share[REASONS_MAX], time_share[REASONS_MAX], order[REASONS_MAX], rows = 0;
+    uint64_t samples = 0, time = 0;
+    stats_shares(count, n, sample_share);
+    stats_shares(ns, n, time_share);
+    for (unsigned r = 0; r < n; r++) {
+        samples += count[r];
+        time += ns[r];
+        if (!count[r])
+            continue;
+        /* By samples, most first, as perf does: an insertion sort of a few rows. */
+        unsigned at = rows++;
+        while (at && count[order[at - 1]] < count[r]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = r;
+    }
+    snprintf(buf, sizeof(buf), "Analyze events for %s:", title);
+    emit(line, ctx, buf);
+    line("", ctx);
+    snprintf(buf, sizeof(buf), "%*s %10s %9s %14s %9s %14s", EVENT_WIDTH, "VM-EXIT", "Samples",
+             "Samples%", "Time", "Time%", "Mean time");
+    emit(line, ctx, buf);
+    for (unsigned i = 0; i < rows; i++) {
+        unsigned r = order[i];
+        percent(c1, sizeof(c1), sample_share[r]);
+        micros(c2, sizeof(c2), ns[r]);
+        percent(c3, sizeof(c3), time_share[r]);
+        micros(c4, sizeof(c4), ns[r] / count[r]);
+        snprintf(buf, sizeof(buf), "%*s %10lu %9s %14s %9s %14s", EVENT_WIDTH, reasons->name(r),
+                 (unsigned long)count[r], c1, c2, c3, c4);
+        emit(line, ctx, buf);
+    }
+    line("", ctx);
+    micros(c2, sizeof(c2), time);
+    snprintf(buf, sizeof(buf), "Total Samples: %lu, Total events handled time: %s.",
+             (unsigned long)samples, c2);
+    emit(line, ctx, buf);
+}
+
+static void cell(char *buf, size_t cap, const struct stats_record *r, enum stats_key k)
+{
+    if (stats_descs[k].kind == STATS_STRING)
+        snprintf(buf, cap, "%s", r->v[k].s ? r->v[k].s : "");
+    else
+        snprintf(buf, cap, "%lu", (unsigned long)r->v[k].n);
+}
+
+void stats_key_table(const char *title, const struct stats_record *recs, unsigned n,
+                     enum stats_key column, const enum stats_key *rows, unsigned nrows,
+                     stats_line_sink line, void *ctx)
+{
+    char buf[LINE_MAX], head[CELL_WIDTH + 1], val[CELL_WIDTH + 1];
+    line(title, ctx);
+    for (unsigned first = 0; first < n; first += CELLS_MAX) {
+        unsigned last = first + CELLS_MAX < n ? first + CELLS_MAX : n;
+        size_t len = (size_t)snprintf(buf, sizeof(buf), "%-*s", KEY_WIDTH, "");
+        for (unsigned i = first; i < last; i++) {
+            snprintf(head, sizeof(head), "%s %lu", stats_descs[column].name,
+                     (unsigned long)recs[i].v[column].n);
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %*s", CELL_WIDTH - 1, head);
+        }
+        emit(line, ctx, buf);
+        for (unsigned k = 0; k < nrows; k++) {
+            len = (size_t)snprintf(buf, sizeof(buf), "%-*s", KEY_WIDTH, stats_descs[rows[k]].name);
+            for (unsigned i = first; i < last; i++) {
+                cell(val, sizeof(val), &recs[i], rows[k]);
+                len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %*s", CELL_WIDTH - 1, val);
+            }
+            emit(line, ctx, buf);
+        }
+    }
+}

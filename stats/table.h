@@ -1,0 +1,38 @@
+/*
+ * The human tables on COM1, at most STATS_TABLE_WIDTH columns wide: exits
+ * laid out as `perf kvm stat report` does, and transposed tables of
+ * statistics (one row per key, one column per vCPU or CPU) for the
+ * scheduler counters under their KVM names. Pure: each line goes to a sink.
+ */
+#ifndef POLLUX_STATS_TABLE_H
+#define POLLUX_STATS_TABLE_H
+
+#include "stats/stats.h"
+
+#define STATS_TABLE_WIDTH 100
+
+typedef void (*stats_line_sink)(const char *text, void *ctx);
+
+/*
+ * Each value's share of total in hundredths of a percent, rounded so that
+ * they sum to exactly 10000 (largest remainder) when total is their sum and
+ * non-zero.
+ */
+void stats_shares(const uint64_t *values, unsigned n, unsigned *hundredths);
+
+/*
+ * The exit table of one VM (or all): a row per exit reason that happened,
+ * by samples, then the totals. count and ns are indexed by reason.
+ */
+void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *ns,
+                      const struct stats_reasons *reasons, stats_line_sink line, void *ctx);
+
+/*
+ * rows of the records side by side, a column per record headed by its
+ * `column` key (vcpu or cpu), as many blocks as the width needs.
+ */
+void stats_key_table(const char *title, const struct stats_record *recs, unsigned n,
+                     enum stats_key column, const enum stats_key *rows, unsigned nrows,
+                     stats_line_sink line, void *ctx);
+
+#endif
