@@ -375,7 +375,8 @@ def linux_flags(host_args):
 def linux_haltpoll_scenario(a, seconds=10):
     """An idle Linux guest: host CPU time spent polling per guest second, per policy."""
     cells = {label: (lambda host=host, guest=guest: linux_cell(
-        f"linux-haltpoll-{host or 'default'}{guest and '-guest'}", linux_flags(host),
+        f"linux-haltpoll-{host.replace('=', '-') or 'default'}{guest and '-guest'}",
+        linux_flags(host),
         f"linux:name=lx:vcpus=2:args={LINUX_QEMU_ARGS}+workload=idle:{seconds}{guest}"))
         for label, host, guest in LINUX_HALT_POLICIES}
 

@@ -12,10 +12,11 @@
 #include <stdint.h>
 
 #include "arch/x86/virt.h"
+#include "vmm/hypercall.h"
 
 #define FLOOR_CPUID_LEAF 0 /* answered with a fixed maximum leaf and the vendor string */
 #define FLOOR_CPUID_MAX  0xdu
-#define FLOOR_HC_NOP     2u     /* HC_NOP (vmm/hypercall.h): RAX = 0 */
+#define FLOOR_HC_NOP     HC_NOP /* answered with RAX = 0 */
 #define FLOOR_PORT       0x3fdu /* COM1's line status: transmitter empty */
 #define FLOOR_PORT_VALUE 0x60u
 #define FLOOR_MSR        0x277u /* PAT, answered with its reset value */
