@@ -125,10 +125,14 @@ void fpu_guest_leave(struct fpu_state *f)
     if (have_pku)
         f->pkru = rdpkru();
     if (have_xsave) {
-        /* Saved under the guest's XCR0: components it disabled it cannot have changed. */
-        __asm__ volatile("xsave64 %0" : "=m"(*f->area) : "a"(~0u), "d"(~0u) : "memory");
+        /*
+         * Saved under the host's XCR0, a superset of the guest's: a guest
+         * uses SSE without XCR0 bit 1 (an OS without XSAVE, XCR0 = 1 from
+         * reset), and a save under its XCR0 would drop its XMM registers.
+         */
         if (f->xcr0 != host_xcr0)
             xsetbv(host_xcr0);
+        __asm__ volatile("xsave64 %0" : "=m"(*f->area) : "a"(~0u), "d"(~0u) : "memory");
     } else {
         __asm__ volatile("fxsave64 %0" : "=m"(*f->area)::"memory");
     }
