@@ -48,6 +48,7 @@ void stats_collect_vcpu(const struct vcpu *v, struct stats_record *r,
     x[STATS_halts].n = load(&st->halts);
     x[STATS_hlt_exits].n = load(&st->exits[EXIT_HLT]);
     x[STATS_idle_hlt_exits].n = load(&st->exits[EXIT_IDLE_HLT]);
+    x[STATS_hlt_in_shadow].n = load(&st->hlt_in_shadow);
     x[STATS_halt_exits].n = x[STATS_hlt_exits].n + x[STATS_idle_hlt_exits].n;
     x[STATS_hlt_intercept].s = hlt_intercept_name(hlt_intercept_mode());
     x[STATS_halt_attempted_poll].n = load(&st->halt_attempted_poll);

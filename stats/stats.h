@@ -77,6 +77,9 @@ enum stats_scope {
     X(hlt_exits, STATS_COUNTER, NONE, S_GUEST, "exits of the plain HLT intercept")                 \
     X(idle_hlt_exits, STATS_COUNTER, NONE, S_GUEST,                                                \
       "exits of the Idle HLT intercept (a HLT with no virtual interrupt or NMI pending)")          \
+    X(hlt_in_shadow, STATS_COUNTER, NONE, S_GUEST,                                                 \
+      "HLTs pollux completed at another exit: STI; HLT interrupted in STI's shadow, with an "      \
+      "interrupt pending (docs/virtual_interrupts.md)")                                            \
     X(halt_attempted_poll, STATS_COUNTER, NONE, S_GUEST, "halts that polled")                      \
     X(halt_successful_poll, STATS_COUNTER, NONE, S_GUEST,                                          \
       "halts whose poll caught the wake-up: the vCPU never blocked")                               \

@@ -135,8 +135,10 @@ static bool prepare_entry(struct vcpu *v, bool *window)
             virt->set_nmi_window(v, true);
     }
     int vector = vlapic_highest_pending(&v->lapic);
-    if (vector >= 0 && hlt_in_shadow(v))
+    if (vector >= 0 && hlt_in_shadow(v)) {
         vcpu_advance(v, 1);
+        v->stats.hlt_in_shadow++;
+    }
     /*
      * Where the CPU takes an offered vector as soon as the guest can, every
      * pending one is offered (below), as hardware presents interrupts. QEMU

@@ -55,7 +55,8 @@ enum vcpu_state {
  */
 struct vcpu_stats {
     uint64_t cycles[VCPU_STATE_COUNT];
-    uint64_t halts;                        /* HLTs that halted (nothing was deliverable) */
+    uint64_t halts;         /* HLTs that halted (nothing was deliverable) */
+    uint64_t hlt_in_shadow; /* HLTs completed at another exit (vcpu.c hlt_in_shadow) */
     uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
     uint64_t exits[EXIT_REASON_COUNT];
     uint64_t exit_cycles[EXIT_REASON_COUNT]; /* from the exit to the end of its handler */
