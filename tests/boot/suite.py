@@ -587,12 +587,10 @@ def soak_checks(seconds, emu):
                 assert gap_ms < SOAK_STALL_MS, f"[{e.vm}] {gap_ms:.0f} ms without a timer tick"
 
     def timer_accounted(log):
-        """Every timer interrupt pollux raised reached the guest, and every period is counted."""
+        """Every period is counted (timer_ticks checks each raised interrupt reached the guest)."""
         stop = [e for e in log.all("vm_stop") if e["vm"] == "timer"][0]
         for e in (e for e in log.all("bench") if e.vm == "timer" and e.get("op") == "periodic"):
             t = stop["vcpus"][str(e["vcpu"])]["timer"]
-            assert e["interrupts"] == t["delivered"], \
-                f"timer vCPU {e['vcpu']}: took {e['interrupts']} interrupts, pollux raised {t}"
             assert t["delivered"] + t["coalesced"] + t["skipped"] >= w["ticks"], \
                 f"timer vCPU {e['vcpu']}: {t} for {w['ticks']} periods"
 
