@@ -3,7 +3,7 @@
 #include "lib/string.h"
 #include "vmm/cpuid_policy.h"
 
-#define EXTENDED_FIRST 0x80000000u
+#define EXTENDED_FIRST CPUID_CACHE_EXTENDED_FIRST
 
 static struct cpuid_regs filtered(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
                                   struct cpuid_regs host)
@@ -102,19 +102,20 @@ void cpuid_cache_fill(struct cpuid_cache *c, const struct cpuid_view *view, cpui
     }
 }
 
-const struct cpuid_answer *cpuid_cache_find(const struct cpuid_cache *c, uint32_t leaf,
-                                            uint32_t subleaf)
+struct cpuid_regs cpuid_answer_patched(const struct cpuid_answer *a,
+                                       const struct cpuid_vcpu_inputs *in)
 {
-    const struct cpuid_answer *slot;
-    if (leaf < CPUID_CACHE_SPAN)
-        slot = c->basic[leaf];
-    else if (leaf - EXTENDED_FIRST < CPUID_CACHE_SPAN)
-        slot = c->extended[leaf - EXTENDED_FIRST];
-    else
-        return 0;
-    if (slot[0].scope == CPUID_ANSWER_ANY_SUBLEAF)
-        return &slot[0];
-    if (subleaf < CPUID_CACHE_SUBLEAFS && slot[subleaf].scope == CPUID_ANSWER_THIS_SUBLEAF)
-        return &slot[subleaf];
-    return 0;
+    uint32_t add[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        if (a->needs & CPUID_NEEDS_ID && a->id[i])
+            add[i] |= (in->vcpu_id << __builtin_ctz(a->id[i])) & a->id[i];
+        if (a->needs & CPUID_NEEDS_APIC && in->apic_enabled)
+            add[i] |= a->apic_en[i];
+        if (in->guest_cr4 & CPUID_CR4_OSXSAVE)
+            add[i] |= a->osxsave[i];
+        if (in->guest_cr4 & CPUID_CR4_PKE)
+            add[i] |= a->pke[i];
+    }
+    return (struct cpuid_regs){a->base[0] | add[0], a->base[1] | add[1], a->base[2] | add[2],
+                               a->base[3] | add[3]};
 }

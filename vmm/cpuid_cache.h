@@ -60,33 +60,37 @@ struct cpuid_vcpu_inputs {
 /* Work out every kept answer for a VM seen through view (its per-vCPU fields are ignored). */
 void cpuid_cache_fill(struct cpuid_cache *c, const struct cpuid_view *view, cpuid_read_fn read);
 
-/* The kept answer for (leaf, subleaf), or NULL: then filter in full. */
-const struct cpuid_answer *cpuid_cache_find(const struct cpuid_cache *c, uint32_t leaf,
-                                            uint32_t subleaf);
+#define CPUID_CACHE_EXTENDED_FIRST 0x80000000u
+
+/* The kept answer for (leaf, subleaf), or NULL: then filter in full. Inline: the exit fast path. */
+static inline const struct cpuid_answer *cpuid_cache_find(const struct cpuid_cache *c,
+                                                          uint32_t leaf, uint32_t subleaf)
+{
+    const struct cpuid_answer *slot;
+    if (leaf < CPUID_CACHE_SPAN)
+        slot = c->basic[leaf];
+    else if (leaf - CPUID_CACHE_EXTENDED_FIRST < CPUID_CACHE_SPAN)
+        slot = c->extended[leaf - CPUID_CACHE_EXTENDED_FIRST];
+    else
+        return 0;
+    if (slot[0].scope == CPUID_ANSWER_ANY_SUBLEAF)
+        return &slot[0];
+    if (subleaf < CPUID_CACHE_SUBLEAFS && slot[subleaf].scope == CPUID_ANSWER_THIS_SUBLEAF)
+        return &slot[subleaf];
+    return 0;
+}
+
+/* The per-vCPU bits of a for in (a->needs non-zero). */
+struct cpuid_regs cpuid_answer_patched(const struct cpuid_answer *a,
+                                       const struct cpuid_vcpu_inputs *in);
 
 /* a for one vCPU: only the inputs a->needs names are read. */
 static inline struct cpuid_regs cpuid_answer_for(const struct cpuid_answer *a,
                                                  const struct cpuid_vcpu_inputs *in)
 {
-    struct cpuid_regs r = {a->base[0], a->base[1], a->base[2], a->base[3]};
     if (!a->needs)
-        return r;
-    uint32_t add[4] = {0};
-    for (int i = 0; i < 4; i++) {
-        if (a->needs & CPUID_NEEDS_ID && a->id[i])
-            add[i] |= (in->vcpu_id << __builtin_ctz(a->id[i])) & a->id[i];
-        if (a->needs & CPUID_NEEDS_APIC && in->apic_enabled)
-            add[i] |= a->apic_en[i];
-        if (in->guest_cr4 & CPUID_CR4_OSXSAVE)
-            add[i] |= a->osxsave[i];
-        if (in->guest_cr4 & CPUID_CR4_PKE)
-            add[i] |= a->pke[i];
-    }
-    r.eax |= add[0];
-    r.ebx |= add[1];
-    r.ecx |= add[2];
-    r.edx |= add[3];
-    return r;
+        return (struct cpuid_regs){a->base[0], a->base[1], a->base[2], a->base[3]};
+    return cpuid_answer_patched(a, in);
 }
 
 #endif

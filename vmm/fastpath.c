@@ -2,7 +2,9 @@
 #include "vmm/fastpath.h"
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
 #include "vmm/exits.h"
+#include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/vm.h"
 
@@ -35,6 +37,10 @@ bool fastpath_may_reenter(uint32_t *changed, uint64_t rflags, bool entry_plain)
 
 enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
 {
+    uint64_t exited = rdtsc();
+    v->exited_at = exited;
+    vcpu_mode_forget(v);
+    v->stats.exits[e->reason]++;
     if (!common_exit(v, e))
         return FASTPATH_NOT_MINE;
     handle_exit(v, e);
@@ -45,7 +51,8 @@ enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
     bool apic_write = e->reason == EXIT_MSR_WRITE || (e->reason == EXIT_CR8 && e->cr8.write);
     if (apic_write && vlapic_highest_pending(&v->lapic) >= 0)
         return FASTPATH_HANDLED;
-    return fastpath_may_reenter(&v->changed, v->regs.rflags, virt->entry_is_plain(v))
-               ? FASTPATH_REENTER
-               : FASTPATH_HANDLED;
+    if (!fastpath_may_reenter(&v->changed, v->regs.rflags, virt->entry_is_plain(v)))
+        return FASTPATH_HANDLED;
+    v->stats.exit_cycles[e->reason] += rdtsc() - exited;
+    return FASTPATH_REENTER;
 }

@@ -57,18 +57,6 @@ static inline uint32_t vcpu_changes_peek(const uint32_t *word)
     return __atomic_load_n(word, __ATOMIC_SEQ_CST);
 }
 
-enum fastpath_result {
-    FASTPATH_NOT_MINE, /* the full path handles this exit */
-    FASTPATH_HANDLED,  /* handled here; the full path runs before the next entry */
-    FASTPATH_REENTER,  /* handled here; enter the guest again at once */
-};
-
-/*
- * Handle e if it is a common exit, then decide whether the guest may be
- * entered again at once (the rules above). Host interrupts off.
- */
-enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e);
-
 /* The decision alone: the summary word read once, TF, the vendor's entry state. */
 bool fastpath_may_reenter(uint32_t *changed, uint64_t rflags, bool entry_plain);
 

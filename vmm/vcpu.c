@@ -163,15 +163,6 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     return true;
 }
 
-static void enter_guest(struct vcpu *v, struct exit_record *e)
-{
-    guest_msrs_enter(&v->msrs);
-    virt->vcpu_run(v, e);
-    vcpu_mode_forget(v);
-    guest_msrs_exit(&v->msrs);
-    v->stats.exits[e->reason]++;
-}
-
 enum run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
@@ -200,18 +191,9 @@ enum run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(v);
         struct exit_record e;
-        enum fastpath_result fast;
-        uint64_t exited;
-        do {
-            enter_guest(v, &e);
-            exited = rdtsc();
-            fast = fastpath_exit(v, &e);
-            if (fast == FASTPATH_REENTER)
-                v->stats.exit_cycles[e.reason] += rdtsc() - exited;
-        } while (fast == FASTPATH_REENTER);
-        if (fast == FASTPATH_NOT_MINE)
+        if (virt->vcpu_run(v, &e) == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
-        v->stats.exit_cycles[e.reason] += rdtsc() - exited;
+        v->stats.exit_cycles[e.reason] += rdtsc() - v->exited_at;
         /*
          * vcpu_halt's own decision, not v->state: a waker may already have
          * made the vCPU RUNNABLE and queued it again.

@@ -149,6 +149,7 @@ struct vcpu {
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/guest_access.h). */
     struct guest_mode exit_mode;
     bool exit_mode_read;
+    uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
     struct vcpu_stats stats;
 };
 

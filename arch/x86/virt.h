@@ -116,6 +116,19 @@ enum pause_exiting {
     PAUSE_EXIT_FILTERED, /* PLE, or the pause filter: see set_pause_exiting */
 };
 
+enum fastpath_result {
+    FASTPATH_NOT_MINE, /* the full path handles this exit */
+    FASTPATH_HANDLED,  /* handled; the full path runs before the next entry */
+    FASTPATH_REENTER,  /* handled; enter the guest again at once */
+};
+
+/*
+ * The exit fast path (vmm/fastpath.c, its protocol in vmm/fastpath.h): the
+ * vendor's vcpu_run calls it right after every exit, host interrupts (and
+ * GIF) still off, with the guest's registers in v->regs and e decoded.
+ */
+enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e);
+
 struct virt_ops {
     const char *name;
     /* Per host CPU, before it runs any vCPU. */
@@ -128,8 +141,14 @@ struct virt_ops {
     void (*vcpu_destroy)(struct vcpu *v);
     /* Multiboot entry state: 32-bit protected mode, flat segments, paging off. */
     void (*vcpu_reset_protected)(struct vcpu *v, uint32_t entry);
-    /* Enter the guest with interrupts deliverable to the host; fill e on exit. */
-    void (*vcpu_run)(struct vcpu *v, struct exit_record *e);
+    /*
+     * Enter the guest with interrupts deliverable to the host; fill e on
+     * exit. After every exit, before host interrupts are taken, it calls
+     * fastpath_exit (below) and, while that answers FASTPATH_REENTER, enters
+     * the guest again at once, doing only what such an entry needs. It
+     * returns the last exit with fastpath_exit's answer for it.
+     */
+    enum fastpath_result (*vcpu_run)(struct vcpu *v, struct exit_record *e);
     void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
     /*

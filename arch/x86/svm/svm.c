@@ -401,21 +401,20 @@ static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
 }
 #endif
 
-static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
+/*
+ * One VMRUN of v and what its exit needs before anyone looks at it: the
+ * registers back in v->regs, the V_IRQ and V_TPR bookkeeping, pollux's own
+ * NMI-window exits (IRET, the single step) turned into EXIT_NONE, e decoded.
+ * GIF is clear around it; the guest's SPEC_CTRL is in force only inside.
+ */
+static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmcb_pa,
+                           struct exit_record *e)
 {
-    struct percpu *p = this_cpu();
-    struct svm_cpu *c = p->virt;
-    struct svm_vcpu *s = svm(v);
     struct vmcb *vmcb = s->vmcb;
-
-    assign_asid(s, c, p->cpu);
     vmcb->rax = v->regs.rax;
     vmcb->rsp = v->regs.rsp;
     vmcb->rip = v->regs.rip;
     vmcb->rflags = v->regs.rflags;
-    if (!(vmcb->event_inj & SVM_EVTINJ_VALID) && (s->reinject & SVM_EVTINJ_VALID))
-        vmcb->event_inj = s->reinject;
-    s->reinject = 0;
     /*
      * CR8 is TPR[7:4] of the guest's local APIC. MOV CR8 reads and writes
      * V_TPR without an exit, so V_TPR carries the TPR in and a changed V_TPR
@@ -424,29 +423,34 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
      */
     uint64_t v_tpr = (v->lapic.tpr >> 4) & SVM_VINTR_V_TPR;
     vmcb->vintr = (vmcb->vintr & ~SVM_VINTR_V_TPR) | v_tpr;
-
     s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
-    clgi();
-    irq_enable();
-    svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+
+    guest_msrs_enter(&v->msrs);
+    irq_enable(); /* GIF is clear: host interrupts wait for the exit (INTR) */
+    svm_vmrun(&v->regs, (uint64_t)vmcb, host_vmcb_pa);
 #ifdef POLLUX_EXIT_FLOOR
     while (floor_exit(v, vmcb))
-        svm_vmrun(&v->regs, (uint64_t)vmcb, c->host_vmcb_pa);
+        svm_vmrun(&v->regs, (uint64_t)vmcb, host_vmcb_pa);
 #endif
-    stgi(); /* host interrupts that forced the exit are taken here */
     irq_disable();
+    guest_msrs_exit(&v->msrs);
 
     vmcb->tlb_control = 0;
-    struct svm_vintr_exit vx = svm_vintr_after_exit(s->offered, vmcb->vintr, vmcb->exit_int_info);
-    s->offered = vx.still_offered;
-    s->reinject = vx.reinject;
-    bool cr8_written = (vmcb->vintr & SVM_VINTR_V_TPR) != v_tpr;
-    if (cr8_written || vx.taken >= 0) {
-        uint64_t flags = spin_lock_irqsave(&v->lock);
-        if (cr8_written)
-            v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
-        if (vx.taken >= 0)
+    /* Nothing offered and nothing interrupted (the common case): nothing to look at. */
+    if (s->offered >= 0 || (vmcb->exit_int_info & SVM_EVTINJ_VALID)) {
+        struct svm_vintr_exit vx =
+            svm_vintr_after_exit(s->offered, vmcb->vintr, vmcb->exit_int_info);
+        s->offered = vx.still_offered;
+        s->reinject = vx.reinject;
+        if (vx.taken >= 0) {
+            uint64_t flags = spin_lock_irqsave(&v->lock);
             vlapic_ack(&v->lapic, (uint8_t)vx.taken);
+            spin_unlock_irqrestore(&v->lock, flags);
+        }
+    }
+    if ((vmcb->vintr & SVM_VINTR_V_TPR) != v_tpr) {
+        uint64_t flags = spin_lock_irqsave(&v->lock);
+        v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
         spin_unlock_irqrestore(&v->lock, flags);
     }
     v->regs.rax = vmcb->rax;
@@ -469,23 +473,47 @@ static void svm_vcpu_run(struct vcpu *v, struct exit_record *e)
             if (s->nmi_step_restore_tf)
                 v->regs.rflags &= ~(uint64_t)RFLAGS_TF;
         }
-        memset(e, 0, sizeof(*e));
-        e->reason = EXIT_NONE;
-        e->vendor_code = vmcb->exit_code;
-        e->insn_kind = -1;
+        *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = vmcb->exit_code,
+                                  .insn_kind = -1};
         return;
     }
     if ((uint32_t)vmcb->exit_code == SVM_EXIT_IRET) {
         vmcb->intercept_misc1 &= ~SVM_INTERCEPT_IRET;
         s->iret_seen = true;
         s->iret_rip = vmcb->rip;
-        memset(e, 0, sizeof(*e));
-        e->reason = EXIT_NONE;
-        e->vendor_code = SVM_EXIT_IRET;
-        e->insn_kind = -1;
+        *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = SVM_EXIT_IRET,
+                                  .insn_kind = -1};
         return;
     }
     svm_decode_exit(vmcb, has_nrips, e);
+}
+
+static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
+{
+    struct percpu *p = this_cpu();
+    struct svm_cpu *c = p->virt;
+    struct svm_vcpu *s = svm(v);
+    struct vmcb *vmcb = s->vmcb;
+
+    assign_asid(s, c, p->cpu);
+    if (!(vmcb->event_inj & SVM_EVTINJ_VALID) && (s->reinject & SVM_EVTINJ_VALID))
+        vmcb->event_inj = s->reinject;
+    s->reinject = 0;
+    clgi();
+    /*
+     * The fast path re-enters only after an exit that left nothing to inject,
+     * offer or re-inject (entry_is_plain), on this CPU: the entry work above
+     * has nothing to do for it.
+     */
+    enum fastpath_result r;
+    do {
+        svm_enter_exit(v, s, c->host_vmcb_pa, e);
+        r = fastpath_exit(v, e);
+    } while (r == FASTPATH_REENTER);
+    irq_enable();
+    stgi(); /* host interrupts that forced the exit are taken here */
+    irq_disable();
+    return r;
 }
 
 static void svm_get_mode(struct vcpu *v, struct guest_mode *m)

@@ -1032,7 +1032,7 @@ static bool floor_exit(struct vcpu *v)
 }
 #endif
 
-static void vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
+static void vmx_run_once(struct vcpu *v, struct exit_record *e)
 {
     struct vmx_vcpu *s = v->arch;
     if (!vmcs_load(s)) {
@@ -1056,11 +1056,13 @@ static void vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
      * guest's IF) and, without "acknowledge interrupt on exit", stays
      * pending in the local APIC until the window below.
      */
+    guest_msrs_enter(&v->msrs);
     int rc = vmx_enter(&v->regs, s->launched);
 #ifdef POLLUX_EXIT_FLOOR
     while (!rc && floor_exit(v))
         rc = vmx_enter(&v->regs, true);
 #endif
+    guest_msrs_exit(&v->msrs);
 
     if (s->syscall_live) {
         /* SWAPGS changes KERNEL_GS_BASE without an exit; the others change only by WRMSR. */
@@ -1145,6 +1147,16 @@ static void vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
         else
             e->reason = EXIT_NONE; /* the backstop, or early by the timer's granularity */
     }
+}
+
+static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
+{
+    enum fastpath_result r;
+    do {
+        vmx_run_once(v, e);
+        r = fastpath_exit(v, e);
+    } while (r == FASTPATH_REENTER);
+    return r;
 }
 
 static void vmx_get_mode(struct vcpu *v, struct guest_mode *m)
