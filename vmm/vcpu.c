@@ -175,6 +175,8 @@ enum run_result vcpu_run(struct vcpu *v)
     fpu_guest_enter(&v->fpu);
     debugregs_load(&v->debug);
     guest_msrs_load(&v->msrs);
+    if (virt->vcpu_load)
+        virt->vcpu_load(v);
     enum run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
@@ -221,6 +223,8 @@ enum run_result vcpu_run(struct vcpu *v)
         virt->get_mode(v, &m);
         v->spin.preempted_in_user = m.cpl == 3;
     }
+    if (virt->vcpu_put)
+        virt->vcpu_put(v);
     debugregs_save(&v->debug);
     fpu_guest_leave(&v->fpu);
     return result;

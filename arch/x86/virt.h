@@ -149,6 +149,13 @@ struct virt_ops {
      * returns the last exit with fastpath_exit's answer for it.
      */
     enum fastpath_result (*vcpu_run)(struct vcpu *v, struct exit_record *e);
+    /*
+     * Around a series of vcpu_run calls on one CPU (vmm/vcpu.c's vcpu_run),
+     * host interrupts on: guest state the host never uses stays in the CPU
+     * from load to put instead of being switched at every exit. Optional.
+     */
+    void (*vcpu_load)(struct vcpu *v);
+    void (*vcpu_put)(struct vcpu *v);
     void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
     /*
