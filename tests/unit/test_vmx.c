@@ -520,7 +520,7 @@ static void test_event_exits(void **state)
         {VMX_EXIT_PREEMPTION, EXIT_PREEMPTION_TIMER},
         {VMX_EXIT_EPT_MISCONFIG, EXIT_UNKNOWN},
         {29 /* MOV DR: never requested */, EXIT_UNKNOWN},
-        {VMX_EXIT_CR_ACCESS, EXIT_UNKNOWN}, /* vmx.c emulates the ones it expects */
+        {VMX_EXIT_CR_ACCESS, EXIT_UNKNOWN}, /* vmx_state.c emulates the ones it expects */
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct exit_record e =
@@ -597,7 +597,7 @@ static void test_cr_access_qualification(void **state)
 
 static struct vmx_caps check_caps;
 
-/* The reset state as vmx.c builds it, with addresses and a 64-bit host filled in. */
+/* The reset state as vmx_vcpu.c builds it, with addresses and a 64-bit host filled in. */
 static struct vmcs_state valid_state(bool real_mode)
 {
     check_caps = skylake();

@@ -51,7 +51,8 @@ enum vmx_optional {
 const char *vmx_optional_name(unsigned bit);
 
 struct vmx_controls {
-    /* Every VMCS starts with these; vmx.c toggles the HLT, PAUSE, timer, window and IA-32e bits. */
+    /* Every VMCS starts with these; the backend toggles the HLT, PAUSE, timer, window and IA-32e
+     * bits. */
     uint32_t pin, proc, proc2, exit, entry;
     unsigned available; /* enum vmx_optional bits the CPU has */
     unsigned missing;   /* and those it lacks */
@@ -125,7 +126,7 @@ void vmx_pause_controls(unsigned available, enum pause_exiting mode, uint32_t *p
                         uint32_t *proc2);
 
 /*
- * Making a vCPU's VMCS current on a CPU (vmcs_load in vmx.c). A VMCS is
+ * Making a vCPU's VMCS current on a CPU (vmcs_load in vmx_vmcs.h). A VMCS is
  * active on at most one CPU, and only that CPU can VMCLEAR it: until then
  * no other CPU may load it. On the CPU where it is active, VMPTRLD is
  * enough; a cleared VMCS coming to a CPU also needs that CPU's host state

@@ -1,0 +1,105 @@
+/*
+ * What the VMX backend's files share; vmm/ sees none of it, only
+ * arch/x86/virt.h. The state kept per host CPU, per vCPU and per VM, what
+ * setup found once for all of them (vmx.c), and the entry stub (vmentry.S).
+ */
+#ifndef POLLUX_ARCH_X86_VMX_VMX_BACKEND_H
+#define POLLUX_ARCH_X86_VMX_VMX_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/pagetable.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/pmm.h"
+#include "arch/x86/virt.h"
+#include "arch/x86/vmx/vmcs.h"
+#include "arch/x86/vmx/vmx_controls.h"
+
+#define VMX_FAIL_INVALID   1 /* vmx_enter: CF, no current VMCS */
+#define VMX_FAIL_VALID     2 /* vmx_enter: ZF, see the VM-instruction error field */
+#define VMX_SYSCALL_MSRS   5 /* vmx_syscall_msrs (vmx_msr.h) */
+#define VMX_SLOT_KERNEL_GS 4
+
+/* Segment fields are found by index: encoding of ES + 2 * enum vmx_seg. */
+_Static_assert(VMCS_GUEST_TR_SEL == VMCS_GUEST_ES_SEL + 2 * SEG_TR &&
+                   VMCS_GUEST_LDTR_LIMIT == VMCS_GUEST_ES_LIMIT + 2 * SEG_LDTR &&
+                   VMCS_GUEST_CS_AR == VMCS_GUEST_ES_AR + 2 * SEG_CS &&
+                   VMCS_GUEST_GS_BASE == VMCS_GUEST_ES_BASE + 2 * SEG_GS,
+               "VMCS segment field layout");
+
+/*
+ * vmentry.S: enter the guest of the current VMCS (VMLAUNCH when launched is
+ * 0, else VMRESUME); 0 once it exited, VMX_FAIL_* when the instruction failed.
+ */
+int vmx_enter(struct guest_regs *regs, uint64_t launched);
+void vmx_exit_stub(void);
+
+/* Per host CPU. */
+struct vmx_cpu {
+    void *vmxon_region;
+    /*
+     * The VMCS that VMPTRLD made current here, 0 after its VMCLEAR. An
+     * address, not a vCPU: a VMCS leaked by vmx_vcpu_destroy is never reused,
+     * whereas its vCPU's memory is.
+     */
+    uint64_t current_vmcs;
+    uint64_t host_syscall[VMX_SYSCALL_MSRS];
+};
+
+struct vmx_vcpu {
+    uint32_t *vmcs;
+    int last_cpu;  /* the CPU the VMCS is active on, -1 once cleared */
+    bool launched; /* VMLAUNCH succeeded since the last VMCLEAR: VMRESUME next */
+    uint16_t vpid;
+    /* Controls as pollux wants them, and as the VMCS holds them. */
+    uint32_t pin, proc, proc2, entry;
+    uint32_t vmcs_pin, vmcs_proc, vmcs_proc2, vmcs_entry;
+    uint64_t tsc_offset, vmcs_tsc_offset;
+    /* set_pause_exiting's request, applied again after every reset. */
+    enum pause_exiting pause_mode;
+    uint32_t ple_gap, ple_window, vmcs_ple_gap, vmcs_ple_window;
+    uint64_t cr0_shadow, cr4_shadow; /* read shadows: only pollux writes them */
+    uint64_t timer_deadline;         /* host TSC; 0 = disarmed */
+    uint64_t ept_generation;         /* of the VM's EPT, as last flushed on last_cpu */
+    bool flush_vpid;     /* guest paging changed behind the CPU's back (emulated MOV CR) */
+    bool event_injected; /* vmm/ filled VM_ENTRY_INTR_INFO for the next entry */
+    /* An event whose delivery the last exit interrupted (IDT-vectoring information). */
+    uint32_t reinject, reinject_error, reinject_len;
+    uint64_t syscall[VMX_SYSCALL_MSRS];
+    bool syscall_live;   /* the guest may use them: they are switched for it */
+    bool on_cpu;         /* between vcpu_load and vcpu_put */
+    bool syscall_in_cpu; /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
+    uint64_t exit_rsp, exit_rflags; /* as read at the last exit: the VMCS still holds them */
+    char msg[256]; /* EXIT_ENTRY_FAILED text */
+};
+
+_Static_assert(sizeof(struct vmx_vcpu) <= PAGE_SIZE, "one page per vCPU");
+
+struct vmx_vm {
+    struct pagetable ept;
+    uint64_t eptp;
+    uint64_t generation; /* bumped by every mapping change */
+};
+
+/* What setup found and made, once, for every CPU and vCPU (vmx.c). */
+struct vmx_setup {
+    struct vmx_caps caps;
+    struct vmx_controls ctls;
+    uint64_t io_bitmap_pa, msr_bitmap_pa; /* every VM's: all ones, every port and MSR exits */
+    uint64_t cr0_mask, cr4_mask;          /* the bits the host owns (CR0/CR4 guest/host masks) */
+};
+
+extern struct vmx_setup vmx;
+
+static inline void set_bit(uint32_t *word, uint32_t bit, bool on)
+{
+    *word = on ? *word | bit : *word & ~bit;
+}
+
+static inline struct vmx_cpu *cpu_state(void)
+{
+    return this_cpu()->virt;
+}
+
+#endif

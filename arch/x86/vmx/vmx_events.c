@@ -1,0 +1,122 @@
+/* Event injection, windows and blocking (vmx_events.h). */
+#include "arch/x86/vmx/vmx_events.h"
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/debugreg.h"
+#include "arch/x86/vmx/vmx_backend.h"
+#include "arch/x86/vmx/vmx_insn.h"
+#include "arch/x86/vmx/vmx_state.h"
+#include "arch/x86/vmx/vmx_vmcs.h"
+#include "vmm/vm.h"
+
+#define VECTOR_DB 1
+
+static bool event_queued(const struct vmx_vcpu *s)
+{
+    return s->event_injected || (s->reinject & INTR_INFO_VALID);
+}
+
+void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
+{
+    struct vmx_vcpu *s = loaded(v);
+    uint32_t info = vector | (INTR_TYPE_HW_EXCEPT << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID;
+    /* Real mode (unrestricted guest) delivers exceptions without error codes. */
+    if (has_error && (vmx_guest_cr0(s) & CR0_PE)) {
+        info |= INTR_INFO_ERROR;
+        vmwrite(VMCS_ENTRY_ERROR_CODE, error);
+    }
+    vmwrite(VMCS_ENTRY_INTR_INFO, info);
+    s->event_injected = true;
+}
+
+void vmx_end_emulated_instruction(struct vcpu *v)
+{
+    loaded(v);
+    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
+    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
+        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
+    if (v->regs.rflags & RFLAGS_TF) {
+        /* The guest's DR6 is in the CPU while it runs; an injected #DB does not touch it. */
+        dr6_write(dr6_single_step(dr6_read()));
+        vmx_inject_exception(v, VECTOR_DB, false, 0);
+    }
+}
+
+bool vmx_in_interrupt_shadow(struct vcpu *v)
+{
+    loaded(v);
+    return vmread(VMCS_GUEST_INTERRUPTIBILITY) & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS);
+}
+
+bool vmx_interrupt_allowed(struct vcpu *v)
+{
+    struct vmx_vcpu *s = loaded(v);
+    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
+    return (v->regs.rflags & RFLAGS_IF) && !(x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS)) &&
+           !event_queued(s);
+}
+
+void vmx_inject_interrupt(struct vcpu *v, uint8_t vector)
+{
+    struct vmx_vcpu *s = loaded(v);
+    vmwrite(VMCS_ENTRY_INTR_INFO,
+            vector | (INTR_TYPE_EXT << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID);
+    s->event_injected = true;
+}
+
+void vmx_set_interrupt_window(struct vcpu *v, bool on)
+{
+    struct vmx_vcpu *s = v->arch;
+    set_bit(&s->proc, PROC_INTR_WINDOW, on);
+}
+
+/* Bit 3 is blocking by virtual NMI with virtual NMIs, the guest's real NMI blocking without. */
+bool vmx_nmi_allowed(struct vcpu *v)
+{
+    struct vmx_vcpu *s = loaded(v);
+    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
+    return !(x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS | INTERRUPTIBILITY_NMI)) &&
+           !event_queued(s);
+}
+
+static bool is_nmi_event(uint32_t info)
+{
+    return (info & INTR_INFO_VALID) &&
+           ((info & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT) == INTR_TYPE_NMI;
+}
+
+bool vmx_nmi_in_service(struct vcpu *v)
+{
+    struct vmx_vcpu *s = loaded(v);
+    if (vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTERRUPTIBILITY_NMI)
+        return true;
+    if (s->event_injected && is_nmi_event((uint32_t)vmread(VMCS_ENTRY_INTR_INFO)))
+        return true;
+    return is_nmi_event(s->reinject);
+}
+
+void vmx_inject_nmi(struct vcpu *v)
+{
+    struct vmx_vcpu *s = loaded(v);
+    vmwrite(VMCS_ENTRY_INTR_INFO, 2 | (INTR_TYPE_NMI << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID);
+    s->event_injected = true;
+    set_bit(&s->proc, PROC_NMI_WINDOW, false);
+}
+
+/*
+ * Exit as soon as the guest can take an NMI. Disarmed by that exit (as SVM's
+ * IRET intercept is) and by inject_nmi. Without virtual NMIs the CPU has no
+ * such exit: the NMI then waits for the next exit of another kind.
+ */
+void vmx_set_nmi_window(struct vcpu *v, bool on)
+{
+    struct vmx_vcpu *s = v->arch;
+    if (vmx.ctls.available & VMX_OPT_VIRTUAL_NMIS)
+        set_bit(&s->proc, PROC_NMI_WINDOW, on);
+}
+
+bool vmx_entry_is_plain(struct vcpu *v)
+{
+    const struct vmx_vcpu *s = v->arch;
+    return !event_queued(s) && !(s->proc & (PROC_INTR_WINDOW | PROC_NMI_WINDOW));
+}

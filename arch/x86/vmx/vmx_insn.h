@@ -1,0 +1,64 @@
+/*
+ * The VMX instructions, inline. Only these helpers execute VMREAD and
+ * VMWRITE (vmentry.S aside, which writes HOST_RSP), so that whatever
+ * watches them sees every access the backend makes.
+ */
+#ifndef POLLUX_ARCH_X86_VMX_VMX_INSN_H
+#define POLLUX_ARCH_X86_VMX_VMX_INSN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Reports a failed VMREAD or VMWRITE on the console (vmx_vmcs.c). */
+__attribute__((noinline, cold)) void vmx_field_error(const char *insn, uint32_t field);
+
+/* VMREAD/VMWRITE fail only on a pollux bug (no current VMCS, a field the CPU lacks). */
+static inline uint64_t vmread(uint32_t field)
+{
+    uint64_t v;
+    __asm__ goto("vmread %1, %0; jbe %l[fail]" : "=r"(v) : "r"((uint64_t)field) : "cc" : fail);
+    return v;
+fail:
+    vmx_field_error("VMREAD", field);
+    return 0;
+}
+
+static inline void vmwrite(uint32_t field, uint64_t v)
+{
+    __asm__ goto("vmwrite %1, %0; jbe %l[fail]" ::"r"((uint64_t)field), "rm"(v)
+                 : "cc", "memory"
+                 : fail);
+    return;
+fail:
+    vmx_field_error("VMWRITE", field);
+}
+
+#define DEFINE_VMX_PTR_INSN(name)                                                                  \
+    static inline bool name(uint64_t pa)                                                           \
+    {                                                                                              \
+        bool fail;                                                                                 \
+        __asm__ volatile(#name " %1; setna %0" : "=q"(fail) : "m"(pa) : "cc", "memory");           \
+        return !fail;                                                                              \
+    }
+DEFINE_VMX_PTR_INSN(vmxon)
+DEFINE_VMX_PTR_INSN(vmclear)
+DEFINE_VMX_PTR_INSN(vmptrld)
+#undef DEFINE_VMX_PTR_INSN
+
+static inline void invept(unsigned type, uint64_t eptp)
+{
+    struct {
+        uint64_t eptp, zero;
+    } d = {eptp, 0};
+    __asm__ volatile("invept %0, %1" ::"m"(d), "r"((uint64_t)type) : "cc", "memory");
+}
+
+static inline void invvpid(unsigned type, uint16_t vpid)
+{
+    struct {
+        uint64_t vpid, linear;
+    } d = {vpid, 0};
+    __asm__ volatile("invvpid %0, %1" ::"m"(d), "r"((uint64_t)type) : "cc", "memory");
+}
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * Creating, resetting and destroying VMs (their EPT) and vCPUs (a VMCS and
+ * a VPID each): the virt_ops of the same names. A reset writes the whole
+ * VMCS from a reset state (vmx_controls.h) and leaves it clear, so that the
+ * vCPU may run on any CPU next.
+ */
+#ifndef POLLUX_ARCH_X86_VMX_VMX_VCPU_H
+#define POLLUX_ARCH_X86_VMX_VMX_VCPU_H
+
+#include <stdint.h>
+
+struct vm;
+struct vcpu;
+
+int vmx_vm_init(struct vm *vm);
+int vmx_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
+void vmx_vm_destroy(struct vm *vm);
+int vmx_vcpu_create(struct vcpu *v);
+void vmx_vcpu_destroy(struct vcpu *v);
+void vmx_vcpu_reset_protected(struct vcpu *v, uint32_t entry);
+void vmx_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector);
+
+#endif
