@@ -30,6 +30,9 @@ static bool amd_zero_msr(uint32_t index)
 
 static int fixed_slot(uint32_t index)
 {
+    /* Every MSR access asks: most are far from the fixed MTRRs. */
+    if (index < fixed_index[0] || index > fixed_index[MTRR_FIXED_COUNT - 1])
+        return -1;
     for (int i = 0; i < MTRR_FIXED_COUNT; i++)
         if (fixed_index[i] == index)
             return i;
