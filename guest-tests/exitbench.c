@@ -1,15 +1,18 @@
 /*
  * Measures the round trip of the instructions that exit to the hypervisor:
  * for each op, the median TSC cycles of N single executions, reported as one
- * @bench line per op. Arguments: "N [long]", N iterations (default
+ * @bench line per op. Arguments: "N [long] [smp]", N iterations (default
  * 1000);
  * - long: the ops run in 64-bit code under identity-mapped 4-level paging,
  *   as a kernel runs (4 KiB pages where the code is, so the hypervisor's
  *   instruction fetch walks all four levels); without it, 32-bit protected
- *   mode with paging off.
+ *   mode with paging off;
+ * - smp: every vCPU comes online first, the others then halt for good with
+ *   interrupts enabled, and vCPU 0 measures once they have.
  */
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/runtime.h"
+#include "guest-tests/runtime/timing.h"
 #include "vmm/hypercall.h"
 
 #include <stddef.h>
@@ -271,30 +274,61 @@ static uint32_t measure_long(uint32_t op, uint32_t iters)
     return select_kth(deltas, n, n / 2);
 }
 
+/* ------------------------------------------------------------ smp */
+
+/* Longer than the halt polling of all the halted vCPUs put together (64 of them, each polling
+ * at most pollux's default 200 us): after it, all are blocked in the hypervisor. */
+#define SETTLE_US 20000u
+
+static uint32_t halting; /* APs past their last instruction before HLT */
+
+static void halt_forever(uint32_t index)
+{
+    (void)index;
+    __atomic_add_fetch(&halting, 1, __ATOMIC_RELEASE);
+    for (;;)
+        __asm__ volatile("sti; hlt");
+}
+
+/* Every vCPU online, the APs halted; the number of vCPUs, 0 if they did not come up. */
+static uint32_t start_and_halt_aps(void)
+{
+    uint32_t n = smp_start(false, halt_forever);
+    if (n == 0)
+        return 0;
+    while (__atomic_load_n(&halting, __ATOMIC_ACQUIRE) < n - 1)
+        cpu_relax();
+    delay_us(SETTLE_US);
+    return n;
+}
+
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
     uint32_t iters = ITERS_DEFAULT;
-    bool long_mode = false;
+    bool long_mode = false, smp = false;
     for (const char *w = cmdline_args(info); *w != '\0'; w = skip_word(w)) {
         if (word_is(w, "long"))
             long_mode = true;
+        else if (word_is(w, "smp"))
+            smp = true;
         else if (!parse_uint(w, &iters)) {
-            printf("unknown argument %s (expected: N [long])\n", w);
+            printf("unknown argument %s (expected: N [long] [smp])\n", w);
             return 1;
         }
     }
     iters = iters < 1 ? 1 : iters > ITERS_MAX ? ITERS_MAX : iters;
 
-    if (long_mode && !enter_long_mode())
+    uint32_t vcpus = smp ? start_and_halt_aps() : 1;
+    if (vcpus == 0 || (long_mode && !enter_long_mode()))
         return 1;
     for (uint32_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         uint32_t cycles = long_mode ? measure_long(i, iters) : measure(ops[i].run, iters);
         if (cycles == 0)
             return 1;
         printf("@bench {\"guest\":\"exitbench\",\"op\":\"%s\",\"cycles\":%u,\"iters\":%u,"
-               "\"mode\":\"%s\"}\n",
-               ops[i].name, cycles, iters, long_mode ? "long" : "protected");
+               "\"mode\":\"%s\",\"vcpus\":%u}\n",
+               ops[i].name, cycles, iters, long_mode ? "long" : "protected", vcpus);
     }
     return 0;
 }

@@ -274,14 +274,14 @@ def guests_ok_checks(long_mode=False):
         guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                    "hypervisor bit: 1"),
         guest_says("hello-2", "hello, world", "cmdline: /boot/1-hello.elf"),
-        benches("exitbench", EXITBENCH_OPS, 200, vm="exitbench", mode="protected"),
+        benches("exitbench", EXITBENCH_OPS, 200, vm="exitbench", mode="protected", vcpus=1),
         cpucheck_passed("cpucheck"),
         cpuid_follows_table("cpucheck"),
     ]
     if long_mode:
         stops["exitbench-long"] = (0, "debug-exit")
         checks.append(benches("exitbench", EXITBENCH_OPS, EXITBENCH_LONG_ITERS,
-                              vm="exitbench-long", mode="long"))
+                              vm="exitbench-long", mode="long", vcpus=1))
     return checks + [vm_stops(**stops), rejects(), shutdown(0)]
 
 
