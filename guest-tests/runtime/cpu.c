@@ -26,9 +26,11 @@ struct pseudo_descriptor {
     uint32_t base;
 } __attribute__((packed));
 
-/* Flat code and data. The accessed bits are preset, so loading a segment
- * does not write to the table. trampoline.S loads it on the APs. */
-uint64_t cpu_gdt[GDT_ENTRIES] = {0, 0x00cf9b000000ffffull, 0x00cf93000000ffffull};
+/* Flat code and data, and 64-bit code (L set, D clear). The accessed bits
+ * are preset, so loading a segment does not write to the table.
+ * trampoline.S loads it on the APs. */
+uint64_t cpu_gdt[GDT_ENTRIES] = {0, 0x00cf9b000000ffffull, 0x00cf93000000ffffull,
+                                 0x00af9b000000ffffull};
 static uint64_t idt[IDT_ENTRIES];
 
 /* trampoline.S: APs increment ap_arrivals and take the stack it gives them. */

@@ -11,7 +11,8 @@
 #define AP_STACK_SIZE  (1 << AP_STACK_SHIFT)
 #define GDT_CODE       0x08 /* flat 32-bit code */
 #define GDT_DATA       0x10 /* flat data */
-#define GDT_ENTRIES    3
+#define GDT_CODE64     0x18 /* 64-bit code, for a guest that turns on long mode */
+#define GDT_ENTRIES    4
 /* The AP start page: below 1 MiB (real mode starts there), above the BIOS
  * data area, and not where the image loads. Overwritten by smp_start. */
 #define AP_TRAMPOLINE_PAGE 0x8000

@@ -46,6 +46,11 @@ uint32_t hypercall(uint32_t nr, uint32_t a, uint32_t b, uint32_t c)
     return nr;
 }
 
+bool hypercall_uses_vmmcall(void)
+{
+    return use_vmmcall;
+}
+
 void serial_putc(char c)
 {
     while (!(inb(COM1_LSR) & LSR_THRE))
@@ -173,6 +178,13 @@ const char *skip_word(const char *s)
     while (*s == ' ')
         s++;
     return s;
+}
+
+bool word_is(const char *s, const char *w)
+{
+    while (*w != '\0' && *s == *w)
+        s++, w++;
+    return *w == '\0' && (*s == ' ' || *s == '\0');
 }
 
 const char *cmdline_args(const struct mb_info *info)

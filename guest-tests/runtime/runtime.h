@@ -39,6 +39,8 @@ const char *cmdline(const struct mb_info *info);
 const char *cmdline_args(const struct mb_info *info);
 /* s after its first word and the spaces that follow it. */
 const char *skip_word(const char *s);
+/* s starts with the word w (followed by a space or the end). */
+bool word_is(const char *s, const char *w);
 /* Read the decimal number at the start of s (saturating); false if s does not start with a digit.
  */
 bool parse_uint(const char *s, uint32_t *out);
@@ -49,6 +51,8 @@ uint32_t arg_uint(const struct mb_info *info, uint32_t def, uint32_t min, uint32
 
 /* VMMCALL on AMD, VMCALL on Intel: EAX = nr, EBX/ECX/EDX = a/b/c; returns EAX. */
 uint32_t hypercall(uint32_t nr, uint32_t a, uint32_t b, uint32_t c);
+/* Whether hypercall() uses VMMCALL (an AMD CPU) rather than VMCALL. */
+bool hypercall_uses_vmmcall(void);
 
 static inline void outb(uint16_t port, uint8_t v)
 {

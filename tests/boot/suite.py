@@ -149,13 +149,16 @@ def vm_stops(**expected):
     return check
 
 
-def benches(guest, ops, iters):
+def benches(guest, ops, iters, vm=None, **keys):
+    """guest's @bench ops (only VM vm's, if named), each with iters and these key values."""
     def check(log):
-        got = [e for e in log.all("bench") if e.get("guest") == guest]
+        got = [e for e in log.all("bench") if e.get("guest") == guest and vm in (None, e.vm)]
         assert [e["op"] for e in got] == ops, f"@bench ops {[e['op'] for e in got]}, want {ops}"
         for e in got:
             assert e["iters"] == iters and e["cycles"] > 0, f"bad @bench {e}"
             assert e.vm is not None, "a @bench line must come from a guest"
+            for key, value in keys.items():
+                assert e.get(key) == value, f"@bench {e}: want {key} {value}"
     return check
 
 
@@ -259,18 +262,30 @@ EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
 # Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
 GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
-GUESTS_OK_CHECKS = [
-    guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
-               "hypervisor bit: 1"),
-    guest_says("hello-2", "hello, world", "cmdline: /boot/1-hello.elf"),
-    benches("exitbench", EXITBENCH_OPS, 200),
-    cpucheck_passed("cpucheck"),
-    cpuid_follows_table("cpucheck"),
-    vm_stops(**{"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
-                "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}),
-    rejects(),
-    shutdown(0),
-]
+# Under QEMU a fifth: exitbench's ops in 64-bit code with 4-level paging (bench's qemu-svm-paging).
+EXITBENCH_LONG_ITERS = 20
+GUESTS_OK_QEMU = f"{GUESTS_OK} exitbench:name=exitbench-long:args={EXITBENCH_LONG_ITERS}+long"
+
+
+def guests_ok_checks(long_mode=False):
+    stops = {"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
+             "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}
+    checks = [
+        guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
+                   "hypervisor bit: 1"),
+        guest_says("hello-2", "hello, world", "cmdline: /boot/1-hello.elf"),
+        benches("exitbench", EXITBENCH_OPS, 200, vm="exitbench", mode="protected", vcpus=1),
+        cpucheck_passed("cpucheck"),
+        cpuid_follows_table("cpucheck"),
+    ]
+    if long_mode:
+        stops["exitbench-long"] = (0, "debug-exit")
+        checks.append(benches("exitbench", EXITBENCH_OPS, EXITBENCH_LONG_ITERS,
+                              vm="exitbench-long", mode="long", vcpus=1))
+    return checks + [vm_stops(**stops), rejects(), shutdown(0)]
+
+
+GUESTS_OK_CHECKS = guests_ok_checks()
 
 # Guests that misbehave, a failing exit code and corrupt modules, next to a
 # well-behaved VM: each bad VM stops alone, with its reason. Two Bochs 2.7
@@ -1080,14 +1095,15 @@ def tests(full=False):
               shutdown(0)], emu="bochs", smp=2, timeout=240),
         Test("bochs-ryzen-smp1", [boot_line(1, "svm", ["npt", "nrips", "pause_filter"]),
                                   shutdown(0)], emu="bochs", cpu="ryzen", smp=1, timeout=240),
-        Test("qemu-guests", GUESTS_OK_CHECKS, smp=2, guests=GUESTS_OK),
+        Test("qemu-guests", guests_ok_checks(long_mode=True), smp=2, guests=GUESTS_OK_QEMU),
         Test("qemu-guests-bad", guests_bad_checks(isolation=True), smp=2,
              guests=guests_bad(isolation=True)),
         Test("bochs-ryzen-guests", GUESTS_OK_CHECKS, emu="bochs", cpu="ryzen", smp=2,
              guests=GUESTS_OK, timeout=300),
         Test("bochs-ryzen-guests-bad", guests_bad_checks(bochs_svm=True), emu="bochs",
              cpu="ryzen", smp=2, guests=guests_bad(bochs_svm=True), timeout=300),
-        Test("qemu-guests-smp1", GUESTS_OK_CHECKS, smp=1, guests=GUESTS_OK, full_only=True),
+        Test("qemu-guests-smp1", guests_ok_checks(long_mode=True), smp=1, guests=GUESTS_OK_QEMU,
+             full_only=True),
         Test("qemu-smp-guests", GUESTS_SMP_CHECKS, smp=2, guests=GUESTS_SMP, timeout=240),
         Test("qemu-selfipi", selfipi_checks(1000, "delivers_at_equal_tpr", True), smp=1,
              guests="selfipi:args=1000"),
