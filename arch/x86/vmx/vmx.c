@@ -351,21 +351,15 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
         struct vmx_cr_access a;
         vmx_decode_cr_access(xi.qualification, &a);
         if (a.cr == 8 && (a.type == CR_MOV_TO || a.type == CR_MOV_FROM)) {
-            memset(e, 0, sizeof(*e));
-            e->reason = EXIT_CR8;
-            e->vendor_code = xi.reason;
-            e->insn_kind = -1;
-            e->insn_len = xi.insn_len;
+            *e = (struct exit_record){.reason = EXIT_CR8, .vendor_code = xi.reason,
+                                      .insn_kind = -1, .insn_len = xi.insn_len};
             e->cr8.write = a.type == CR_MOV_TO;
             e->cr8.gpr = (uint8_t)a.gpr;
             return;
         }
     }
     if (basic == VMX_EXIT_CR_ACCESS && vmx_emulate_cr_access(v, s, xi.qualification, xi.insn_len)) {
-        memset(e, 0, sizeof(*e));
-        e->reason = EXIT_NONE;
-        e->vendor_code = xi.reason;
-        e->insn_kind = -1;
+        *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = xi.reason, .insn_kind = -1};
         return;
     }
     if (basic == VMX_EXIT_NMI_WINDOW)
