@@ -39,9 +39,8 @@ static void handle_skip(struct vcpu *v, const struct exit_record *e)
 }
 
 /* What pollux answers beyond its per-VM table: the per-vCPU bits, or the filter in full. */
-static __attribute__((noinline)) struct cpuid_regs cpuid_for_vcpu(struct vcpu *v,
-                                                                  const struct cpuid_answer *a,
-                                                                  uint32_t leaf, uint32_t subleaf)
+static __attribute__((noinline)) struct cpuid_regs
+cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf)
 {
     if (a) {
         struct cpuid_vcpu_inputs in = {.vcpu_id = v->id};
@@ -181,7 +180,7 @@ static void handle_undefined(struct vcpu *v, const struct exit_record *e)
 
 static void handle_npf(struct vcpu *v, const struct exit_record *e)
 {
-    if (e->npf.gpa >= XAPIC_PAGE && e->npf.gpa < XAPIC_PAGE + 0x1000 && !e->npf.fetch) {
+    if (xapic_page_access(e)) {
         vlapic_dev_mmio(v, e);
         return;
     }

@@ -6,16 +6,20 @@
 #include "vmm/exits.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
+#include "vmm/vlapic_dev.h"
 #include "vmm/vm.h"
 
 /*
  * Exits whose handling never waits, never changes what runs, and reaches
  * other vCPUs only through vcpu_notify: CPUID, the NOP hypercall, MSRs,
- * port I/O to the emulated devices and CR8 (the local APIC's TPR).
+ * port I/O to the emulated devices, CR8 (the local APIC's TPR) and the
+ * xAPIC page's registers (EOI, TPR, ICR, the timer).
  */
 static bool common_exit(const struct vcpu *v, const struct exit_record *e)
 {
     switch (e->reason) {
+    case EXIT_NESTED_PAGE_FAULT:
+        return xapic_page_access(e);
     case EXIT_CPUID:
     case EXIT_MSR_READ:
     case EXIT_MSR_WRITE:
@@ -48,7 +52,8 @@ enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
      * An EOI, a TPR write or enabling the APIC can make an interrupt that is
      * already pending deliverable without any sender: the full path injects it.
      */
-    bool apic_write = e->reason == EXIT_MSR_WRITE || (e->reason == EXIT_CR8 && e->cr8.write);
+    bool apic_write = e->reason == EXIT_MSR_WRITE || (e->reason == EXIT_CR8 && e->cr8.write) ||
+                      (e->reason == EXIT_NESTED_PAGE_FAULT && e->npf.write);
     if (apic_write && vlapic_highest_pending(&v->lapic) >= 0)
         return FASTPATH_HANDLED;
     if (!fastpath_may_reenter(&v->changed, v->regs.rflags, virt->entry_is_plain(v)))

@@ -1,6 +1,5 @@
 #include "vmm/mmio_decode.h"
 
-
 #define INSN_MAX 15
 
 #define REX_W 0x08
@@ -95,7 +94,8 @@ int mmio_decode(const uint8_t *bytes, size_t len, int mode, struct mmio_op *op)
     uint64_t opcode;
     if (!take(&c, 1, &opcode))
         return -1;
-    struct mmio_op r = {0}; /* stores, not memset: its REP STOSB retires once per byte under emulation */
+    struct mmio_op r = {
+        0}; /* stores, not memset: its REP STOSB retires once per byte under emulation */
     unsigned imm_len = 0;
     bool has_modrm = true, reg8 = false;
     switch (opcode) {

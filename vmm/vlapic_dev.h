@@ -13,6 +13,14 @@
 
 #define XAPIC_PAGE ((uint64_t)0xfee00000)
 
+#define XAPIC_PAGE_SIZE 0x1000
+
+/* A nested page fault that is a data access to the xAPIC page (not a fetch). */
+static inline bool xapic_page_access(const struct exit_record *e)
+{
+    return e->npf.gpa - XAPIC_PAGE < XAPIC_PAGE_SIZE && !e->npf.fetch;
+}
+
 /* A nested page fault inside the xAPIC page: decode and emulate the access. */
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 

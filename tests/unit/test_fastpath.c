@@ -17,6 +17,7 @@
 #include "vmm/fastpath.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vcpu.h"
+#include "vmm/vlapic_dev.h"
 
 uint64_t tsc_khz = 1000000;
 
@@ -227,7 +228,28 @@ static void test_uncommon_exits_are_not_handled(void **state)
     struct exit_record hc = {.reason = EXIT_HYPERCALL, .insn_kind = -1};
     v.regs.rax = 1; /* not HC_NOP */
     assert_int_equal(fastpath_exit(&v, &hc), FASTPATH_NOT_MINE);
+    struct exit_record ram = {.reason = EXIT_NESTED_PAGE_FAULT,
+                              .insn_kind = -1,
+                              .npf = {.gpa = XAPIC_PAGE - 4, .write = true}};
+    assert_int_equal(fastpath_exit(&v, &ram), FASTPATH_NOT_MINE);
+    struct exit_record apic_fetch = {.reason = EXIT_NESTED_PAGE_FAULT,
+                                     .insn_kind = -1,
+                                     .npf = {.gpa = XAPIC_PAGE + 0xb0, .fetch = true}};
+    assert_int_equal(fastpath_exit(&v, &apic_fetch), FASTPATH_NOT_MINE);
     assert_int_equal(handled, 0);
+}
+
+static void test_xapic_register_access_is_handled(void **state)
+{
+    (void)state;
+    struct exit_record tpr = {.reason = EXIT_NESTED_PAGE_FAULT,
+                              .insn_kind = -1,
+                              .npf = {.gpa = XAPIC_PAGE + 0x80, .write = true}};
+    assert_int_equal(fastpath_exit(&v, &tpr), FASTPATH_REENTER);
+    struct exit_record last = {
+        .reason = EXIT_NESTED_PAGE_FAULT, .insn_kind = -1, .npf = {.gpa = XAPIC_PAGE + 0xffc}};
+    assert_int_equal(fastpath_exit(&v, &last), FASTPATH_REENTER);
+    assert_int_equal(handled, 2);
 }
 
 static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
@@ -244,6 +266,10 @@ static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
                       &send); /* EOI, as the MSR write's handler would */
     struct exit_record wrmsr = {.reason = EXIT_MSR_WRITE, .insn_kind = -1};
     assert_int_equal(fastpath_exit(&v, &wrmsr), FASTPATH_HANDLED);
+    struct exit_record mmio = {.reason = EXIT_NESTED_PAGE_FAULT,
+                               .insn_kind = -1,
+                               .npf = {.gpa = XAPIC_PAGE + 0xb0, .write = true}};
+    assert_int_equal(fastpath_exit(&v, &mmio), FASTPATH_HANDLED);
 }
 
 int main(void)
@@ -256,6 +282,7 @@ int main(void)
         cmocka_unit_test_setup(test_reentry_rules, setup),
         cmocka_unit_test_setup(test_uncommon_exits_are_not_handled, setup),
         cmocka_unit_test_setup(test_eoi_uncovering_an_interrupt_takes_the_full_path, setup),
+        cmocka_unit_test_setup(test_xapic_register_access_is_handled, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -473,16 +473,16 @@ static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmc
             if (s->nmi_step_restore_tf)
                 v->regs.rflags &= ~(uint64_t)RFLAGS_TF;
         }
-        *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = vmcb->exit_code,
-                                  .insn_kind = -1};
+        *e = (struct exit_record){
+            .reason = EXIT_NONE, .vendor_code = vmcb->exit_code, .insn_kind = -1};
         return;
     }
     if ((uint32_t)vmcb->exit_code == SVM_EXIT_IRET) {
         vmcb->intercept_misc1 &= ~SVM_INTERCEPT_IRET;
         s->iret_seen = true;
         s->iret_rip = vmcb->rip;
-        *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = SVM_EXIT_IRET,
-                                  .insn_kind = -1};
+        *e = (struct exit_record){
+            .reason = EXIT_NONE, .vendor_code = SVM_EXIT_IRET, .insn_kind = -1};
         return;
     }
     svm_decode_exit(vmcb, has_nrips, e);

@@ -351,8 +351,10 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
         struct vmx_cr_access a;
         vmx_decode_cr_access(xi.qualification, &a);
         if (a.cr == 8 && (a.type == CR_MOV_TO || a.type == CR_MOV_FROM)) {
-            *e = (struct exit_record){.reason = EXIT_CR8, .vendor_code = xi.reason,
-                                      .insn_kind = -1, .insn_len = xi.insn_len};
+            *e = (struct exit_record){.reason = EXIT_CR8,
+                                      .vendor_code = xi.reason,
+                                      .insn_kind = -1,
+                                      .insn_len = xi.insn_len};
             e->cr8.write = a.type == CR_MOV_TO;
             e->cr8.gpr = (uint8_t)a.gpr;
             return;

@@ -67,11 +67,11 @@ struct vmx_vcpu {
     /* An event whose delivery the last exit interrupted (IDT-vectoring information). */
     uint32_t reinject, reinject_error, reinject_len;
     uint64_t syscall[VMX_SYSCALL_MSRS];
-    bool syscall_live;   /* the guest may use them: they are switched for it */
-    bool on_cpu;         /* between vcpu_load and vcpu_put */
-    bool syscall_in_cpu; /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
+    bool syscall_live;              /* the guest may use them: they are switched for it */
+    bool on_cpu;                    /* between vcpu_load and vcpu_put */
+    bool syscall_in_cpu;            /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
     uint64_t exit_rsp, exit_rflags; /* as read at the last exit: the VMCS still holds them */
-    char msg[256]; /* EXIT_ENTRY_FAILED text */
+    char msg[256];                  /* EXIT_ENTRY_FAILED text */
 };
 
 _Static_assert(sizeof(struct vmx_vcpu) <= PAGE_SIZE, "one page per vCPU");

@@ -25,7 +25,8 @@ extern const uint32_t vmx_syscall_msrs[VMX_SYSCALL_MSRS];
 
 /* The guest's values into the CPU, if it is live and on the CPU (vcpu_load, or gone live). */
 void vmx_syscall_msrs_enter(struct vmx_vcpu *s);
-/* The guest's KERNEL_GS_BASE read back and the host's values loaded, if the CPU held the guest's. */
+/* The guest's KERNEL_GS_BASE read back and the host's values loaded, if the CPU held the guest's.
+ */
 void vmx_syscall_msrs_leave(struct vmx_vcpu *s);
 /* The guest may use them from now on (it wrote one, or entered long mode). */
 void vmx_syscall_msrs_go_live(struct vmx_vcpu *s);
