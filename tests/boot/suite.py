@@ -1135,8 +1135,9 @@ def tests(full=False):
         Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST, timeout=300),
         Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
              timeout=300),
+        # About 80 s alone.
         Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
-             timeout=1200, full_only=True),
+             timeout=400, full_only=True),
         Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
         Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS, smp=2, args="halt_poll_ns=0",
