@@ -10,7 +10,8 @@
  *   - a single-step #DB (DR6.BS) right after each instruction pollux
  *     emulates: CPUID, IN, OUT, RDMSR, WRMSR, a hypercall, an MMIO load
  *   - two NMIs sent back to back to the other vCPU: both arrive
- *   - the per-vCPU MSRs keep each vCPU's values across a shared host CPU
+ *   - the per-vCPU MSRs, PKRU and XCR0 keep each vCPU's values across a
+ *     shared host CPU, and XRSTOR takes back what XSAVE wrote before it
  *   - in long mode (five levels where LA57 is offered), from a high alias of
  *     its code: CPUID and an MMIO load that pollux decodes by walking the
  *     guest's page tables, TPR written through the xAPIC page and read from
@@ -63,6 +64,7 @@
 #define LAPIC_TPR     0x080
 
 /* CPUID feature bits this guest acts on. */
+#define LD0A_AVX      (1u << 2)
 #define L1C_XSAVE     (1u << 26)
 #define L1C_OSXSAVE   (1u << 27)
 #define L1D_APIC      (1u << 9)
@@ -83,6 +85,9 @@
 #define AP_PKRS     0x11111110u
 #define BSP_PKRU    0x0000000cu
 #define AP_PKRU     0x00000030u
+#define XCR0_X87    1u
+#define XCR0_SSE    2u
+#define XCR0_AVX    4u
 
 static unsigned checks, failures;
 
@@ -205,6 +210,13 @@ static void xsetbv(uint64_t xcr0)
     __asm__ volatile("xsetbv" : : "c"(0), "a"((uint32_t)xcr0), "d"((uint32_t)(xcr0 >> 32)));
 }
 
+static uint32_t xgetbv(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return lo;
+}
+
 static uint8_t xsave_area[4096] __attribute__((aligned(64)));
 
 static unsigned try_xsaves(uint64_t mask)
@@ -223,6 +235,24 @@ static unsigned try_xrstors(uint64_t mask)
     __asm__ volatile("movl $1f, %[rec]\n\txrstors %[area]\n1:"
                      : [rec] "=m"(recover_eip)
                      : [area] "m"(xsave_area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
+                     : "memory");
+    return fault_vector;
+}
+
+static void xsave(uint8_t *area, uint64_t mask)
+{
+    __asm__ volatile("xsave (%[area])"
+                     :
+                     : [area] "r"(area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
+                     : "memory");
+}
+
+static unsigned try_xrstor(const uint8_t *area, uint64_t mask)
+{
+    fault_vector = NO_FAULT;
+    __asm__ volatile("movl $1f, %[rec]\n\txrstor (%[area])\n1:"
+                     : [rec] "=m"(recover_eip)
+                     : [area] "r"(area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
                      : "memory");
     return fault_vector;
 }
@@ -288,7 +318,7 @@ static void print_cpuid(void)
 
 /* What this guest's CPUID offers. */
 static struct {
-    bool xsave, xsaves, rdtscp, rdpid, pku, pks, la57, invpcid, spec_ctrl, amd;
+    bool xsave, avx_state, xsaves, rdtscp, rdpid, pku, pks, la57, invpcid, spec_ctrl, amd;
 } has;
 
 static void read_features(void)
@@ -296,6 +326,7 @@ static void read_features(void)
     struct cpuid_regs l1 = cpuid(1, 0), l7 = cpuid(7, 0), d1 = cpuid(0xd, 1);
     struct cpuid_regs e1 = cpuid(0x80000001u, 0);
     has.xsave = l1.ecx & L1C_XSAVE;
+    has.avx_state = has.xsave && (cpuid(0xd, 0).eax & LD0A_AVX);
     has.xsaves = d1.eax & LD1A_XSAVES;
     has.rdtscp = e1.edx & E1D_RDTSCP;
     has.rdpid = l7.ecx & L7C_RDPID;
@@ -577,7 +608,14 @@ __attribute__((interrupt)) static void go_handler(struct interrupt_frame *f)
     lapic_eoi();
 }
 
-static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru)
+/* XCR0 values of their own: x87 and SSE for the AP, AVX too for the BSP where offered. */
+#define BSP_XCR0 (XCR0_X87 | XCR0_SSE | (has.avx_state ? XCR0_AVX : 0))
+#define AP_XCR0  (XCR0_X87 | XCR0_SSE)
+
+/* Each vCPU's XSAVE image, written under its own XCR0 before the host CPU goes to the other. */
+static uint8_t own_xsave_area[2][4096] __attribute__((aligned(64)));
+
+static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint32_t xcr0)
 {
     if (has.rdtscp || has.rdpid)
         try_wrmsr(MSR_TSC_AUX, tsc_aux);
@@ -587,10 +625,19 @@ static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru)
         try_write_cr4(read_cr4() | CR4_PKE);
         try_wrpkru(pkru);
     }
+    if (has.xsave) {
+        try_write_cr4(read_cr4() | CR4_OSXSAVE);
+        xsetbv(xcr0);
+        xsave(own_xsave_area[this_cpu_index()], xcr0);
+    }
 }
 
-/* Which of this vCPU's values another vCPU on its host CPU changed: a bit each. */
-static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru)
+/*
+ * Which of this vCPU's values another vCPU on its host CPU changed: a bit
+ * each. An XCR0 lost while the vCPU was away makes XRSTOR of its own image
+ * fault, as Linux's signal return does (XSTATE_BV then holds bits XCR0 lacks).
+ */
+static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint32_t xcr0)
 {
     uint32_t lost = 0, v32;
     uint64_t v;
@@ -600,6 +647,10 @@ static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru)
         lost |= 2;
     if (has.pku && (try_rdpkru(&v32) != NO_FAULT || v32 != pkru))
         lost |= 4;
+    if (has.xsave && xgetbv() != xcr0)
+        lost |= 8;
+    if (has.xsave && try_xrstor(own_xsave_area[this_cpu_index()], xcr0) != NO_FAULT)
+        lost |= 16;
     return lost;
 }
 
@@ -608,14 +659,14 @@ static void ap_main(uint32_t index)
     (void)index;
     while (!ap_go)
         wait_for_interrupt();
-    set_own_values(AP_TSC_AUX, AP_PKRS, AP_PKRU);
+    set_own_values(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0);
     ap_phase = 1;
     __asm__ volatile("sti");
     /* Spinning, not halting: a halted AP woken by the first NMI could run before the second. */
     for (uint64_t end = rdtsc() + us_to_tsc(2000000); nmi_count < 2 && rdtsc() < end;)
         __asm__ volatile("" ::: "memory");
     __asm__ volatile("cli");
-    ap_failed = own_values_lost(AP_TSC_AUX, AP_PKRS, AP_PKRU);
+    ap_failed = own_values_lost(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0);
     ap_phase = 2;
 }
 
@@ -648,7 +699,7 @@ static void check_two_vcpus(void)
         vcheck(false, "two-vcpus", "the second vCPU did not run");
         return;
     }
-    set_own_values(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU);
+    set_own_values(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU, BSP_XCR0);
     sleep_ms(3);
     send_nmi(cpu_apic_id(1));
     send_nmi(cpu_apic_id(1));
@@ -656,12 +707,15 @@ static void check_two_vcpus(void)
     if (nmi_count != 2)
         printf("  the AP took %u NMIs\n", nmi_count);
     vcheck(done && nmi_count == 2, "nmi-back-to-back", "two NMIs collapsed into one");
-    uint32_t lost = own_values_lost(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU);
+    uint32_t lost = own_values_lost(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU, BSP_XCR0);
     if (lost || ap_failed)
-        printf("  lost (TSC_AUX 1, PKRS 2, PKRU 4): BSP 0x%x, AP 0x%x\n", lost, ap_failed);
+        printf("  lost (TSC_AUX 1, PKRS 2, PKRU 4, XCR0 8, XRSTOR faults 16): BSP 0x%x, AP 0x%x\n",
+               lost, ap_failed);
     vcheck(done && !lost && !ap_failed, "per-vcpu-values",
-           "a vCPU's TSC_AUX, PKRS or PKRU changed under another vCPU");
-    try_write_cr4(read_cr4() & ~CR4_PKE);
+           "a vCPU's TSC_AUX, PKRS, PKRU or XCR0 changed under another vCPU");
+    if (has.xsave)
+        xsetbv(XCR0_X87);
+    try_write_cr4(read_cr4() & ~(CR4_PKE | CR4_OSXSAVE));
 }
 
 /* ------------------------------------------------------------ long mode */

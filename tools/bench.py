@@ -390,8 +390,6 @@ def yield_scenario(a):
 
 
 LINUX_QEMU = ["--emu", "qemu", "--smp", "2", "--args", "watchdog_ms=10000"]
-# FXSAVE for the guest's FPU state under QEMU: docs/linux.md, Known problems.
-LINUX_QEMU_ARGS = "noxsave"
 LINUX_HALT_POLICIES = [
     ("host polls (default)", "", ""),
     ("`halt_poll_ns=0`", "halt_poll_ns=0", ""),
@@ -418,7 +416,7 @@ def linux_haltpoll_scenario(a, seconds=10):
     cells = {label: (lambda host=host, guest=guest: linux_cell(
         f"linux-haltpoll-{host.replace('=', '-') or 'default'}{guest and '-guest'}",
         linux_flags(host),
-        f"linux:name=lx:vcpus=2:args={LINUX_QEMU_ARGS}+workload=idle:{seconds}{guest}"))
+        f"linux:name=lx:vcpus=2:args=workload=idle:{seconds}{guest}"))
         for label, host, guest in LINUX_HALT_POLICIES}
 
     def table(got):
@@ -448,7 +446,7 @@ def linux_yield_scenario(a, groups=4, loops=100):
     """hackbench in a 4-vCPU Linux guest on 2 CPUs, per spin policy."""
     cells = {label: (lambda policy=policy: linux_cell(
         f"linux-yield-{policy.replace('=', '-') or 'default'}", linux_flags(policy),
-        f"linux:name=lx:vcpus=4:args={LINUX_QEMU_ARGS}+workload=hackbench:{groups}:{loops}"))
+        f"linux:name=lx:vcpus=4:args=workload=hackbench:{groups}:{loops}"))
         for label, policy in YIELD_POLICIES}
 
     def table(got):

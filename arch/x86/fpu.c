@@ -40,6 +40,13 @@ static inline void xsetbv(uint64_t v)
     __asm__ volatile("xsetbv" ::"c"(0), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
 }
 
+static inline uint64_t xgetbv(void)
+{
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
 void fpu_cpu_init(void)
 {
     have_xsave = cpuid(1, 0).ecx & (1u << 26);
@@ -126,11 +133,20 @@ void fpu_guest_leave(struct fpu_state *f)
         f->pkru = rdpkru();
     if (have_xsave) {
         /*
+         * The XCR0 in force is the guest's, read back rather than taken
+         * from the last XSETBV exit: QEMU TCG's SVM never takes the XSETBV
+         * intercept, so there the guest sets XCR0 itself. Only components
+         * pollux saves are kept (a guest sets others only without the
+         * intercept, and only if CPUID 0xD, which lists none, is ignored).
+         */
+        uint64_t in_force = xgetbv();
+        f->xcr0 = in_force & host_xcr0;
+        /*
          * Saved under the host's XCR0, a superset of the guest's: a guest
          * uses SSE without XCR0 bit 1 (an OS without XSAVE, XCR0 = 1 from
          * reset), and a save under its XCR0 would drop its XMM registers.
          */
-        if (f->xcr0 != host_xcr0)
+        if (in_force != host_xcr0)
             xsetbv(host_xcr0);
         __asm__ volatile("xsave64 %0" : "=m"(*f->area) : "a"(~0u), "d"(~0u) : "memory");
     } else {

@@ -931,11 +931,8 @@ def haltpoll_took_over(vm, vcpus):
 # 2 vCPUs. cpuidle-haltpoll loads by itself only under KVM_HINTS_REALTIME, which pollux
 # does not give (its vCPUs may be preempted): force=1 loads it anyway.
 LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
-# Under QEMU TCG's nested SVM a task's XSAVE state fails XRSTOR at its first signal: an
-# open problem (docs/linux.md, Known problems). FXSAVE there, XSAVE on Bochs.
-LINUX_GUEST_QEMU = LINUX_GUEST + "+noxsave"
 # Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
-LINUX_REBOOT_GUEST = "linux:name=lxr:args=noxsave+workload=reboot"
+LINUX_REBOOT_GUEST = "linux:name=lxr:args=workload=reboot"
 LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), vm_stops(lxr=(1, "reboot")), shutdown(1)]
 LINUX_CHECKS = [
     linux_found("lx", 2, "haltpoll", "kvm-clock"),
@@ -1151,11 +1148,12 @@ def tests(full=False):
         Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
              timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
-        Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST_QEMU, timeout=300),
+        Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST, timeout=300),
         Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
              timeout=300),
+        # About 80 s alone.
         Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
-             timeout=1200, full_only=True),
+             timeout=400, full_only=True),
         Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
         Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS, smp=2, args="halt_poll_ns=0",
