@@ -72,7 +72,8 @@ void vcpu_advance(struct vcpu *v, unsigned len)
  * flushes its TLB without an exit, so no cached translation could be proven
  * fresh. NULL when RIP's page is not in guest RAM.
  */
-static const uint8_t *code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
+static inline __attribute__((always_inline)) const uint8_t *
+code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
 {
     const struct guest_mode *gm = vcpu_mode(v);
     *code_bits = gm->code_bits;
@@ -95,34 +96,44 @@ static const uint8_t *code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
     return v->vm->mem + gpa;
 }
 
+/* The length of the exiting instruction the slow way: a copy across pages, the full decoder. */
+static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const struct exit_record *e)
+{
+    size_t avail;
+    int mode;
+    const uint8_t *code = code_at_rip(v, &avail, &mode);
+    if (code && e->insn_kind >= 0) {
+        int n = insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
+        if (n > 0)
+            return n;
+    }
+    uint8_t bytes[INSN_MAX];
+    uint64_t la;
+    avail = vcpu_fetch_insn(v, bytes, &mode, &la);
+    int n = e->insn_kind >= 0 && avail
+                ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode)
+                : -1;
+    if (n < 0)
+        vm_fail(v, "bad-state", "cannot decode the %s instruction at 0x%lx",
+                exit_reason_name(e->reason), la);
+    return n;
+}
+
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
     unsigned len = e->insn_len;
     if (!len && e->insn_kind >= 0) {
-        /* The common case: the instruction lies within one page of guest RAM. */
+        /* The common case: an unprefixed instruction within one page of guest RAM. */
         size_t avail;
         int mode;
         const uint8_t *code = code_at_rip(v, &avail, &mode);
-        if (code) {
+        if (code)
             len = (unsigned)insn_plain_length((enum insn_kind)e->insn_kind, code, avail);
-            int n = len ? (int)len : insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
-            if (n > 0)
-                len = (unsigned)n;
-        }
     }
     if (!len) {
-        uint8_t bytes[INSN_MAX];
-        int mode;
-        uint64_t la;
-        size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
-        int n = e->insn_kind >= 0 && avail
-                    ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode)
-                    : -1;
-        if (n < 0) {
-            vm_fail(v, "bad-state", "cannot decode the %s instruction at 0x%lx",
-                    exit_reason_name(e->reason), la);
+        int n = insn_length_slow(v, e);
+        if (n < 0)
             return -1;
-        }
         len = (unsigned)n;
     }
     vcpu_advance(v, len);
