@@ -292,13 +292,6 @@ static bool parse_hex(const char *s, uint64_t *out)
     return digits > 0;
 }
 
-static bool word_is(const char *s, const char *w)
-{
-    while (*w && *s == *w)
-        s++, w++;
-    return !*w && (*s == ' ' || *s == '\0');
-}
-
 static const char *second_word(const char *s)
 {
     while (*s && *s != ' ')

@@ -78,13 +78,6 @@ static bool wait_nmis(unsigned n)
     return false;
 }
 
-static bool word_is(const char *s, const char *w)
-{
-    while (*w && *s == *w)
-        s++, w++;
-    return !*w && (*s == ' ' || *s == '\0');
-}
-
 static uint32_t number_after(const char *s)
 {
     while (*s && *s != ' ')

@@ -5,7 +5,10 @@ Scenarios (B=<name> runs one):
 exit: each platform boots once with one exitbench VM. Under QEMU with
 -icount shift=0 and under Bochs with clock: sync=none, one guest TSC tick is
 one retired instruction, so the numbers are deterministic instruction counts
-of the exit path (a minimal hand-written handler costs about 43-50).
+of the exit path (a minimal hand-written handler costs about 43-50). Each
+platform also boots the floor build and the counting build, which reports
+what one round trip executes that costs far more on hardware than its tick:
+VMREAD/VMWRITE, VMCB accesses, VMLOAD/VMSAVE, RDMSR/WRMSR/XSETBV.
 pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
 (Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
 would measure QEMU's scheduler).
@@ -190,6 +193,29 @@ EXIT_PLATFORMS = [
 EXIT_TARGETS = {"cpuid": 2.5, "hypercall": 2.5, "pio_read": 3.0, "rdmsr": 3.0}
 EXIT_TARGET_NO_NRIPS = 3.5
 FLOOR_KERNEL = os.path.join(ROOT, "build", "floor", "pollux.elf")
+# The counting build (arch/x86/exit_counts.h): exitbench's accesses per round trip, by kind.
+COUNTS_KERNEL = os.path.join(ROOT, "build", "counts", "pollux.elf")
+COUNT_ITERS = 100
+COUNT_KINDS = ["vmread", "vmwrite", "vmcb_read", "vmcb_write", "rdmsr", "wrmsr", "xsetbv",
+               "vmload", "vmsave"]
+COUNT_LABELS = {"vmx": [("VMREAD", "vmread"), ("VMWRITE", "vmwrite")],
+                "svm": [("VMCB read", "vmcb_read"), ("VMCB write", "vmcb_write"),
+                        ("VMLOAD", "vmload"), ("VMSAVE", "vmsave")]}
+COUNT_LABELS_MSR = [("RDMSR", "rdmsr"), ("WRMSR", "wrmsr"), ("XSETBV", "xsetbv")]
+
+
+def measure_counts(flags, name, mode):
+    log, rundir = boot(name, flags, f"exitbench:args={COUNT_ITERS}+counts{mode}", COUNTS_KERNEL)
+    got = {e["op"]: e.body for e in log.all("bench") if e.get("guest") == "exitbench"}
+    if log.returncode != 0 or set(got) != set(OPS):
+        return None, f"counts failed (exit {log.returncode}, see {os.path.relpath(rundir, ROOT)})"
+    return got, ""
+
+
+def counts_cell(platform, counts):
+    labels = COUNT_LABELS["vmx" if "vmx" in platform else "svm"] + COUNT_LABELS_MSR
+    text = ", ".join(f"{label} {counts[key]}" for label, key in labels)
+    return text if counts["exact"] else text + " (not exact)"
 
 
 def exit_scenario(a):
@@ -198,6 +224,9 @@ def exit_scenario(a):
                              measure(flags, a.iters, FLOOR_KERNEL if floor else None,
                                      f"exit-{name}" + ("-floor" if floor else ""), mode))
              for name, flags, mode in EXIT_PLATFORMS for floor in (False, True)}
+    cells.update({(name, "counts"): (lambda flags=flags, mode=mode, name=name:
+                                     measure_counts(flags, f"exit-{name}-counts", mode))
+                  for name, flags, mode in EXIT_PLATFORMS})
 
     def table(got):
         rows, records, ok = [], [], True
@@ -210,23 +239,31 @@ def exit_scenario(a):
                 for op in OPS:
                     chart[op].append(None)
                 continue
-            row = [name]
+            counts, cerr = got[(name, "counts")]
+            ok = ok and counts is not None
+            row, count_row = [name], [f"{name}: per round trip"]
             for op in OPS:
                 target = EXIT_TARGET_NO_NRIPS if name.startswith("qemu") else EXIT_TARGETS[op]
                 ratio = value[op] / floor[op]
                 met = "" if ratio <= target else " **over**"
                 row.append(f"{value[op]} / {floor[op]} = {ratio:.2f}x (<= {target}){met}")
-                records.append({"platform": name, "op": op, "ticks": value[op],
-                                "floor": floor[op], "ratio": round(ratio, 3)})
+                record = {"platform": name, "op": op, "ticks": value[op], "floor": floor[op],
+                          "ratio": round(ratio, 3)}
+                if counts:
+                    record.update({k: counts[op][k] for k in COUNT_KINDS})
+                    record["counts_exact"] = counts[op]["exact"]
+                records.append(record)
+                count_row.append(counts_cell(name, counts[op]) if counts else cerr)
                 chart[op].append(round(ratio, 3))
-            rows.append(row)
+            rows += [row, count_row]
         os.makedirs(BENCH_DIR, exist_ok=True)
         with open(os.path.join(BENCH_DIR, "exit.json"), "w") as f:
             json.dump(records, f, indent=1)
         return Table(f"exitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
                      "= retired instructions under these settings), the floor build's "
-                     "(arch/x86/exit_floor.h) and the ratio (target in brackets); charted: "
-                     "the ratios", ["platform"] + OPS, rows,
+                     "(arch/x86/exit_floor.h) and the ratio (target in brackets); below each, "
+                     "what one round trip executes, from the counting build "
+                     "(arch/x86/exit_counts.h); charted: the ratios", ["platform"] + OPS, rows,
                      [n for n, _, _ in EXIT_PLATFORMS], chart, ok)
     return Scenario("exit", cells, table)
 

@@ -175,6 +175,13 @@ const char *skip_word(const char *s)
     return s;
 }
 
+bool word_is(const char *s, const char *w)
+{
+    while (*w && *s == *w)
+        s++, w++;
+    return !*w && (*s == ' ' || *s == '\0');
+}
+
 const char *cmdline_args(const struct mb_info *info)
 {
     return skip_word(cmdline(info));

@@ -39,6 +39,8 @@ const char *cmdline(const struct mb_info *info);
 const char *cmdline_args(const struct mb_info *info);
 /* s after its first word and the spaces that follow it. */
 const char *skip_word(const char *s);
+/* s starts with the word w, followed by a space or the end. */
+bool word_is(const char *s, const char *w);
 /* Read the decimal number at the start of s (saturating); false if s does not start with a digit.
  */
 bool parse_uint(const char *s, uint32_t *out);
