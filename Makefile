@@ -17,7 +17,7 @@ KCFLAGS := -std=c11 $(WARN) -O2 -g -ffreestanding -fno-builtin -fno-stack-protec
 	-fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only -mcmodel=small \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
 	-fcf-protection=none -mno-shstk -m64 -MMD -MP -I. $(KDEFS)
-KASFLAGS := -g -m64 -MMD -MP -I. -D__ASSEMBLY__
+KASFLAGS := -g -m64 -MMD -MP -I. -D__ASSEMBLY__ $(KDEFS)
 HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 
@@ -165,7 +165,7 @@ fuzz: deps $(FUZZ_BINS)
 
 # B=<scenario> runs one (tools/bench.py --help names them).
 B ?=
-bench: deps all floor
+bench: deps all floor counts
 	@$(PYTHON) tools/bench.py $(if $(B),--only $(B))
 
 # The exit path's floor (arch/x86/exit_floor.h): its own build, for `make bench` only.
@@ -173,6 +173,16 @@ bench: deps all floor
 floor:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/floor KDEFS=-DPOLLUX_EXIT_FLOOR \
 		$(BUILD)/floor/pollux.elf
+
+# The counting build (arch/x86/exit_counts.h): its own build, for `make bench` only. Each
+# load and store of arch/x86/svm/ calls arch/x86/exit_counts.c, which counts the VMCB's.
+VMCB_COUNT_CFLAGS := -fsanitize=thread --param tsan-instrument-func-entry-exit=0
+SVM_CFLAGS ?=
+$(BUILD)/k/arch/x86/svm/%.o: KCFLAGS += $(SVM_CFLAGS)
+.PHONY: counts
+counts:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/counts KDEFS=-DPOLLUX_EXIT_COUNTS \
+		SVM_CFLAGS="$(VMCB_COUNT_CFLAGS)" $(BUILD)/counts/pollux.elf
 
 format:
 	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c tests/fuzz/*.c guest-tests/*.c guest-tests/runtime/*.c)

@@ -8,8 +8,12 @@
  *   instruction fetch walks all four levels); without it, 32-bit protected
  *   mode with paging off;
  * - smp: every vCPU comes online first, the others then halt for good with
- *   interrupts enabled, and vCPU 0 measures once they have.
+ *   interrupts enabled, and vCPU 0 measures once they have;
+ * - counts (pollux's counting build, arch/x86/exit_counts.h): instead of
+ *   times, per op, how many VMREADs, VMWRITEs, VMCB accesses, MSR accesses,
+ *   VMLOADs and VMSAVEs one round trip makes (32-bit protected mode).
  */
+#include "arch/x86/exit_counts.h"
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
@@ -302,22 +306,102 @@ static uint32_t start_and_halt_aps(void)
     return n;
 }
 
+#define COUNT_TRIES 20 /* windows tried per size */
+#define COUNT_CLEAN 3  /* clean windows wanted per size */
+
+static const char *const count_names[EXIT_COUNT_KINDS] = {
+    [EXIT_COUNT_VMREAD] = "vmread",       [EXIT_COUNT_VMWRITE] = "vmwrite",
+    [EXIT_COUNT_VMCB_READ] = "vmcb_read", [EXIT_COUNT_VMCB_WRITE] = "vmcb_write",
+    [EXIT_COUNT_RDMSR] = "rdmsr",         [EXIT_COUNT_WRMSR] = "wrmsr",
+    [EXIT_COUNT_XSETBV] = "xsetbv",       [EXIT_COUNT_VMLOAD] = "vmload",
+    [EXIT_COUNT_VMSAVE] = "vmsave",
+};
+
+static uint32_t snapshot[2][HC_EXIT_COUNTS_WORDS];
+
+static bool read_counts(uint32_t *words)
+{
+    return hypercall(HC_EXIT_COUNTS, (uint32_t)(uintptr_t)words, 0, 0) == HC_OK;
+}
+
+/*
+ * The counts of a window of n ops between two HC_EXIT_COUNTS calls: each
+ * the least over the clean windows, those in which the vCPU stayed on one
+ * CPU and exited only for the n ops and the closing call. A host interrupt
+ * taken in root mode can still add to a clean window; nothing can take
+ * away. False if the counts cannot be read or no window was clean.
+ */
+static bool window_counts(void (*run)(void), uint32_t n, uint32_t out[EXIT_COUNT_KINDS])
+{
+    uint32_t clean = 0;
+    for (uint32_t t = 0; t < COUNT_TRIES && clean < COUNT_CLEAN; t++) {
+        if (!read_counts(snapshot[0]))
+            return false;
+        for (uint32_t i = 0; i < n; i++)
+            run();
+        if (!read_counts(snapshot[1]))
+            return false;
+        if (snapshot[1][0] != snapshot[0][0] || snapshot[1][1] - snapshot[0][1] != n + 1)
+            continue;
+        for (uint32_t k = 0; k < EXIT_COUNT_KINDS; k++) {
+            uint32_t d = snapshot[1][2 + k] - snapshot[0][2 + k];
+            out[k] = clean && out[k] < d ? out[k] : d;
+        }
+        clean++;
+    }
+    return clean > 0;
+}
+
+/*
+ * Per round trip: the difference between windows of 2n and n ops, divided
+ * by n, which leaves out the two calls' own share. Exact when it divides
+ * and a window of 3n ops adds as much again.
+ */
+static bool count_op(const char *name, void (*run)(void), uint32_t n)
+{
+    uint32_t w[3][EXIT_COUNT_KINDS];
+    for (uint32_t m = 0; m < 3; m++)
+        if (!window_counts(run, (m + 1) * n, w[m])) {
+            printf("exitbench: %s: no HC_EXIT_COUNTS (not the counting build?) or no clean "
+                   "window\n",
+                   name);
+            return false;
+        }
+    bool exact = true;
+    printf("@bench {\"guest\":\"exitbench\",\"op\":\"%s\",\"iters\":%u", name, n);
+    for (uint32_t k = 0; k < EXIT_COUNT_KINDS; k++) {
+        uint32_t step = w[1][k] - w[0][k];
+        exact = exact && step % n == 0 && w[2][k] - w[1][k] == step;
+        printf(",\"%s\":%u", count_names[k], step / n);
+    }
+    printf(",\"exact\":%s}\n", exact ? "true" : "false");
+    return true;
+}
+
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
     uint32_t iters = ITERS_DEFAULT;
-    bool long_mode = false, smp = false;
+    bool long_mode = false, smp = false, counts = false;
     for (const char *w = cmdline_args(info); *w != '\0'; w = skip_word(w)) {
         if (word_is(w, "long"))
             long_mode = true;
         else if (word_is(w, "smp"))
             smp = true;
+        else if (word_is(w, "counts"))
+            counts = true;
         else if (!parse_uint(w, &iters)) {
-            printf("unknown argument %s (expected: N [long] [smp])\n", w);
+            printf("unknown argument %s (expected: N [long] [smp] [counts])\n", w);
             return 1;
         }
     }
     iters = iters < 1 ? 1 : iters > ITERS_MAX ? ITERS_MAX : iters;
+    if (counts) {
+        for (uint32_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+            if (!count_op(ops[i].name, ops[i].run, iters))
+                return 1;
+        return 0;
+    }
 
     uint32_t vcpus = smp ? start_and_halt_aps() : 1;
     if (vcpus == 0 || (long_mode && !enter_long_mode()))

@@ -8,7 +8,10 @@ each platform with exitbench +smp in a 1-vCPU and a 64-vCPU VM (CPUID with
 the other vCPUs all halted). Under QEMU with -icount shift=0 and under Bochs
 with clock: sync=none, one guest TSC tick is
 one retired instruction, so the numbers are deterministic instruction counts
-of the exit path (a minimal hand-written handler costs about 43-50).
+of the exit path (a minimal hand-written handler costs about 43-50). Each
+platform also boots the counting build, which reports what one round trip
+executes that costs far more on hardware than its tick: VMREAD/VMWRITE,
+VMCB accesses, VMLOAD/VMSAVE, RDMSR/WRMSR/XSETBV (paging off).
 pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
 (Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
 would measure QEMU's scheduler).
@@ -204,6 +207,29 @@ EXIT_MANY_VCPUS = 64
 EXIT_VCPU_PLATFORMS = ["qemu-svm", "bochs-ryzen", "bochs-vmx"]
 EXIT_VCPU_TARGET = 1.05
 EXIT_VCPU_COLUMN = f"cpuid {EXIT_MANY_VCPUS} vCPUs / 1"
+# The counting build (arch/x86/exit_counts.h): exitbench's accesses per round trip, by kind.
+COUNTS_KERNEL = os.path.join(ROOT, "build", "counts", "pollux.elf")
+COUNT_ITERS = 100
+COUNT_KINDS = ["vmread", "vmwrite", "vmcb_read", "vmcb_write", "rdmsr", "wrmsr", "xsetbv",
+               "vmload", "vmsave"]
+COUNT_LABELS = {"vmx": [("VMREAD", "vmread"), ("VMWRITE", "vmwrite")],
+                "svm": [("VMCB read", "vmcb_read"), ("VMCB write", "vmcb_write"),
+                        ("VMLOAD", "vmload"), ("VMSAVE", "vmsave")]}
+COUNT_LABELS_MSR = [("RDMSR", "rdmsr"), ("WRMSR", "wrmsr"), ("XSETBV", "xsetbv")]
+
+
+def measure_counts(flags, name, mode):
+    log, rundir = boot(name, flags, f"exitbench:args={COUNT_ITERS}+counts{mode}", COUNTS_KERNEL)
+    got = {e["op"]: e.body for e in log.all("bench") if e.get("guest") == "exitbench"}
+    if log.returncode != 0 or set(got) != set(OPS):
+        return None, f"counts failed (exit {log.returncode}, see {os.path.relpath(rundir, ROOT)})"
+    return got, ""
+
+
+def counts_cell(platform, counts):
+    labels = COUNT_LABELS["vmx" if "vmx" in platform else "svm"] + COUNT_LABELS_MSR
+    text = ", ".join(f"{label} {counts[key]}" for label, key in labels)
+    return text if counts["exact"] else text + " (not exact)"
 
 
 def exit_scenario(a):
@@ -217,6 +243,10 @@ def exit_scenario(a):
                                                "+smp", n))
                   for name, flags, _ in EXIT_PLATFORMS if name in EXIT_VCPU_PLATFORMS
                   for n in (1, EXIT_MANY_VCPUS)})
+    # Paging off only: the counts are of the same exit path in either mode.
+    cells.update({(name, "counts"): (lambda flags=flags, mode=mode, name=name:
+                                     measure_counts(flags, f"exit-{name}-counts", mode))
+                  for name, flags, mode in EXIT_PLATFORMS if not mode})
 
     def vcpu_cell(got, name, records, chart):
         """The many-vCPU column: a cell, and False if it failed or missed its target."""
@@ -248,24 +278,36 @@ def exit_scenario(a):
                     chart[op].append(None)
             else:
                 row = [name]
+                counts, cerr = got.get((name, "counts"), (None, ""))
+                ok = ok and (counts is not None or (name, "counts") not in got)
+                count_row = [f"{name}: per round trip"]
                 for op in OPS:
                     target = EXIT_TARGET_NO_NRIPS if name.startswith("qemu") else EXIT_TARGETS[op]
                     ratio = value[op] / floor[op]
                     met = "" if ratio <= target else " **over**"
                     row.append(f"{value[op]} / {floor[op]} = {ratio:.2f}x (<= {target}){met}")
-                    records.append({"platform": name, "op": op, "ticks": value[op],
-                                    "floor": floor[op], "ratio": round(ratio, 3)})
+                    record = {"platform": name, "op": op, "ticks": value[op], "floor": floor[op],
+                              "ratio": round(ratio, 3)}
+                    if counts:
+                        record.update({k: counts[op][k] for k in COUNT_KINDS})
+                        record["counts_exact"] = counts[op]["exact"]
+                    records.append(record)
+                    count_row.append(counts_cell(name, counts[op]) if counts else cerr)
                     chart[op].append(round(ratio, 3))
             vcell, vok = vcpu_cell(got, name, records, chart)
             ok = ok and vok
             rows.append(row + [vcell])
+            if value and floor and (name, "counts") in got:
+                rows.append(count_row + [""])
         os.makedirs(BENCH_DIR, exist_ok=True)
         with open(os.path.join(BENCH_DIR, "exit.json"), "w") as f:
             json.dump(records, f, indent=1)
         return Table(f"exitbench: median guest TSC ticks per round trip ({a.iters} iterations; "
                      "= retired instructions under these settings), the floor build's "
-                     "(arch/x86/exit_floor.h) and the ratio (target in brackets); charted: "
-                     f"the ratios; the last column: CPUID with all {EXIT_MANY_VCPUS} vCPUs online "
+                     "(arch/x86/exit_floor.h) and the ratio (target in brackets); below each "
+                     "platform with paging off, what one round trip executes, from the counting "
+                     "build (arch/x86/exit_counts.h); charted: the ratios; the last column: "
+                     f"CPUID with all {EXIT_MANY_VCPUS} vCPUs online "
                      "and halted against 1 vCPU (exitbench +smp)",
                      ["platform"] + OPS + [EXIT_VCPU_COLUMN], rows,
                      [n for n, _, _ in EXIT_PLATFORMS], chart, ok)

@@ -1,5 +1,6 @@
 #include "vmm/hypercall.h"
 
+#include "arch/x86/percpu.h"
 #include "vmm/guest_access.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vm.h"
@@ -9,6 +10,26 @@ static bool is_pollux_call(uint64_t nr)
 {
     return nr >> 16 == HC_EXIT >> 16;
 }
+
+#ifdef POLLUX_EXIT_COUNTS
+static unsigned long exit_counts_to_guest(struct vcpu *v, uint32_t gpa)
+{
+    /* First: what this call does from here on belongs to the guest's next window. */
+    struct exit_counts c;
+    exit_counts_read(&c);
+    uint32_t *w = vm_gpa_ptr(v->vm, gpa, HC_EXIT_COUNTS_WORDS * sizeof(uint32_t));
+    if (!w)
+        return HC_EFAULT;
+    uint64_t exits = 0;
+    for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
+        exits += v->stats.exits[r];
+    w[0] = this_cpu()->cpu;
+    w[1] = (uint32_t)exits;
+    for (unsigned k = 0; k < EXIT_COUNT_KINDS; k++)
+        w[2 + k] = (uint32_t)c.n[k];
+    return HC_OK;
+}
+#endif
 
 unsigned long vmm_hypercall(struct vcpu *v)
 {
@@ -34,6 +55,10 @@ unsigned long vmm_hypercall(struct vcpu *v)
         return HC_OK;
     case HC_HLT_EXITS:
         return v->stats.exits[EXIT_HLT] + v->stats.exits[EXIT_IDLE_HLT];
+#ifdef POLLUX_EXIT_COUNTS
+    case HC_EXIT_COUNTS:
+        return exit_counts_to_guest(v, a);
+#endif
     default:
         return HC_ENOSYS;
     }

@@ -7,12 +7,22 @@
 #ifndef POLLUX_VMM_HYPERCALL_H
 #define POLLUX_VMM_HYPERCALL_H
 
+#include "arch/x86/exit_counts.h"
+
 /* pollux's own range, 0x504C0000 ("PL") + n: KVM's numbers keep KVM's meaning. */
 #define HC_EXIT 0x504C0000u /* EBX = exit code: the VM stops with it (reason "hypercall") */
 #define HC_PUTS 0x504C0001u /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX) */
 #define HC_NOP  0x504C0002u /* does nothing; returns 0 (for measuring the exit path) */
 /* The calling vCPU's HLT exits so far (plain and Idle HLT), its low 32 bits in EAX. */
 #define HC_HLT_EXITS 0x504C0003u
+/*
+ * The counting build only (arch/x86/exit_counts.h; elsewhere HC_ENOSYS): EBX =
+ * guest-physical address of HC_EXIT_COUNTS_WORDS 32-bit words, filled with
+ * the host CPU's index, the calling vCPU's exits so far and the CPU's
+ * counters (EXIT_COUNT_* order), low 32 bits, as pollux found them handling the call.
+ */
+#define HC_EXIT_COUNTS       0x504C0004u
+#define HC_EXIT_COUNTS_WORDS (2 + EXIT_COUNT_KINDS)
 
 #define HC_PUTS_MAX 4096
 

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/exit_counts.h"
+
 #define MSR_APIC_BASE          0x1b
 #define MSR_SYSENTER_CS        0x174
 #define MSR_SYSENTER_ESP       0x175
@@ -57,12 +59,14 @@ static inline uint64_t rdmsr(uint32_t msr)
 {
     uint32_t lo, hi;
     __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+    exit_count(EXIT_COUNT_RDMSR);
     return ((uint64_t)hi << 32) | lo;
 }
 
 static inline void wrmsr(uint32_t msr, uint64_t v)
 {
     __asm__ volatile("wrmsr" ::"c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
+    exit_count(EXIT_COUNT_WRMSR);
 }
 
 static inline uint64_t rdtsc(void)

@@ -38,6 +38,7 @@ static unsigned area_size = 512;
 static inline void xsetbv(uint64_t v)
 {
     __asm__ volatile("xsetbv" ::"c"(0), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+    exit_count(EXIT_COUNT_XSETBV);
 }
 
 static inline uint64_t xgetbv(void)

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/exit_counts.h"
+
 #define MAX_CPUS 64
 
 #define KERNEL_STACK_SIZE 16384
@@ -34,7 +36,10 @@ struct tss {
 
 struct percpu {
     struct percpu *self; /* must stay first: this_cpu() reads %gs:0 */
-    unsigned cpu;        /* dense index, 0 = boot CPU */
+#ifdef POLLUX_EXIT_COUNTS
+    struct exit_counts exit_counts; /* at %gs:EXIT_COUNTS_GS_OFFSET, for the entry stubs */
+#endif
+    unsigned cpu; /* dense index, 0 = boot CPU */
     uint32_t apic_id;
     uint64_t stack_base, stack_top;
     uint64_t ist_base[IST_COUNT]; /* lowest address of each IST stack */

@@ -8,6 +8,7 @@
  * per-CPU pointer and IST stacks. RAX, RSP, RIP and RFLAGS are in the VMCB;
  * the other guest GPRs are loaded from and saved to *regs here.
  */
+#include "arch/x86/exit_counts.h"
 #include "arch/x86/guest_regs.h"
 
     .text
@@ -24,12 +25,17 @@ svm_vmrun:
     push %rdx /* host VMCB */
     push %rsi /* guest VMCB */
 
+    EXIT_COUNTS_NOTE_VMCB(%rsi)
+    EXIT_COUNT(EXIT_COUNT_VMSAVE)
     mov %rdx, %rax
     vmsave %rax
 
     LOAD_GUEST_GPRS
     mov GUEST_RDI(%rdi), %rdi
 
+    /* The guest's VMLOAD and VMSAVE, counted while GS is still the host's. */
+    EXIT_COUNT(EXIT_COUNT_VMLOAD)
+    EXIT_COUNT(EXIT_COUNT_VMSAVE)
     mov (%rsp), %rax
     vmload %rax
     vmrun %rax
@@ -44,6 +50,7 @@ svm_vmrun:
     add $8, %rsp      /* guest VMCB */
     pop %rax          /* host VMCB */
     vmload %rax
+    EXIT_COUNT(EXIT_COUNT_VMLOAD)
     add $8, %rsp      /* regs */
     pop %r15
     pop %r14

@@ -11,6 +11,7 @@
  * VMX_FAIL_INVALID (CF: no current VMCS) or VMX_FAIL_VALID (ZF: the reason
  * is in the VM-instruction error field).
  */
+#include "arch/x86/exit_counts.h"
 #include "arch/x86/guest_regs.h"
 
 #define VMCS_HOST_RSP    0x6c14
@@ -29,6 +30,7 @@ vmx_enter:
     push %r15
     push %rdi /* regs: at (%rsp) when the guest exits */
 
+    EXIT_COUNT(EXIT_COUNT_VMWRITE)
     mov $VMCS_HOST_RSP, %eax
     vmwrite %rsp, %rax
     jbe 2f

@@ -1,13 +1,15 @@
 /*
  * The VMX instructions, inline. Only these helpers execute VMREAD and
- * VMWRITE (vmentry.S aside, which writes HOST_RSP), so that whatever
- * watches them sees every access the backend makes.
+ * VMWRITE (vmentry.S aside, which writes HOST_RSP): the counting build
+ * counts every access there (arch/x86/exit_counts.h).
  */
 #ifndef POLLUX_ARCH_X86_VMX_VMX_INSN_H
 #define POLLUX_ARCH_X86_VMX_VMX_INSN_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "arch/x86/exit_counts.h"
 
 /* Reports a failed VMREAD or VMWRITE on the console (vmx_vmcs.c). */
 __attribute__((noinline, cold)) void vmx_field_error(const char *insn, uint32_t field);
@@ -16,6 +18,7 @@ __attribute__((noinline, cold)) void vmx_field_error(const char *insn, uint32_t 
 static inline uint64_t vmread(uint32_t field)
 {
     uint64_t v;
+    exit_count(EXIT_COUNT_VMREAD);
     __asm__ goto("vmread %1, %0; jbe %l[fail]" : "=r"(v) : "r"((uint64_t)field) : "cc" : fail);
     return v;
 fail:
@@ -25,6 +28,7 @@ fail:
 
 static inline void vmwrite(uint32_t field, uint64_t v)
 {
+    exit_count(EXIT_COUNT_VMWRITE);
     __asm__ goto("vmwrite %1, %0; jbe %l[fail]" ::"r"((uint64_t)field), "rm"(v)
                  : "cc", "memory"
                  : fail);
