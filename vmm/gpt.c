@@ -36,14 +36,16 @@ struct rights {
     uint64_t all, any;
 };
 
-static void accumulate(struct rights *r, uint64_t e)
+static inline void accumulate(struct rights *r, uint64_t e)
 {
     r->all &= e;
     r->any |= e;
 }
 
-static enum gpt_result walk32(const struct gpt_mode *m, uint32_t la, gpt_read_fn read, void *ctx,
-                              struct rights *r, uint64_t *pa)
+static inline __attribute__((always_inline)) enum gpt_result walk32(const struct gpt_mode *m,
+                                                                    uint32_t la, gpt_read_fn read,
+                                                                    void *ctx, struct rights *r,
+                                                                    uint64_t *pa)
 {
     uint32_t pde, pte;
     if (!read(((uint32_t)m->cr3 & 0xfffff000u) + (la >> 22) * 4, &pde, 4, ctx))
@@ -73,8 +75,10 @@ static enum gpt_result walk32(const struct gpt_mode *m, uint32_t la, gpt_read_fn
  * started at level 3 with a 4-entry PDPT (the linear address is 32 bits, so
  * the level-3 index is at most 3) whose entries differ.
  */
-static enum gpt_result walk64(const struct gpt_mode *m, bool pae, uint64_t la, gpt_read_fn read,
-                              void *ctx, struct rights *r, uint64_t *pa)
+static inline __attribute__((always_inline)) enum gpt_result walk64(const struct gpt_mode *m,
+                                                                    bool pae, uint64_t la,
+                                                                    gpt_read_fn read, void *ctx,
+                                                                    struct rights *r, uint64_t *pa)
 {
     uint64_t high_rsvd = pae ? PAE_HIGH_RSVD : 0;
     if (!(m->efer & EFER_NXE))
@@ -112,8 +116,14 @@ static enum gpt_result walk64(const struct gpt_mode *m, bool pae, uint64_t la, g
     }
 }
 
-enum gpt_result gpt_translate(const struct gpt_mode *m, uint64_t linear, unsigned access,
-                              gpt_read_fn read, void *ctx, uint64_t *gpa)
+/*
+ * The walk, made once per reader: through the caller's callback
+ * (gpt_translate) and straight from one range of guest RAM
+ * (gpt_translate_ram), where each level is a bounds check and a load.
+ */
+static inline __attribute__((always_inline)) enum gpt_result
+translate(const struct gpt_mode *m, uint64_t linear, unsigned access, gpt_read_fn read, void *ctx,
+          uint64_t *gpa)
 {
     if (!(m->cr0 & CR0_PG)) {
         *gpa = linear & 0xffffffffu;
@@ -140,4 +150,28 @@ enum gpt_result gpt_translate(const struct gpt_mode *m, uint64_t linear, unsigne
         return GPT_PROTECTION;
     *gpa = pa;
     return GPT_OK;
+}
+
+enum gpt_result gpt_translate(const struct gpt_mode *m, uint64_t linear, unsigned access,
+                              gpt_read_fn read, void *ctx, uint64_t *gpa)
+{
+    return translate(m, linear, access, read, ctx, gpa);
+}
+
+static inline bool read_ram(uint64_t gpa, void *buf, size_t len, void *ctx)
+{
+    const struct gpt_ram *ram = ctx;
+    if (gpa >= ram->size || len > ram->size - gpa)
+        return false;
+    if (len == 8)
+        *(uint64_t *)buf = *(const uint64_t *)(ram->base + gpa);
+    else
+        *(uint32_t *)buf = *(const uint32_t *)(ram->base + gpa);
+    return true;
+}
+
+enum gpt_result gpt_translate_ram(const struct gpt_mode *m, uint64_t linear, unsigned access,
+                                  const struct gpt_ram *ram, uint64_t *gpa)
+{
+    return translate(m, linear, access, read_ram, (void *)ram, gpa);
 }

@@ -3,7 +3,8 @@
  * the x86 paging modes: paging off, 32-bit (with CR4.PSE 4 MiB pages), PAE
  * (3 levels, 2 MiB pages), and 4-level or, with CR4.LA57, 5-level long mode
  * (2 MiB and 1 GiB pages).
- * It reads guest tables through a callback so it runs in host unit tests.
+ * It reads guest tables through a callback (so it runs in host unit tests)
+ * or, for the hypervisor, straight from guest RAM: the same walk either way.
  *
  * Contract: gpt_translate returns 0 and the gpa, or a GPT_* failure: a
  * non-present entry, reserved bits set where the mode defines them
@@ -40,5 +41,15 @@ typedef bool (*gpt_read_fn)(uint64_t gpa, void *buf, size_t len, void *ctx);
 
 enum gpt_result gpt_translate(const struct gpt_mode *m, uint64_t linear, unsigned access,
                               gpt_read_fn read, void *ctx, uint64_t *gpa);
+
+/* Guest RAM as one host range: guest-physical 0 at base, size bytes. */
+struct gpt_ram {
+    const uint8_t *base;
+    uint64_t size;
+};
+
+/* gpt_translate reading the tables from ram directly: the same results, no call per level. */
+enum gpt_result gpt_translate_ram(const struct gpt_mode *m, uint64_t linear, unsigned access,
+                                  const struct gpt_ram *ram, uint64_t *gpa);
 
 #endif

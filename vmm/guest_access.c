@@ -7,21 +7,6 @@
 #define PAGE   4096ull
 #define CR0_PG (1ull << 31)
 
-/* Guest RAM is one host range: a page-table entry is one bounds check and one load. */
-static bool read_gpa(uint64_t gpa, void *buf, size_t len, void *ctx)
-{
-    const void *p = vm_gpa_ptr(ctx, gpa, len);
-    if (!p)
-        return false;
-    if (len == 8)
-        *(uint64_t *)buf = *(const uint64_t *)p;
-    else if (len == 4)
-        *(uint32_t *)buf = *(const uint32_t *)p;
-    else
-        memcpy(buf, p, len);
-    return true;
-}
-
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
 {
     const struct guest_mode *gm = vcpu_mode(v);
@@ -33,11 +18,14 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
         if (chunk > len)
             chunk = len;
         uint64_t gpa;
-        int rc = gpt_translate(&m, la, 0, read_gpa, v->vm, &gpa);
+        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+        int rc = gpt_translate_ram(&m, la, 0, &ram, &gpa);
         if (rc)
             return rc;
-        if (!read_gpa(gpa, out, chunk, v->vm))
+        const void *p = vm_gpa_ptr(v->vm, gpa, chunk);
+        if (!p)
             return GPT_BAD_TABLE;
+        memcpy(out, p, chunk);
         out += chunk;
         la += chunk;
         len -= chunk;
@@ -84,7 +72,8 @@ code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
     if (gm->cr0 & CR0_PG) {
         struct gpt_mode m = {
             .cr0 = gm->cr0, .cr3 = gm->cr3, .cr4 = gm->cr4, .efer = gm->efer, .cpl = gm->cpl};
-        if (gpt_translate(&m, la, GPT_ACCESS_FETCH, read_gpa, v->vm, &gpa))
+        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+        if (gpt_translate_ram(&m, la, GPT_ACCESS_FETCH, &ram, &gpa))
             return 0;
     }
     size_t in_page = PAGE - (la & (PAGE - 1));

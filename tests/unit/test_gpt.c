@@ -82,10 +82,20 @@ static uint64_t get64(uint64_t gpa)
     return v;
 }
 
+/*
+ * Both readers walk the same tables: every test checks gpt_translate_ram
+ * against gpt_translate (result and gpa) as well as against its own want.
+ */
 static enum gpt_result xlate(const struct gpt_mode *m, uint64_t la, unsigned access, uint64_t *gpa)
 {
     *gpa = 0;
-    return gpt_translate(m, la, access, read_mem, NULL, gpa);
+    enum gpt_result r = gpt_translate(m, la, access, read_mem, NULL, gpa);
+    struct gpt_ram ram = {mem, MEM_SIZE};
+    uint64_t direct = 0;
+    assert_int_equal(gpt_translate_ram(m, la, access, &ram, &direct), r);
+    if (r == GPT_OK)
+        assert_int_equal(direct, *gpa);
+    return r;
 }
 
 /* Translates for reading and checks the result against want (a gpa). */
