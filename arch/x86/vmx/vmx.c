@@ -318,7 +318,10 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
         vmx_entry_vmfail(s, rc, e);
         return;
     }
-    xi.qualification = vmread(VMCS_EXIT_QUALIFICATION);
+    /* Read only for the exits whose qualification pollux uses: one VMREAD fewer on the rest. */
+    if ((xi.reason & VMX_EXIT_ENTRY_FAILURE) || basic == VMX_EXIT_IO ||
+        basic == VMX_EXIT_CR_ACCESS || basic == VMX_EXIT_EPT_VIOLATION)
+        xi.qualification = vmread(VMCS_EXIT_QUALIFICATION);
     if (xi.reason & VMX_EXIT_ENTRY_FAILURE) {
         /* No guest state was loaded, and the launch state is as it was. */
         vmx_entry_failure(s, &xi, e);
