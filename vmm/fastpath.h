@@ -3,6 +3,9 @@
  * interrupts still off, and the guest entered again without the scheduler's
  * and event delivery's work, when nothing asks for that work.
  *
+ * The vendor's vcpu_run calls it after every exit and enters again from
+ * its own loop while it answers FASTPATH_REENTER (arch/x86/virt.h).
+ *
  * The "something changed" summary word (struct vcpu.changed) is the whole
  * contract between the fast path and everything that can give a vCPU work:
  *
@@ -19,7 +22,10 @@
  *    on another CPU that raises a bit after that read kicks: the IPI stays
  *    pending while interrupts are off and makes the entry exit at once (an
  *    external-interrupt exit, which takes the full path). A sender on this
- *    CPU runs in an interrupt handler, hence before the read.
+ *    CPU runs in an interrupt handler: before the read where the vendor
+ *    lets host interrupts in after each exit (VMX), or not until the loop
+ *    ends where it keeps GIF clear throughout (SVM), its interrupt making
+ *    the next VMRUN exit at once, like a kick.
  *
  * The fast path also needs RFLAGS.TF clear (a single-step #DB follows an
  * emulated instruction) and an entry the vendor calls plain (nothing
