@@ -3,8 +3,6 @@
 #include "lib/string.h"
 #include "vmm/cpuid_policy.h"
 
-#define EXTENDED_FIRST CPUID_CACHE_EXTENDED_FIRST
-
 static struct cpuid_regs filtered(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *view,
                                   struct cpuid_regs host)
 {
@@ -83,7 +81,8 @@ static bool ignores_subleaf(uint32_t leaf)
 static void fill_leaf(struct cpuid_answer slot[CPUID_CACHE_SUBLEAFS], uint32_t leaf,
                       const struct cpuid_view *view, cpuid_read_fn read)
 {
-    bool beyond = leaf >= EXTENDED_FIRST ? leaf > view->max_ext_leaf : leaf > view->max_leaf;
+    bool beyond =
+        leaf >= CPUID_CACHE_EXTENDED_FIRST ? leaf > view->max_ext_leaf : leaf > view->max_leaf;
     if (beyond || ignores_subleaf(leaf)) {
         fill_answer(&slot[0], leaf, 0, view, read, CPUID_ANSWER_ANY_SUBLEAF);
         return;
@@ -98,7 +97,7 @@ void cpuid_cache_fill(struct cpuid_cache *c, const struct cpuid_view *view, cpui
     memset(c, 0, sizeof(*c));
     for (uint32_t i = 0; i < CPUID_CACHE_SPAN; i++) {
         fill_leaf(c->basic[i], i, view, read);
-        fill_leaf(c->extended[i], EXTENDED_FIRST + i, view, read);
+        fill_leaf(c->extended[i], CPUID_CACHE_EXTENDED_FIRST + i, view, read);
     }
 }
 

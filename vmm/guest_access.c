@@ -85,13 +85,15 @@ code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
     return v->vm->mem + gpa;
 }
 
-/* The length of the exiting instruction the slow way: a copy across pages, the full decoder. */
-static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const struct exit_record *e)
+/*
+ * The length of the exiting instruction the slow way: the full decoder on the
+ * bytes read in place (code, when the fast check had them), else on a copy
+ * that may cross pages.
+ */
+static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const struct exit_record *e,
+                                                      const uint8_t *code, size_t avail, int mode)
 {
-    size_t avail;
-    int mode;
-    const uint8_t *code = code_at_rip(v, &avail, &mode);
-    if (code && e->insn_kind >= 0) {
+    if (code) {
         int n = insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
         if (n > 0)
             return n;
@@ -111,16 +113,17 @@ static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const stru
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
     unsigned len = e->insn_len;
+    const uint8_t *code = 0;
+    size_t avail = 0;
+    int mode = 0;
     if (!len && e->insn_kind >= 0) {
         /* The common case: an unprefixed instruction within one page of guest RAM. */
-        size_t avail;
-        int mode;
-        const uint8_t *code = code_at_rip(v, &avail, &mode);
+        code = code_at_rip(v, &avail, &mode);
         if (code)
             len = (unsigned)insn_plain_length((enum insn_kind)e->insn_kind, code, avail);
     }
     if (!len) {
-        int n = insn_length_slow(v, e);
+        int n = insn_length_slow(v, e, code, avail, mode);
         if (n < 0)
             return -1;
         len = (unsigned)n;
