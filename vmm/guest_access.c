@@ -110,20 +110,28 @@ static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const stru
     return n;
 }
 
-int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
+/* The length of the exiting instruction when the exit did not give it (out of line: with NRIPS it
+ * never runs). */
+static __attribute__((noinline)) int insn_length_at_rip(struct vcpu *v, const struct exit_record *e)
 {
-    unsigned len = e->insn_len;
     const uint8_t *code = 0;
     size_t avail = 0;
     int mode = 0;
-    if (!len && e->insn_kind >= 0) {
+    if (e->insn_kind >= 0) {
         /* The common case: an unprefixed instruction within one page of guest RAM. */
         code = code_at_rip(v, &avail, &mode);
-        if (code)
-            len = (unsigned)insn_plain_length((enum insn_kind)e->insn_kind, code, avail);
+        size_t len = code ? insn_plain_length((enum insn_kind)e->insn_kind, code, avail) : 0;
+        if (len)
+            return (int)len;
     }
+    return insn_length_slow(v, e, code, avail, mode);
+}
+
+int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
+{
+    unsigned len = e->insn_len;
     if (!len) {
-        int n = insn_length_slow(v, e, code, avail, mode);
+        int n = insn_length_at_rip(v, e);
         if (n < 0)
             return -1;
         len = (unsigned)n;
