@@ -1,7 +1,8 @@
 /*
  * The pure parts of the VMX backend: control derivation from capability
- * MSRs, CR0/CR4 rules, EPT entries, exit decoding and the software VM-entry
- * checks, on recorded values of a Skylake-like CPU.
+ * MSRs, CR0/CR4 rules, EPT entries, exit decoding, the preemption timer's
+ * arithmetic and the software VM-entry checks, on recorded values of a
+ * Skylake-like CPU.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "arch/x86/vmx/vmx_check.h"
 #include "arch/x86/vmx/vmx_controls.h"
 #include "arch/x86/vmx/vmx_exit.h"
+#include "arch/x86/vmx/vmx_timer.h"
 #include "vmm/insn.h"
 
 static uint64_t cap(uint32_t forced, uint32_t allowed)
@@ -858,6 +860,40 @@ static void test_vmcs_load_rules(void **state)
     assert_int_equal(vmx_load_action(false, 0, 1), VMX_LOAD_REFUSE);
 }
 
+/* The timer fires no earlier than asked (rounded up to its rate), and the field saturates. */
+static void test_timer_value(void **state)
+{
+    (void)state;
+    assert_int_equal(vmx_timer_value(0, 7), 0);
+    assert_int_equal(vmx_timer_value(1, 7), 1);
+    assert_int_equal(vmx_timer_value(128, 7), 1);
+    assert_int_equal(vmx_timer_value(129, 7), 2);
+    assert_int_equal(vmx_timer_value(100000, 0), 100000);
+    assert_int_equal(vmx_timer_value(0xffffffffull, 0), 0xffffffffu);
+    assert_int_equal(vmx_timer_value(0x100000000ull, 0), 0xffffffffu);
+    assert_int_equal(vmx_timer_value(UINT64_MAX, 7), 0xffffffffu);
+    assert_int_equal(vmx_timer_value(0xffffffffull << 7, 7), 0xffffffffu);
+}
+
+/*
+ * The deadline's distance, bounded by the backstop; with no deadline the
+ * backstop alone, the same at every entry (what lets the VMCS keep it).
+ */
+static void test_timer_left(void **state)
+{
+    (void)state;
+    uint64_t now = 1000000, backstop = 100000;
+    assert_int_equal(vmx_timer_left(now + 500, now, 0), 500);
+    assert_int_equal(vmx_timer_left(now + 500, now, backstop), 500);
+    assert_int_equal(vmx_timer_left(now + 5 * backstop, now, 0), 5 * backstop);
+    assert_int_equal(vmx_timer_left(now + 5 * backstop, now, backstop), backstop);
+    assert_int_equal(vmx_timer_left(now, now, backstop), 0);
+    assert_int_equal(vmx_timer_left(now - 1, now, backstop), 0);
+    assert_int_equal(vmx_timer_left(0, now, backstop), backstop);
+    assert_int_equal(vmx_timer_left(0, now + 12345, backstop), backstop);
+    assert_true(vmx_timer_left(0, now, 0) == UINT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -886,6 +922,8 @@ int main(void)
         cmocka_unit_test(test_guest_checks),
         cmocka_unit_test(test_real_mode_rules),
         cmocka_unit_test(test_control_checks),
+        cmocka_unit_test(test_timer_value),
+        cmocka_unit_test(test_timer_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,7 +47,7 @@ UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
-	arch/x86/vmx/ept.c arch/x86/pagetable.c
+	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c
 UNIT_TESTS += spin
 unit_spin_SRCS := sched/spin.c
 UNIT_TESTS += yield

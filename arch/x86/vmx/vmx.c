@@ -25,6 +25,7 @@
 #include "arch/x86/vmx/vmx_insn.h"
 #include "arch/x86/vmx/vmx_msr.h"
 #include "arch/x86/vmx/vmx_state.h"
+#include "arch/x86/vmx/vmx_timer.h"
 #include "arch/x86/vmx/vmx_vcpu.h"
 #include "arch/x86/vmx/vmx_vmcs.h"
 #include "drivers/console.h"
@@ -36,7 +37,8 @@
 
 struct vmx_setup vmx;
 static unsigned invept_type, invvpid_type;
-static uint64_t backstop_tsc; /* HOST_IRQ_BACKSTOP_MS in TSC ticks */
+static uint64_t backstop_tsc;   /* HOST_IRQ_BACKSTOP_MS in TSC ticks */
+static uint32_t backstop_value; /* the same as a preemption timer value; 0 without the timer */
 static struct spinlock setup_lock;
 static int setup_state; /* 0 not yet, 1 done, -1 failed (setup_err says why) */
 static char setup_err[160];
@@ -84,6 +86,9 @@ static int setup_once(char *err, size_t errlen)
     invept_type = (vmx.caps.ept_vpid & EPT_CAP_INVEPT_SINGLE) ? INVEPT_SINGLE : INVEPT_ALL;
     invvpid_type = (vmx.caps.ept_vpid & VPID_CAP_SINGLE) ? INVVPID_SINGLE : INVVPID_ALL;
     backstop_tsc = tsc_khz * HOST_IRQ_BACKSTOP_MS;
+    if (vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER)
+        backstop_value = vmx_timer_value(vmx_timer_left(0, 0, backstop_tsc),
+                                         vmx.caps.misc & VMX_MISC_TIMER_RATE);
 
     /* One set of all-ones bitmaps for every VM: every port and every MSR access exits. */
     uint8_t *io = page_alloc_zeroed(2), *msr = page_alloc_zeroed(1);
@@ -162,35 +167,38 @@ fail:
 /* ------------------------------------------------------------ entry and exit */
 
 /*
- * The settings any entry applies, the fast path's included: the preemption
- * timer and the controls and TSC offset an exit's handler may have changed
- * (a WRMSR of the TSC changes the offset). VMCS current, interrupts off.
+ * The preemption timer for an entry now. Bochs 2.7 evaluates interrupt
+ * masking at VM entry as if still in root mode: a guest entered with IF=0
+ * takes no external-interrupt exit until it executes CLI, STI, POPF or IRET.
+ * The timer then bounds how long a host interrupt (timer, kick IPI) can wait:
+ * with no deadline of its own that is the same value at every entry, which
+ * the VMCS keeps (vmx_timer.h), so such an entry reads no TSC and writes
+ * nothing.
  */
-static void sync_controls(struct vcpu *v, struct vmx_vcpu *s)
+static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
 {
-    /*
-     * Bochs 2.7 evaluates interrupt masking at VM entry as if still in root
-     * mode: a guest entered with IF=0 takes no external-interrupt exit until
-     * it executes CLI, STI, POPF or IRET. The timer then bounds how long a
-     * host interrupt (timer, kick IPI) can wait.
-     */
-    bool backstop =
-        !(v->regs.rflags & RFLAGS_IF) && (vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER);
+    bool backstop = !(v->regs.rflags & RFLAGS_IF) && backstop_value;
     uint64_t deadline = s->timer_deadline;
+    uint32_t pin = s->pin & ~PIN_PREEMPTION_TIMER;
     if (deadline || backstop) {
-        unsigned shift = vmx.caps.misc & VMX_MISC_TIMER_RATE;
-        uint64_t now = rdtsc(), ticks = 0;
-        if (backstop && (!deadline || (deadline > now && deadline - now > backstop_tsc)))
-            deadline = now + backstop_tsc;
-        if (deadline > now)
-            ticks = (deadline - now + (1ull << shift) - 1) >> shift;
-        vmwrite(VMCS_PREEMPTION_TIMER, ticks > 0xffffffffu ? 0xffffffffu : ticks);
-        s->pin |= PIN_PREEMPTION_TIMER;
-    } else {
-        s->pin &= ~PIN_PREEMPTION_TIMER;
+        uint32_t value = backstop_value;
+        if (deadline)
+            value = vmx_timer_value(vmx_timer_left(deadline, rdtsc(), backstop ? backstop_tsc : 0),
+                                    vmx.caps.misc & VMX_MISC_TIMER_RATE);
+        if (value != s->vmcs_timer) {
+            vmwrite(VMCS_PREEMPTION_TIMER, value);
+            s->vmcs_timer = value;
+        }
+        pin |= PIN_PREEMPTION_TIMER;
     }
-    if (s->pin != s->vmcs_pin)
-        vmwrite(VMCS_PIN_CONTROLS, s->vmcs_pin = s->pin);
+    s->pin = pin;
+    if (pin != s->vmcs_pin)
+        vmwrite(VMCS_PIN_CONTROLS, s->vmcs_pin = pin);
+}
+
+/* The controls vmm/ or an exit's handler changed (controls_changed); VMCS current. */
+static __attribute__((noinline)) void write_changed_controls(struct vmx_vcpu *s)
+{
     if (s->proc != s->vmcs_proc)
         vmwrite(VMCS_PROC_CONTROLS, s->vmcs_proc = s->proc);
     if (s->proc2 != s->vmcs_proc2)
@@ -203,6 +211,20 @@ static void sync_controls(struct vcpu *v, struct vmx_vcpu *s)
         vmwrite(VMCS_PLE_WINDOW, s->vmcs_ple_window = s->ple_window);
     if (s->ple_gap != s->vmcs_ple_gap)
         vmwrite(VMCS_PLE_GAP, s->vmcs_ple_gap = s->ple_gap);
+}
+
+/*
+ * The settings any entry applies, the fast path's included: the preemption
+ * timer and the controls an exit's handler may have changed (a WRMSR of the
+ * TSC changes every vCPU's offset). VMCS current, interrupts off.
+ */
+static inline void sync_controls(struct vcpu *v, struct vmx_vcpu *s)
+{
+    sync_timer(v, s);
+    /* The exchange orders the flag before the fields: a change made after it stays flagged. */
+    if (__atomic_load_n(&s->controls_changed, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(&s->controls_changed, false, __ATOMIC_ACQUIRE))
+        write_changed_controls(s);
 }
 
 /* Apply what changed since the last entry; VMCS current, interrupts off. */
@@ -368,7 +390,7 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
         return;
     }
     if (basic == VMX_EXIT_NMI_WINDOW)
-        set_bit(&s->proc, PROC_NMI_WINDOW, false);
+        set_proc_bit(s, PROC_NMI_WINDOW, false);
     vmx_decode_exit(&xi, e, s->msg, sizeof(s->msg));
     if (e->reason == EXIT_PREEMPTION_TIMER) {
         if (s->timer_deadline && rdtsc() >= s->timer_deadline)
@@ -437,7 +459,7 @@ static void vmx_set_intercept(struct vcpu *v, enum intercept what, bool on)
 {
     (void)what; /* INTERCEPT_HLT */
     struct vmx_vcpu *s = v->arch;
-    set_bit(&s->proc, PROC_HLT, on);
+    set_proc_bit(s, PROC_HLT, on);
 }
 
 static enum pause_hw vmx_pause_hw(void)
@@ -458,12 +480,14 @@ static void vmx_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint3
         s->ple_window = window;
         s->ple_gap = gap;
     }
+    controls_changed(s);
 }
 
 static void vmx_set_tsc_offset(struct vcpu *v, uint64_t offset)
 {
     struct vmx_vcpu *s = v->arch;
     s->tsc_offset = offset;
+    controls_changed(s);
 }
 
 static bool vmx_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)

@@ -52,13 +52,19 @@ struct vmx_vcpu {
     int last_cpu;  /* the CPU the VMCS is active on, -1 once cleared */
     bool launched; /* VMLAUNCH succeeded since the last VMCLEAR: VMRESUME next */
     uint16_t vpid;
-    /* Controls as pollux wants them, and as the VMCS holds them. */
+    /*
+     * Controls as pollux wants them, and as the VMCS holds them. Whoever
+     * changes proc, proc2, entry, tsc_offset or the PLE fields calls
+     * controls_changed; pin (the timer bit) is the entry's own business.
+     */
     uint32_t pin, proc, proc2, entry;
     uint32_t vmcs_pin, vmcs_proc, vmcs_proc2, vmcs_entry;
     uint64_t tsc_offset, vmcs_tsc_offset;
+    bool controls_changed;
     /* set_pause_exiting's request, applied again after every reset. */
     enum pause_exiting pause_mode;
     uint32_t ple_gap, ple_window, vmcs_ple_gap, vmcs_ple_window;
+    uint64_t vmcs_timer; /* the preemption timer value the VMCS holds; VMCS_TIMER_UNKNOWN */
     uint64_t cr0_shadow, cr4_shadow; /* read shadows: only pollux writes them */
     uint64_t timer_deadline;         /* host TSC; 0 = disarmed */
     uint64_t ept_generation;         /* of the VM's EPT, as last flushed on last_cpu */
@@ -92,9 +98,25 @@ struct vmx_setup {
 
 extern struct vmx_setup vmx;
 
-static inline void set_bit(uint32_t *word, uint32_t bit, bool on)
+#define VMCS_TIMER_UNKNOWN UINT64_MAX /* vmx_vcpu.vmcs_timer: no value is known to be there */
+
+/*
+ * The next entry compares the wanted controls with the VMCS's. Release: a
+ * vCPU on another CPU (a TSC offset set for the whole VM) sees the new value
+ * once it sees the flag.
+ */
+static inline void controls_changed(struct vmx_vcpu *s)
 {
-    *word = on ? *word | bit : *word & ~bit;
+    __atomic_store_n(&s->controls_changed, true, __ATOMIC_RELEASE);
+}
+
+static inline void set_proc_bit(struct vmx_vcpu *s, uint32_t bit, bool on)
+{
+    uint32_t proc = on ? s->proc | bit : s->proc & ~bit;
+    if (proc != s->proc) {
+        s->proc = proc;
+        controls_changed(s);
+    }
 }
 
 static inline struct vmx_cpu *cpu_state(void)

@@ -67,7 +67,7 @@ void vmx_inject_interrupt(struct vcpu *v, uint8_t vector)
 void vmx_set_interrupt_window(struct vcpu *v, bool on)
 {
     struct vmx_vcpu *s = v->arch;
-    set_bit(&s->proc, PROC_INTR_WINDOW, on);
+    set_proc_bit(s, PROC_INTR_WINDOW, on);
 }
 
 /* Bit 3 is blocking by virtual NMI with virtual NMIs, the guest's real NMI blocking without. */
@@ -100,7 +100,7 @@ void vmx_inject_nmi(struct vcpu *v)
     struct vmx_vcpu *s = loaded(v);
     vmwrite(VMCS_ENTRY_INTR_INFO, 2 | (INTR_TYPE_NMI << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID);
     s->event_injected = true;
-    set_bit(&s->proc, PROC_NMI_WINDOW, false);
+    set_proc_bit(s, PROC_NMI_WINDOW, false);
 }
 
 /*
@@ -112,7 +112,7 @@ void vmx_set_nmi_window(struct vcpu *v, bool on)
 {
     struct vmx_vcpu *s = v->arch;
     if (vmx.ctls.available & VMX_OPT_VIRTUAL_NMIS)
-        set_bit(&s->proc, PROC_NMI_WINDOW, on);
+        set_proc_bit(s, PROC_NMI_WINDOW, on);
 }
 
 bool vmx_entry_is_plain(struct vcpu *v)

@@ -88,7 +88,10 @@ bool vmx_emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual, un
     vmwrite(VMCS_GUEST_CR4, vmx_cr4_real(&vmx.caps, cr.cr4));
     vmwrite(VMCS_CR4_SHADOW, s->cr4_shadow = cr.cr4);
     vmwrite(VMCS_GUEST_EFER, cr.efer);
-    s->entry = cr.entry;
+    if (s->entry != cr.entry) {
+        s->entry = cr.entry;
+        controls_changed(s);
+    }
     /* 64-bit code may SYSCALL or SWAPGS through MSRs it never wrote. */
     if (cr.efer & EFER_LMA)
         vmx_syscall_msrs_go_live(s);

@@ -217,7 +217,9 @@ static void reset_vcpu(struct vcpu *v, struct vmcs_state *st)
     s->tsc_offset = s->vmcs_tsc_offset = st->ctl.tsc_offset;
     s->cr0_shadow = st->ctl.cr0_shadow;
     s->cr4_shadow = st->ctl.cr4_shadow;
+    s->controls_changed = false;
     s->timer_deadline = 0;
+    s->vmcs_timer = VMCS_TIMER_UNKNOWN;
     s->event_injected = false;
     s->reinject = 0;
     vmx_syscall_msrs_leave(s);
