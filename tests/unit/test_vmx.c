@@ -498,6 +498,75 @@ static void test_instruction_exits(void **state)
         decode((struct vmx_exit_info){.reason = VMX_EXIT_CPUID, .insn_len = 16}).insn_len, 0);
 }
 
+/*
+ * The exits the exit path takes with the length alone (vmx_instruction_exit):
+ * exactly the instructions'. Any exit that may carry an interrupted event, NMI
+ * unblocking, a CR access to emulate, the timer or an entry failure is not one.
+ */
+static void test_instruction_exit_set(void **state)
+{
+    (void)state;
+    static const uint32_t instructions[] = {
+        VMX_EXIT_CPUID,    VMX_EXIT_HLT,     VMX_EXIT_INVD,    VMX_EXIT_VMCALL, VMX_EXIT_VMCLEAR,
+        VMX_EXIT_VMLAUNCH, VMX_EXIT_VMPTRLD, VMX_EXIT_VMPTRST, VMX_EXIT_VMREAD, VMX_EXIT_VMRESUME,
+        VMX_EXIT_VMWRITE,  VMX_EXIT_VMXOFF,  VMX_EXIT_VMXON,   VMX_EXIT_IO,     VMX_EXIT_RDMSR,
+        VMX_EXIT_WRMSR,    VMX_EXIT_MWAIT,   VMX_EXIT_MONITOR, VMX_EXIT_PAUSE,  VMX_EXIT_INVEPT,
+        VMX_EXIT_INVVPID,  VMX_EXIT_WBINVD,  VMX_EXIT_XSETBV,  VMX_EXIT_VMFUNC,
+    };
+    for (uint32_t r = 0; r < 80; r++) {
+        bool instruction = false;
+        for (unsigned i = 0; i < sizeof(instructions) / sizeof(instructions[0]); i++)
+            instruction |= instructions[i] == r;
+        assert_int_equal(vmx_instruction_exit(r) != NULL, instruction);
+        /* Entry failures and the flags in the upper half take the other path. */
+        assert_null(vmx_instruction_exit(r | VMX_EXIT_ENTRY_FAILURE));
+        assert_null(vmx_instruction_exit(r | (1u << 27)));
+        assert_null(vmx_instruction_exit(r | (1u << 28)));
+    }
+    static const uint32_t others[] = {
+        VMX_EXIT_EXCEPTION_NMI, VMX_EXIT_EXTINT,     VMX_EXIT_TRIPLE_FAULT,
+        VMX_EXIT_INIT,          VMX_EXIT_SIPI,       VMX_EXIT_INTR_WINDOW,
+        VMX_EXIT_NMI_WINDOW,    VMX_EXIT_CR_ACCESS,  VMX_EXIT_BAD_GUEST,
+        VMX_EXIT_BAD_MSR_LOAD,  VMX_EXIT_MCE_ENTRY,  VMX_EXIT_EPT_VIOLATION,
+        VMX_EXIT_EPT_MISCONFIG, VMX_EXIT_PREEMPTION,
+    };
+    for (unsigned i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        assert_null(vmx_instruction_exit(others[i]));
+}
+
+/* The exit path's decode of an instruction exit is vmx_decode_exit's. */
+static void test_instruction_exit_decode(void **state)
+{
+    (void)state;
+    uint64_t in = (0x3fdull << 16) | IO_QUAL_IN, out = (0x80ull << 16) | 1;
+    struct exit_record e;
+    memset(&e, 0xa5, sizeof(e));
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, in, &e);
+    struct exit_record want =
+        decode((struct vmx_exit_info){.reason = VMX_EXIT_IO, .qualification = in, .insn_len = 1});
+    assert_int_equal(e.reason, want.reason);
+    assert_int_equal(e.vendor_code, want.vendor_code);
+    assert_int_equal(e.insn_len, want.insn_len);
+    assert_int_equal(e.insn_kind, want.insn_kind);
+    assert_int_equal(e.io.port, 0x3fd);
+    assert_int_equal(e.io.size, want.io.size);
+    assert_true(e.io.in);
+    assert_false(e.io.string);
+    assert_false(e.io.rep);
+    memset(&e, 0xa5, sizeof(e));
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, out, &e);
+    assert_int_equal(e.io.port, 0x80);
+    assert_int_equal(e.io.size, 2);
+    assert_false(e.io.in);
+    memset(&e, 0xa5, sizeof(e));
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_VMCALL), VMX_EXIT_VMCALL, 3, 0, &e);
+    assert_int_equal(e.reason, EXIT_HYPERCALL);
+    assert_int_equal(e.insn_kind, INSN_VMCALL);
+    assert_int_equal(e.insn_len, 3);
+    assert_int_equal(e.vendor_code, VMX_EXIT_VMCALL);
+    assert_int_equal(e.io.port, 0); /* nothing left over from before */
+}
+
 static void test_event_exits(void **state)
 {
     (void)state;
@@ -915,6 +984,8 @@ int main(void)
         cmocka_unit_test(test_io_qualification),
         cmocka_unit_test(test_ept_violation),
         cmocka_unit_test(test_instruction_exits),
+        cmocka_unit_test(test_instruction_exit_set),
+        cmocka_unit_test(test_instruction_exit_decode),
         cmocka_unit_test(test_event_exits),
         cmocka_unit_test(test_entry_failures),
         cmocka_unit_test(test_cr_access_qualification),

@@ -300,51 +300,42 @@ static bool floor_exit(struct vcpu *v)
 }
 #endif
 
-/*
- * One entry of v and what its exit needs before anyone looks at it: the
- * registers back in v->regs, an interrupted event kept for re-injection,
- * CR accesses pollux emulates itself turned into EXIT_NONE, e decoded.
- */
-static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e)
+/* Host interrupts that forced the exit (timer, kick IPI) are taken here. */
+static inline void take_host_interrupts(void)
 {
-    /*
-     * Entered with host IF=0: a host interrupt that arrives while the guest
-     * runs makes it exit (external-interrupt exiting, whatever the host's or
-     * guest's IF) and, without "acknowledge interrupt on exit", stays
-     * pending in the local APIC until the window below.
-     */
-    guest_msrs_enter(&v->msrs);
-    int rc = vmx_enter(&v->regs, s->launched);
-#ifdef POLLUX_EXIT_FLOOR
-    while (!rc && floor_exit(v))
-        rc = vmx_enter(&v->regs, true);
-#endif
-    guest_msrs_exit(&v->msrs);
-
-    s->event_injected = false;
-    struct vmx_exit_info xi = {0};
-    uint32_t basic = 0;
-    if (!rc) {
-        xi.reason = (uint32_t)vmread(VMCS_EXIT_REASON);
-        basic = xi.reason & 0xffff;
-        if (basic == VMX_EXIT_EXCEPTION_NMI || basic == VMX_EXIT_EXTINT)
-            xi.intr_info = (uint32_t)vmread(VMCS_EXIT_INTR_INFO);
-        /* The exit consumed a host NMI: hand it to the host's handler. */
-        if (basic == VMX_EXIT_EXCEPTION_NMI &&
-            ((xi.intr_info & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT) == INTR_TYPE_NMI)
-            __asm__ volatile("int $2");
-    }
-    /* Host interrupts that forced the exit (timer, kick IPI) are taken here. */
     __asm__ volatile("sti; nop; cli" ::: "memory");
-    if (rc) {
-        vmx_entry_vmfail(s, rc, e);
-        return;
-    }
+}
+
+/* RIP, RSP and RFLAGS into v->regs; RSP and RFLAGS also kept to write back only if changed. */
+static inline void read_exit_registers(struct vcpu *v, struct vmx_vcpu *s)
+{
+    v->regs.rip = vmread(VMCS_GUEST_RIP);
+    v->regs.rsp = s->exit_rsp = vmread(VMCS_GUEST_RSP);
+    v->regs.rflags = s->exit_rflags = vmread(VMCS_GUEST_RFLAGS);
+}
+
+/*
+ * Every exit but an instruction's (vmx_instruction_exit): an interrupted
+ * event kept for re-injection, NMIs, CR accesses pollux emulates itself
+ * turned into EXIT_NONE, the preemption timer, entry failures.
+ */
+static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu *s,
+                                                 uint32_t reason, struct exit_record *e)
+{
+    struct vmx_exit_info xi = {.reason = reason};
+    uint32_t basic = reason & 0xffff;
+    if (basic == VMX_EXIT_EXCEPTION_NMI || basic == VMX_EXIT_EXTINT)
+        xi.intr_info = (uint32_t)vmread(VMCS_EXIT_INTR_INFO);
+    /* The exit consumed a host NMI: hand it to the host's handler. */
+    if (basic == VMX_EXIT_EXCEPTION_NMI &&
+        ((xi.intr_info & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT) == INTR_TYPE_NMI)
+        __asm__ volatile("int $2");
+    take_host_interrupts();
     /* Read only for the exits whose qualification pollux uses: one VMREAD fewer on the rest. */
-    if ((xi.reason & VMX_EXIT_ENTRY_FAILURE) || basic == VMX_EXIT_IO ||
-        basic == VMX_EXIT_CR_ACCESS || basic == VMX_EXIT_EPT_VIOLATION)
+    if ((reason & VMX_EXIT_ENTRY_FAILURE) || basic == VMX_EXIT_IO || basic == VMX_EXIT_CR_ACCESS ||
+        basic == VMX_EXIT_EPT_VIOLATION)
         xi.qualification = vmread(VMCS_EXIT_QUALIFICATION);
-    if (xi.reason & VMX_EXIT_ENTRY_FAILURE) {
+    if (reason & VMX_EXIT_ENTRY_FAILURE) {
         /* No guest state was loaded, and the launch state is as it was. */
         vmx_entry_failure(s, &xi, e);
         return;
@@ -354,9 +345,7 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
     if (basic == VMX_EXIT_EPT_VIOLATION || basic == VMX_EXIT_EPT_MISCONFIG)
         xi.guest_phys = vmread(VMCS_GUEST_PHYS_ADDR);
 
-    v->regs.rip = vmread(VMCS_GUEST_RIP);
-    v->regs.rsp = s->exit_rsp = vmread(VMCS_GUEST_RSP);
-    v->regs.rflags = s->exit_rflags = vmread(VMCS_GUEST_RFLAGS);
+    read_exit_registers(v, s);
     uint32_t idt = (uint32_t)vmread(VMCS_IDT_VECTORING_INFO);
     if (idt & INTR_INFO_VALID) {
         unsigned type = (idt & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT;
@@ -398,6 +387,48 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
         else
             e->reason = EXIT_NONE; /* the backstop, or early by the timer's granularity */
     }
+}
+
+/*
+ * One entry of v and what its exit needs before anyone looks at it: the
+ * registers back in v->regs and e decoded. An instruction's exit, the common
+ * case, needs nothing else (vmx_instruction_exit): one branch on the exit
+ * reason leads to the rest (other_exit).
+ */
+static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e)
+{
+    /*
+     * Entered with host IF=0: a host interrupt that arrives while the guest
+     * runs makes it exit (external-interrupt exiting, whatever the host's or
+     * guest's IF) and, without "acknowledge interrupt on exit", stays
+     * pending in the local APIC until take_host_interrupts.
+     */
+    guest_msrs_enter(&v->msrs);
+    int rc = vmx_enter(&v->regs, s->launched);
+#ifdef POLLUX_EXIT_FLOOR
+    while (!rc && floor_exit(v))
+        rc = vmx_enter(&v->regs, true);
+#endif
+    guest_msrs_exit(&v->msrs);
+
+    s->event_injected = false;
+    if (__builtin_expect(rc != 0, 0)) {
+        take_host_interrupts();
+        vmx_entry_vmfail(s, rc, e);
+        return;
+    }
+    uint32_t reason = (uint32_t)vmread(VMCS_EXIT_REASON);
+    const struct vmx_insn_exit *insn = vmx_instruction_exit(reason);
+    if (!insn) {
+        other_exit(v, s, reason, e);
+        return;
+    }
+    take_host_interrupts();
+    s->launched = true;
+    read_exit_registers(v, s);
+    uint32_t len = (uint32_t)vmread(VMCS_EXIT_INSN_LEN);
+    uint64_t qualification = reason == VMX_EXIT_IO ? vmread(VMCS_EXIT_QUALIFICATION) : 0;
+    vmx_decode_instruction_exit(insn, reason, len, qualification, e);
 }
 
 /*

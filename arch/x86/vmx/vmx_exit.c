@@ -5,80 +5,34 @@
 #include "lib/string.h"
 #include "vmm/insn.h"
 
-#define NO_INSN (-2) /* not an instruction exit */
-
-/*
- * The common reason and instruction kind of an instruction exit; kind -1 for
- * instructions vmm/ need not decode (it has the length) and NO_INSN for
- * exits that are not instructions at all.
- */
-static int instruction_exit(uint32_t basic, enum exit_reason *reason)
-{
-    switch (basic) {
-    case VMX_EXIT_CPUID:
-        *reason = EXIT_CPUID;
-        return INSN_CPUID;
-    case VMX_EXIT_HLT:
-        *reason = EXIT_HLT;
-        return INSN_HLT;
-    case VMX_EXIT_INVD:
-        *reason = EXIT_INVD;
-        return INSN_INVD;
-    case VMX_EXIT_VMCALL:
-        *reason = EXIT_HYPERCALL;
-        return INSN_VMCALL;
-    case VMX_EXIT_RDMSR:
-        *reason = EXIT_MSR_READ;
-        return INSN_RDMSR;
-    case VMX_EXIT_WRMSR:
-        *reason = EXIT_MSR_WRITE;
-        return INSN_WRMSR;
-    case VMX_EXIT_PAUSE: /* unconditional PAUSE exiting and PAUSE-loop exiting alike */
-        *reason = EXIT_PAUSE;
-        return INSN_PAUSE;
-    case VMX_EXIT_WBINVD:
-        *reason = EXIT_WBINVD;
-        return INSN_WBINVD;
-    case VMX_EXIT_XSETBV:
-        *reason = EXIT_XSETBV;
-        return INSN_XSETBV;
-    case VMX_EXIT_IO:
-        *reason = EXIT_IO;
-        return -1;
+const struct vmx_insn_exit vmx_insn_exits[VMX_INSN_EXIT_REASONS] = {
+    [VMX_EXIT_CPUID] = {EXIT_CPUID, INSN_CPUID},
+    [VMX_EXIT_HLT] = {EXIT_HLT, INSN_HLT},
+    [VMX_EXIT_INVD] = {EXIT_INVD, INSN_INVD},
+    [VMX_EXIT_VMCALL] = {EXIT_HYPERCALL, INSN_VMCALL},
+    [VMX_EXIT_RDMSR] = {EXIT_MSR_READ, INSN_RDMSR},
+    [VMX_EXIT_WRMSR] = {EXIT_MSR_WRITE, INSN_WRMSR},
+    /* Unconditional PAUSE exiting and PAUSE-loop exiting alike. */
+    [VMX_EXIT_PAUSE] = {EXIT_PAUSE, INSN_PAUSE},
+    [VMX_EXIT_WBINVD] = {EXIT_WBINVD, INSN_WBINVD},
+    [VMX_EXIT_XSETBV] = {EXIT_XSETBV, INSN_XSETBV},
+    [VMX_EXIT_IO] = {EXIT_IO, -1},
     /* Refused instructions: the guest sees #UD, as on a CPU without them. */
-    case VMX_EXIT_MWAIT:
-        *reason = EXIT_UNDEFINED;
-        return INSN_MWAIT;
-    case VMX_EXIT_MONITOR:
-        *reason = EXIT_UNDEFINED;
-        return INSN_MONITOR;
-    case VMX_EXIT_VMCLEAR:
-    case VMX_EXIT_VMLAUNCH:
-    case VMX_EXIT_VMPTRLD:
-    case VMX_EXIT_VMPTRST:
-    case VMX_EXIT_VMREAD:
-    case VMX_EXIT_VMRESUME:
-    case VMX_EXIT_VMWRITE:
-    case VMX_EXIT_VMXOFF:
-    case VMX_EXIT_VMXON:
-    case VMX_EXIT_INVEPT:
-    case VMX_EXIT_INVVPID:
-    case VMX_EXIT_VMFUNC:
-        *reason = EXIT_UNDEFINED;
-        return -1;
-    default:
-        return NO_INSN;
-    }
-}
-
-static void decode_io(uint64_t q, struct exit_record *e)
-{
-    e->io.port = (uint16_t)(q >> 16);
-    e->io.size = (uint8_t)((q & IO_QUAL_SIZE) + 1); /* 0, 1, 3: 1, 2, 4 bytes */
-    e->io.in = q & IO_QUAL_IN;
-    e->io.string = q & IO_QUAL_STRING;
-    e->io.rep = q & IO_QUAL_REP;
-}
+    [VMX_EXIT_MWAIT] = {EXIT_UNDEFINED, INSN_MWAIT},
+    [VMX_EXIT_MONITOR] = {EXIT_UNDEFINED, INSN_MONITOR},
+    [VMX_EXIT_VMCLEAR] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMLAUNCH] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMPTRLD] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMPTRST] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMREAD] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMRESUME] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMWRITE] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMXOFF] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMXON] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_INVEPT] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_INVVPID] = {EXIT_UNDEFINED, -1},
+    [VMX_EXIT_VMFUNC] = {EXIT_UNDEFINED, -1},
+};
 
 static void decode_entry_failure(const struct vmx_exit_info *x, uint32_t basic,
                                  struct exit_record *e, char *msg, size_t msglen)
@@ -106,15 +60,9 @@ void vmx_decode_exit(const struct vmx_exit_info *x, struct exit_record *e, char 
         decode_entry_failure(x, basic, e, msg, msglen);
         return;
     }
-    enum exit_reason reason = EXIT_UNKNOWN;
-    int kind = instruction_exit(basic, &reason);
-    if (kind != NO_INSN) {
-        e->reason = reason;
-        e->insn_kind = kind;
-        if (x->insn_len >= 1 && x->insn_len <= 15)
-            e->insn_len = x->insn_len;
-        if (basic == VMX_EXIT_IO)
-            decode_io(x->qualification, e);
+    const struct vmx_insn_exit *insn = vmx_instruction_exit(basic);
+    if (insn) {
+        vmx_decode_instruction_exit(insn, x->reason, x->insn_len, x->qualification, e);
         return;
     }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "arch/x86/virt.h"
+#include "arch/x86/vmx/vmcs.h"
 
 /* The exit-information fields, as read from the VMCS. */
 struct vmx_exit_info {
@@ -16,6 +17,54 @@ struct vmx_exit_info {
     uint64_t guest_phys;      /* guest-physical address (EPT exits) */
     const char *failed_check; /* entry failures: the software check that fails, or NULL */
 };
+
+/*
+ * The exits of instructions, by basic exit reason: the common reason and the
+ * instruction's kind (-1 for those vmm/ need not decode: it has the length).
+ * reason is EXIT_NONE for the exits that are not an instruction's.
+ */
+struct vmx_insn_exit {
+    uint8_t reason; /* enum exit_reason */
+    int8_t kind;    /* enum insn_kind, or -1 */
+};
+
+#define VMX_INSN_EXIT_REASONS 64
+
+extern const struct vmx_insn_exit vmx_insn_exits[VMX_INSN_EXIT_REASONS];
+
+/*
+ * The instruction whose exit the exit-reason field names; NULL for every
+ * other exit, and for any flag in the upper bits (an entry failure above all).
+ * No instruction exit happens while an event is being delivered (its
+ * IDT-vectoring information is never valid, SDM 27.2.4) or reports NMI
+ * unblocking: such an exit needs only the length, and the qualification for
+ * I/O.
+ */
+static inline const struct vmx_insn_exit *vmx_instruction_exit(uint32_t reason)
+{
+    if (reason >= VMX_INSN_EXIT_REASONS || vmx_insn_exits[reason].reason == EXIT_NONE)
+        return 0;
+    return &vmx_insn_exits[reason];
+}
+
+/* Fill e for an instruction exit; the qualification is used by I/O only. */
+static inline void vmx_decode_instruction_exit(const struct vmx_insn_exit *insn, uint32_t reason,
+                                               uint32_t insn_len, uint64_t qualification,
+                                               struct exit_record *e)
+{
+    /* A store per field, not memset: its REP STOSB retires once per byte under emulation. */
+    *e = (struct exit_record){.reason = (enum exit_reason)insn->reason,
+                              .vendor_code = reason,
+                              .insn_kind = insn->kind,
+                              .insn_len = insn_len >= 1 && insn_len <= 15 ? insn_len : 0};
+    if (insn->reason == EXIT_IO) {
+        e->io.port = (uint16_t)(qualification >> 16);
+        e->io.size = (uint8_t)((qualification & IO_QUAL_SIZE) + 1); /* 0, 1, 3: 1, 2, 4 bytes */
+        e->io.in = qualification & IO_QUAL_IN;
+        e->io.string = qualification & IO_QUAL_STRING;
+        e->io.rep = qualification & IO_QUAL_REP;
+    }
+}
 
 /*
  * Fill e. Instruction exits always carry insn_len (VMX reports it for every
