@@ -31,13 +31,22 @@ static unsigned long exit_counts_to_guest(struct vcpu *v, uint32_t gpa)
 }
 #endif
 
+/* The CPL alone: from the mode if this exit read it already (the fetch without NRIPS does). */
+static unsigned exit_cpl(struct vcpu *v)
+{
+    return v->exit_mode_read ? v->exit_mode.cpl : virt->get_cpl(v);
+}
+
 unsigned long vmm_hypercall(struct vcpu *v)
 {
-    const struct guest_mode *m = vcpu_mode(v);
-    uint64_t nr = m->code_bits == 64 ? v->regs.rax : (uint32_t)v->regs.rax;
+    /* RAX in 64-bit code, EAX elsewhere: the mode matters only when the upper half is set. */
+    uint64_t nr = v->regs.rax;
+    if ((nr >> 32) && vcpu_mode(v)->code_bits != 64)
+        nr = (uint32_t)nr;
+    unsigned cpl = exit_cpl(v);
     if (!is_pollux_call(nr))
-        return kvm_pv_hypercall(nr, m->cpl);
-    if (m->cpl != 0)
+        return kvm_pv_hypercall(nr, cpl);
+    if (cpl != 0)
         return HC_EPERM;
     uint32_t a = (uint32_t)v->regs.rbx, b = (uint32_t)v->regs.rcx;
     switch (nr) {

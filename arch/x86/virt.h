@@ -158,6 +158,8 @@ struct virt_ops {
     void (*vcpu_put)(struct vcpu *v);
     void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
+    /* get_mode's cpl alone, for a privilege check that needs nothing else (VMX: one VMREAD). */
+    unsigned (*get_cpl)(struct vcpu *v);
     /*
      * After an instruction pollux emulated (RIP already past it): the
      * STI/MOV-SS shadow ends with it, and if the guest had RFLAGS.TF set the

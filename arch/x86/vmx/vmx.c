@@ -544,6 +544,7 @@ const struct virt_ops vmx_ops = {
     .vcpu_put = vmx_vcpu_put,
     .inject_exception = vmx_inject_exception,
     .get_mode = vmx_get_mode,
+    .get_cpl = vmx_get_cpl,
     .end_emulated_instruction = vmx_end_emulated_instruction,
     .msr_read = vmx_msr_read,
     .msr_write = vmx_msr_write,

@@ -19,6 +19,7 @@ uint64_t vmx_guest_cr0(const struct vmx_vcpu *s);
 uint64_t vmx_guest_cr4(const struct vmx_vcpu *s);
 
 void vmx_get_mode(struct vcpu *v, struct guest_mode *m);
+unsigned vmx_get_cpl(struct vcpu *v);
 
 /*
  * MOV to CR0/CR4 and LMSW that touch a bit the host owns (CR access exits
