@@ -1,11 +1,12 @@
 /*
- * int vmx_enter(struct guest_regs *regs, uint64_t launched)
+ * int vmx_enter(struct guest_regs *regs, uint64_t launched, uint64_t *host_rsp)
  *
  * Called with interrupts disabled; the exit returns with them disabled.
  * Enters the guest of the current VMCS with VMLAUNCH (launched == 0) or
  * VMRESUME, all guest GPRs but RSP loaded from *regs (RSP, RIP and RFLAGS
  * are VMCS fields). HOST_RSP is written here, as it depends on the caller's
- * stack, and HOST_RIP points at vmx_exit_stub, which saves the guest GPRs
+ * stack, and only when it differs from *host_rsp, the value this VMCS
+ * holds (nothing else writes the field); HOST_RIP points at vmx_exit_stub, which saves the guest GPRs
  * to *regs and returns 0 to vmx_enter's caller as if vmx_enter had
  * returned. When the instruction itself fails, it falls through and returns
  * VMX_FAIL_INVALID (CF: no current VMCS) or VMX_FAIL_VALID (ZF: the reason
@@ -30,10 +31,15 @@ vmx_enter:
     push %r15
     push %rdi /* regs: at (%rsp) when the guest exits */
 
+    cmp %rsp, (%rdx)
+    je 5f
     EXIT_COUNT(EXIT_COUNT_VMWRITE)
     mov $VMCS_HOST_RSP, %eax
     vmwrite %rsp, %rax
     jbe 2f
+    mov %rsp, (%rdx)
+
+5:
 
     /* MOVs leave the flags alone: ZF still says which instruction to use. */
     test %rsi, %rsi

@@ -404,10 +404,10 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
      * pending in the local APIC until take_host_interrupts.
      */
     guest_msrs_enter(&v->msrs);
-    int rc = vmx_enter(&v->regs, s->launched);
+    int rc = vmx_enter(&v->regs, s->launched, &s->vmcs_host_rsp);
 #ifdef POLLUX_EXIT_FLOOR
     while (!rc && floor_exit(v))
-        rc = vmx_enter(&v->regs, true);
+        rc = vmx_enter(&v->regs, true, &s->vmcs_host_rsp);
 #endif
     guest_msrs_exit(&v->msrs);
 

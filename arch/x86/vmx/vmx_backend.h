@@ -31,8 +31,9 @@ _Static_assert(VMCS_GUEST_TR_SEL == VMCS_GUEST_ES_SEL + 2 * SEG_TR &&
 /*
  * vmentry.S: enter the guest of the current VMCS (VMLAUNCH when launched is
  * 0, else VMRESUME); 0 once it exited, VMX_FAIL_* when the instruction failed.
+ * HOST_RSP is written only when it differs from *host_rsp (then updated).
  */
-int vmx_enter(struct guest_regs *regs, uint64_t launched);
+int vmx_enter(struct guest_regs *regs, uint64_t launched, uint64_t *host_rsp);
 void vmx_exit_stub(void);
 
 /* Per host CPU. */
@@ -77,6 +78,7 @@ struct vmx_vcpu {
     bool on_cpu;                    /* between vcpu_load and vcpu_put */
     bool syscall_in_cpu;            /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
     uint64_t exit_rsp, exit_rflags; /* as read at the last exit: the VMCS still holds them */
+    uint64_t vmcs_host_rsp;         /* HOST_RSP as the VMCS holds it (vmentry.S); 0 unknown */
     char msg[256];                  /* EXIT_ENTRY_FAILED text */
 };
 
