@@ -37,8 +37,8 @@
 
 struct vmx_setup vmx;
 static unsigned invept_type, invvpid_type;
-static uint64_t backstop_tsc;   /* HOST_IRQ_BACKSTOP_MS in TSC ticks */
-static uint32_t backstop_value; /* the same as a preemption timer value; 0 without the timer */
+static uint64_t backstop_tsc;     /* HOST_IRQ_BACKSTOP_MS in TSC ticks */
+static uint64_t backstop_setting; /* the same as a preemption timer value; TIMER_OFF without it */
 static struct spinlock setup_lock;
 static int setup_state; /* 0 not yet, 1 done, -1 failed (setup_err says why) */
 static char setup_err[160];
@@ -86,9 +86,10 @@ static int setup_once(char *err, size_t errlen)
     invept_type = (vmx.caps.ept_vpid & EPT_CAP_INVEPT_SINGLE) ? INVEPT_SINGLE : INVEPT_ALL;
     invvpid_type = (vmx.caps.ept_vpid & VPID_CAP_SINGLE) ? INVVPID_SINGLE : INVVPID_ALL;
     backstop_tsc = tsc_khz * HOST_IRQ_BACKSTOP_MS;
+    backstop_setting = TIMER_OFF;
     if (vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER)
-        backstop_value = vmx_timer_value(vmx_timer_left(0, 0, backstop_tsc),
-                                         vmx.caps.misc & VMX_MISC_TIMER_RATE);
+        backstop_setting = vmx_timer_value(vmx_timer_left(0, 0, backstop_tsc),
+                                           vmx.caps.misc & VMX_MISC_TIMER_RATE);
 
     /* One set of all-ones bitmaps for every VM: every port and every MSR access exits. */
     uint8_t *io = page_alloc_zeroed(2), *msr = page_alloc_zeroed(1);
@@ -166,6 +167,29 @@ fail:
 
 /* ------------------------------------------------------------ entry and exit */
 
+/* Arm (a value) or disarm (TIMER_OFF) the timer; VMCS current. */
+static __attribute__((noinline)) void apply_timer(struct vmx_vcpu *s, uint64_t setting)
+{
+    uint32_t pin = s->pin;
+    if (setting != TIMER_OFF) {
+        pin |= PIN_PREEMPTION_TIMER;
+        if (setting != s->vmcs_timer) {
+            vmwrite(VMCS_PREEMPTION_TIMER, setting);
+            s->vmcs_timer = setting;
+        }
+    }
+    if (pin != s->vmcs_pin)
+        vmwrite(VMCS_PIN_CONTROLS, s->vmcs_pin = pin);
+    s->timer_setting = setting;
+}
+
+/* The deadline's timer value, no later than the backstop when that applies. */
+static __attribute__((noinline)) uint64_t deadline_timer(uint64_t deadline, bool backstop)
+{
+    return vmx_timer_value(vmx_timer_left(deadline, rdtsc(), backstop ? backstop_tsc : 0),
+                           vmx.caps.misc & VMX_MISC_TIMER_RATE);
+}
+
 /*
  * The preemption timer for an entry now. Bochs 2.7 evaluates interrupt
  * masking at VM entry as if still in root mode: a guest entered with IF=0
@@ -177,23 +201,11 @@ fail:
  */
 static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
 {
-    bool backstop = !(v->regs.rflags & RFLAGS_IF) && backstop_value;
-    uint64_t deadline = s->timer_deadline;
-    uint32_t pin = s->pin & ~PIN_PREEMPTION_TIMER;
-    if (deadline || backstop) {
-        uint32_t value = backstop_value;
-        if (deadline)
-            value = vmx_timer_value(vmx_timer_left(deadline, rdtsc(), backstop ? backstop_tsc : 0),
-                                    vmx.caps.misc & VMX_MISC_TIMER_RATE);
-        if (value != s->vmcs_timer) {
-            vmwrite(VMCS_PREEMPTION_TIMER, value);
-            s->vmcs_timer = value;
-        }
-        pin |= PIN_PREEMPTION_TIMER;
-    }
-    s->pin = pin;
-    if (pin != s->vmcs_pin)
-        vmwrite(VMCS_PIN_CONTROLS, s->vmcs_pin = pin);
+    uint64_t setting = (v->regs.rflags & RFLAGS_IF) ? TIMER_OFF : backstop_setting;
+    if (s->timer_deadline)
+        setting = deadline_timer(s->timer_deadline, setting != TIMER_OFF);
+    if (setting != s->timer_setting)
+        apply_timer(s, setting);
 }
 
 /* The controls vmm/ or an exit's handler changed (controls_changed); VMCS current. */

@@ -56,7 +56,8 @@ struct vmx_vcpu {
     /*
      * Controls as pollux wants them, and as the VMCS holds them. Whoever
      * changes proc, proc2, entry, tsc_offset or the PLE fields calls
-     * controls_changed; pin (the timer bit) is the entry's own business.
+     * controls_changed; the preemption timer's pin bit is the entry's own
+     * business (timer_setting), never set in pin.
      */
     uint32_t pin, proc, proc2, entry;
     uint32_t vmcs_pin, vmcs_proc, vmcs_proc2, vmcs_entry;
@@ -65,7 +66,8 @@ struct vmx_vcpu {
     /* set_pause_exiting's request, applied again after every reset. */
     enum pause_exiting pause_mode;
     uint32_t ple_gap, ple_window, vmcs_ple_gap, vmcs_ple_window;
-    uint64_t vmcs_timer; /* the preemption timer value the VMCS holds; VMCS_TIMER_UNKNOWN */
+    uint64_t vmcs_timer;             /* the preemption timer value the VMCS holds; TIMER_UNKNOWN */
+    uint64_t timer_setting;          /* the last entry's: its value, TIMER_OFF or TIMER_UNKNOWN */
     uint64_t cr0_shadow, cr4_shadow; /* read shadows: only pollux writes them */
     uint64_t timer_deadline;         /* host TSC; 0 = disarmed */
     uint64_t ept_generation;         /* of the VM's EPT, as last flushed on last_cpu */
@@ -100,7 +102,9 @@ struct vmx_setup {
 
 extern struct vmx_setup vmx;
 
-#define VMCS_TIMER_UNKNOWN UINT64_MAX /* vmx_vcpu.vmcs_timer: no value is known to be there */
+/* Preemption timer settings beside the 32-bit values (vmx_vcpu.vmcs_timer, timer_setting). */
+#define TIMER_OFF     (1ull << 32) /* disarmed */
+#define TIMER_UNKNOWN UINT64_MAX   /* not known: the next entry writes what it wants */
 
 /*
  * The next entry compares the wanted controls with the VMCS's. Release: a

@@ -219,7 +219,8 @@ static void reset_vcpu(struct vcpu *v, struct vmcs_state *st)
     s->cr4_shadow = st->ctl.cr4_shadow;
     s->controls_changed = false;
     s->timer_deadline = 0;
-    s->vmcs_timer = VMCS_TIMER_UNKNOWN;
+    s->vmcs_timer = TIMER_UNKNOWN;
+    s->timer_setting = TIMER_UNKNOWN;
     s->event_injected = false;
     s->reinject = 0;
     vmx_syscall_msrs_leave(s);
