@@ -61,7 +61,7 @@ cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf, uint
     return r;
 }
 
-static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
+void handle_cpuid(struct vcpu *v, const struct exit_record *e)
 {
     uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
     const struct cpuid_answer *a = cpuid_cache_find(&v->vm->cpuid, leaf, subleaf);
@@ -89,7 +89,7 @@ static void handle_hlt(struct vcpu *v, const struct exit_record *e)
         vcpu_halt(v);
 }
 
-static void handle_msr_read(struct vcpu *v, const struct exit_record *e)
+void handle_msr_read(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t value;
     if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
@@ -101,7 +101,7 @@ static void handle_msr_read(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-static void handle_msr_write(struct vcpu *v, const struct exit_record *e)
+void handle_msr_write(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
     if (msr_write(v, (uint32_t)v->regs.rcx, value)) {
@@ -111,7 +111,7 @@ static void handle_msr_write(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-static void handle_io(struct vcpu *v, const struct exit_record *e)
+void handle_io(struct vcpu *v, const struct exit_record *e)
 {
     if (e->io.string) {
         vm_fail(v, "bad-state", "string I/O (INS/OUTS) on port 0x%x is not supported", e->io.port);
@@ -130,7 +130,7 @@ static void handle_io(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-static void handle_hypercall(struct vcpu *v, const struct exit_record *e)
+void handle_hypercall(struct vcpu *v, const struct exit_record *e)
 {
     if (vcpu_skip_instruction(v, e))
         return;
@@ -154,7 +154,7 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 }
 
 /* CR8 is TPR[7:4] of the guest's local APIC. */
-static void handle_cr8(struct vcpu *v, const struct exit_record *e)
+void handle_cr8(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t *reg = guest_gpr(&v->regs, e->cr8.gpr);
     uint64_t flags = spin_lock_irqsave(&v->lock);
@@ -178,7 +178,7 @@ static void handle_undefined(struct vcpu *v, const struct exit_record *e)
     virt->inject_exception(v, VECTOR_UD, false, 0);
 }
 
-static void handle_npf(struct vcpu *v, const struct exit_record *e)
+void handle_npf(struct vcpu *v, const struct exit_record *e)
 {
     if (xapic_page_access(e)) {
         vlapic_dev_mmio(v, e);

@@ -13,30 +13,48 @@
  * Exits whose handling never waits, never changes what runs, and reaches
  * other vCPUs only through vcpu_notify: CPUID, the NOP hypercall, MSRs,
  * port I/O to the emulated devices, CR8 (the local APIC's TPR) and the
- * xAPIC page's registers (EOI, TPR, ICR, the timer).
+ * xAPIC page's registers (EOI, TPR, ICR, the timer). Each is handled by its
+ * own handler, called directly. Returns false for the others, untouched;
+ * *apic_write says the exit wrote the local APIC (an EOI, the TPR), which
+ * can make an interrupt that was already pending deliverable without any
+ * sender.
  */
-static bool common_exit(const struct vcpu *v, const struct exit_record *e)
+static bool handle_common_exit(struct vcpu *v, const struct exit_record *e, bool *apic_write)
 {
     switch (e->reason) {
-    case EXIT_NESTED_PAGE_FAULT:
-        return xapic_page_access(e);
     case EXIT_CPUID:
-    case EXIT_MSR_READ:
-    case EXIT_MSR_WRITE:
-    case EXIT_CR8:
+        handle_cpuid(v, e);
         return true;
     case EXIT_HYPERCALL:
-        return (uint32_t)v->regs.rax == HC_NOP;
+        if ((uint32_t)v->regs.rax != HC_NOP)
+            return false;
+        handle_hypercall(v, e);
+        return true;
+    case EXIT_MSR_READ:
+        handle_msr_read(v, e);
+        return true;
+    case EXIT_MSR_WRITE:
+        handle_msr_write(v, e);
+        *apic_write = true;
+        return true;
     case EXIT_IO:
-        return !e->io.string;
+        if (e->io.string)
+            return false;
+        handle_io(v, e);
+        return true;
+    case EXIT_CR8:
+        handle_cr8(v, e);
+        *apic_write = e->cr8.write;
+        return true;
+    case EXIT_NESTED_PAGE_FAULT:
+        if (!xapic_page_access(e))
+            return false;
+        handle_npf(v, e);
+        *apic_write = e->npf.write;
+        return true;
     default:
         return false;
     }
-}
-
-bool fastpath_may_reenter(uint32_t *changed, uint64_t rflags, bool entry_plain)
-{
-    return !vcpu_changes_peek(changed) && !(rflags & RFLAGS_TF) && entry_plain;
 }
 
 enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
@@ -45,19 +63,16 @@ enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
     v->exited_at = exited;
     vcpu_mode_forget(v);
     v->stats.exits[e->reason]++;
-    if (!common_exit(v, e))
+    bool apic_write = false;
+    if (!handle_common_exit(v, e, &apic_write))
         return FASTPATH_NOT_MINE;
-    handle_exit(v, e);
-    /*
-     * An EOI, a TPR write or enabling the APIC can make an interrupt that is
-     * already pending deliverable without any sender: the full path injects it.
-     */
-    bool apic_write = e->reason == EXIT_MSR_WRITE || (e->reason == EXIT_CR8 && e->cr8.write) ||
-                      (e->reason == EXIT_NESTED_PAGE_FAULT && e->npf.write);
     if (apic_write && vlapic_highest_pending(&v->lapic) >= 0)
         return FASTPATH_HANDLED;
-    if (!fastpath_may_reenter(&v->changed, v->regs.rflags, virt->entry_is_plain(v)))
+    if (!fastpath_may_reenter(&v->changed, v->regs.rflags))
         return FASTPATH_HANDLED;
-    v->stats.exit_cycles[e->reason] += rdtsc() - exited;
+    /* The vendor may still take the full path (an event to inject): it then counts from here. */
+    uint64_t now = rdtsc();
+    v->stats.exit_cycles[e->reason] += now - exited;
+    v->exited_at = now;
     return FASTPATH_REENTER;
 }
