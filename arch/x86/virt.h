@@ -122,13 +122,6 @@ enum fastpath_result {
     FASTPATH_REENTER,  /* handled; enter the guest again at once if the entry is plain */
 };
 
-/*
- * The exit fast path (vmm/fastpath.c, its protocol in vmm/fastpath.h): the
- * vendor's vcpu_run calls it right after every exit, host interrupts (and
- * GIF) still off, with the guest's registers in v->regs and e decoded.
- */
-enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e);
-
 struct virt_ops {
     const char *name;
     /* Per host CPU, before it runs any vCPU. */
@@ -144,7 +137,7 @@ struct virt_ops {
     /*
      * Enter the guest with interrupts deliverable to the host; fill e on
      * exit. After every exit, before host interrupts are taken, it calls
-     * fastpath_exit (below) and, while that answers FASTPATH_REENTER and the
+     * fastpath_exit (vmm/fastpath_exit.h) and, while that answers FASTPATH_REENTER and the
      * next entry only resumes the guest (nothing injected or re-injected, no
      * virtual interrupt offered to the CPU (SVM V_IRQ, including the one
      * that opens an interrupt window), no interrupt or NMI window armed),

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "vmm/fastpath.h"
+#include "vmm/fastpath_exit.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"

@@ -14,6 +14,7 @@
 #include "drivers/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "vmm/fastpath_exit.h"
 #include "vmm/vm.h"
 
 #define CR0_PG      (1u << 31)

@@ -1,9 +1,19 @@
-/* The exit fast path's policy; the summary-word protocol is in vmm/fastpath.h. */
-#include "vmm/fastpath.h"
+/*
+ * The exit fast path's policy: which exits it handles, and when the guest
+ * may go on at once. The summary-word protocol is in vmm/fastpath.h.
+ *
+ * The vendor's vcpu_run calls fastpath_exit right after every exit, host
+ * interrupts (and GIF) still off, with the guest's registers in v->regs and
+ * e decoded (arch/x86/virt.h). Inline, and included only by the vendors'
+ * vcpu_run: every exit runs it.
+ */
+#ifndef POLLUX_VMM_FASTPATH_EXIT_H
+#define POLLUX_VMM_FASTPATH_EXIT_H
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "vmm/exits.h"
+#include "vmm/fastpath.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/vlapic_dev.h"
@@ -19,7 +29,7 @@
  * can make an interrupt that was already pending deliverable without any
  * sender.
  */
-static bool handle_common_exit(struct vcpu *v, const struct exit_record *e, bool *apic_write)
+static inline bool handle_common_exit(struct vcpu *v, const struct exit_record *e, bool *apic_write)
 {
     switch (e->reason) {
     case EXIT_CPUID:
@@ -57,7 +67,7 @@ static bool handle_common_exit(struct vcpu *v, const struct exit_record *e, bool
     }
 }
 
-enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
+static inline enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t exited = rdtsc();
     v->exited_at = exited;
@@ -76,3 +86,5 @@ enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
     v->exited_at = now;
     return FASTPATH_REENTER;
 }
+
+#endif
