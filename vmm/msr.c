@@ -23,20 +23,20 @@ static bool is_perf_counter(uint32_t i)
 }
 
 /*
- * Each keeper in turn, until one says the MSR is its own. The local APIC's
- * (the commonest at run time: EOI, ICR, the timer) come first; no other
- * keeper claims any of them, so the order is otherwise the same.
+ * The keeper whose block holds the MSR (the blocks do not overlap; the local
+ * APIC's, the commonest at run time, first), then the vendor's, then
+ * msr_read's own.
  */
 int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    enum msr_result r;
+    enum msr_result r = MSR_NOT_MINE;
     if (vlapic_dev_owns_msr(index))
         r = vlapic_dev_msr_read(v, index, value);
-    else
+    else if (guest_msrs_kept(index))
         r = guest_msrs_read(&guest_features, &v->msrs, index, value);
-    if (r == MSR_NOT_MINE)
+    else if (pc_msrs_in_range(index))
         r = pc_msrs_read(&v->pc_msrs, index, value);
-    if (r == MSR_NOT_MINE)
+    else if (kvm_pv_msr_in_range(index))
         r = kvm_pv_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
         r = virt->msr_read(v, index, value);

@@ -28,12 +28,6 @@ static bool amd_zero_msr(uint32_t index)
     }
 }
 
-/* Every MSR access asks: the PC's own are the MTRRs' block and AMD's 0xc001xxxx. */
-static bool in_pc_blocks(uint32_t index)
-{
-    return (index >= MSR_MTRR_CAP && index <= MSR_MTRR_DEF_TYPE) || (index >> 16) == 0xc001;
-}
-
 static int fixed_slot(uint32_t index)
 {
     if (index < fixed_index[0] || index > fixed_index[MTRR_FIXED_COUNT - 1])
@@ -52,7 +46,7 @@ void pc_msrs_reset(struct pc_msrs *m)
 
 enum msr_result pc_msrs_read(const struct pc_msrs *m, uint32_t index, uint64_t *value)
 {
-    if (!in_pc_blocks(index))
+    if (!pc_msrs_in_range(index))
         return MSR_NOT_MINE;
     int slot = fixed_slot(index);
     if (slot >= 0)
@@ -85,7 +79,7 @@ static bool fixed_types_valid(uint64_t value)
 
 enum msr_result pc_msrs_write(struct pc_msrs *m, uint32_t index, uint64_t value)
 {
-    if (!in_pc_blocks(index))
+    if (!pc_msrs_in_range(index))
         return MSR_NOT_MINE;
     int slot = fixed_slot(index);
     if (slot >= 0) {
