@@ -478,7 +478,7 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
         r = fastpath_exit(v, e);
         if (r != FASTPATH_REENTER)
             return r;
-        if (!vmx_entry_is_plain(v))
+        if (!vmx_entry_is_plain(s))
             return FASTPATH_HANDLED;
         reenter_prepare(v, s);
     }

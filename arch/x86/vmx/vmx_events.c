@@ -11,11 +11,6 @@
 
 #define VECTOR_DB 1
 
-static bool event_queued(const struct vmx_vcpu *s)
-{
-    return s->event_injected || (s->reinject & INTR_INFO_VALID);
-}
-
 void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -53,7 +48,7 @@ bool vmx_interrupt_allowed(struct vcpu *v)
     struct vmx_vcpu *s = loaded(v);
     uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
     return (v->regs.rflags & RFLAGS_IF) && !(x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS)) &&
-           !event_queued(s);
+           !vmx_event_queued(s);
 }
 
 void vmx_inject_interrupt(struct vcpu *v, uint8_t vector)
@@ -76,7 +71,7 @@ bool vmx_nmi_allowed(struct vcpu *v)
     struct vmx_vcpu *s = loaded(v);
     uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
     return !(x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS | INTERRUPTIBILITY_NMI)) &&
-           !event_queued(s);
+           !vmx_event_queued(s);
 }
 
 static bool is_nmi_event(uint32_t info)
@@ -113,10 +108,4 @@ void vmx_set_nmi_window(struct vcpu *v, bool on)
     struct vmx_vcpu *s = v->arch;
     if (vmx.ctls.available & VMX_OPT_VIRTUAL_NMIS)
         set_proc_bit(s, PROC_NMI_WINDOW, on);
-}
-
-bool vmx_entry_is_plain(struct vcpu *v)
-{
-    const struct vmx_vcpu *s = v->arch;
-    return !event_queued(s) && !(s->proc & (PROC_INTR_WINDOW | PROC_NMI_WINDOW));
 }

@@ -11,7 +11,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/vmx/vmx_backend.h"
+
 struct vcpu;
+
+/* An event fills the next entry's interruption information: vmm/'s, or the interrupted one. */
+static inline bool vmx_event_queued(const struct vmx_vcpu *s)
+{
+    return s->event_injected || (s->reinject & INTR_INFO_VALID);
+}
+
+/*
+ * The next entry only resumes the guest: nothing injected or re-injected, no
+ * interrupt or NMI window armed. The exit fast path enters again at once
+ * only then (inline: it asks at every such entry).
+ */
+static inline bool vmx_entry_is_plain(const struct vmx_vcpu *s)
+{
+    return !vmx_event_queued(s) && !(s->proc & (PROC_INTR_WINDOW | PROC_NMI_WINDOW));
+}
 
 void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
 void vmx_end_emulated_instruction(struct vcpu *v);
@@ -23,6 +41,5 @@ bool vmx_nmi_allowed(struct vcpu *v);
 bool vmx_nmi_in_service(struct vcpu *v);
 void vmx_inject_nmi(struct vcpu *v);
 void vmx_set_nmi_window(struct vcpu *v, bool on);
-bool vmx_entry_is_plain(struct vcpu *v);
 
 #endif
