@@ -311,6 +311,19 @@ static bool floor_exit(struct vcpu *v)
     vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
     return true;
 }
+
+/*
+ * After an exit: the floor's operations answered and the guest entered again
+ * until another exit comes. Out of line, so the floor's loop is compiled on
+ * its own, whatever the real exit path around it becomes.
+ */
+static __attribute__((noinline)) int floor_loop(struct vcpu *v, struct vmx_vcpu *s)
+{
+    int rc = 0;
+    while (!rc && floor_exit(v))
+        rc = vmx_enter(&v->regs, true, &s->vmcs_host_rsp);
+    return rc;
+}
 #endif
 
 /* Host interrupts that forced the exit (timer, kick IPI) are taken here. */
@@ -419,8 +432,8 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
     guest_msrs_enter(&v->msrs);
     int rc = vmx_enter(&v->regs, s->launched, &s->vmcs_host_rsp);
 #ifdef POLLUX_EXIT_FLOOR
-    while (!rc && floor_exit(v))
-        rc = vmx_enter(&v->regs, true, &s->vmcs_host_rsp);
+    if (!rc)
+        rc = floor_loop(v, s);
 #endif
     guest_msrs_exit(&v->msrs);
 
