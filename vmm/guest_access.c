@@ -53,54 +53,46 @@ void vcpu_advance(struct vcpu *v, unsigned len)
     virt->end_emulated_instruction(v);
 }
 
-/*
- * The instruction at CS:RIP read in place, as far as its page and guest RAM
- * go: one translation (none with paging off), no copy. Nothing is cached
- * across exits: under nested paging the guest rewrites its page tables and
- * flushes its TLB without an exit, so no cached translation could be proven
- * fresh. NULL when RIP's page is not in guest RAM.
- */
-static inline __attribute__((always_inline)) const uint8_t *
-code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
+/* The part of the guest's mode that finding the bytes at CS:RIP needs. */
+static inline __attribute__((always_inline)) void code_mode(struct vcpu *v,
+                                                            struct guest_code_mode *cm)
 {
-    const struct guest_mode *gm = vcpu_mode(v);
-    *code_bits = gm->code_bits;
-    uint64_t la = gm->cs_base + v->regs.rip;
-    if (gm->code_bits != 64)
-        la &= 0xffffffffu;
-    uint64_t gpa = la;
-    if (gm->cr0 & CR0_PG) {
-        struct gpt_mode m = {
-            .cr0 = gm->cr0, .cr3 = gm->cr3, .cr4 = gm->cr4, .efer = gm->efer, .cpl = gm->cpl};
-        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
-        if (gpt_translate_ram(&m, la, GPT_ACCESS_FETCH, &ram, &gpa))
-            return 0;
+    if (virt->get_code_mode) {
+        virt->get_code_mode(v, cm);
+        return;
     }
-    size_t in_page = PAGE - (la & (PAGE - 1));
-    *avail = in_page < INSN_MAX ? in_page : INSN_MAX;
-    if (gpa >= v->vm->cfg.mem)
-        return 0;
-    if (*avail > v->vm->cfg.mem - gpa)
-        *avail = v->vm->cfg.mem - gpa;
-    return v->vm->mem + gpa;
+    const struct guest_mode *m = vcpu_mode(v);
+    *cm = (struct guest_code_mode){.cr0 = m->cr0,
+                                   .cs_base = m->cs_base,
+                                   .cr3 = m->cr3,
+                                   .cr4 = m->cr4,
+                                   .efer = m->efer,
+                                   .code64 = m->code_bits == 64};
 }
 
 /*
  * The length of the exiting instruction the slow way: the full decoder on the
- * bytes read in place (code, when the fast check had them), else on a copy
- * that may cross pages.
+ * bytes at gpa read in place (as far as their page and guest RAM go; none
+ * when the fetch walk failed), else on a copy that may cross pages, found by
+ * the full walk, which stops the VM with the reason when it fails.
  */
 static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const struct exit_record *e,
-                                                      const uint8_t *code, size_t avail, int mode)
+                                                      bool found, uint64_t la, uint64_t gpa)
 {
-    if (code) {
-        int n = insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
+    int mode = vcpu_mode(v)->code_bits;
+    uint64_t mem = v->vm->cfg.mem;
+    if (found && e->insn_kind >= 0 && gpa < mem) {
+        size_t avail = PAGE - (la & (PAGE - 1));
+        if (avail > INSN_MAX)
+            avail = INSN_MAX;
+        if (avail > mem - gpa)
+            avail = mem - gpa;
+        int n = insn_length((enum insn_kind)e->insn_kind, v->vm->mem + gpa, avail, mode);
         if (n > 0)
             return n;
     }
     uint8_t bytes[INSN_MAX];
-    uint64_t la;
-    avail = vcpu_fetch_insn(v, bytes, &mode, &la);
+    size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
     int n = e->insn_kind >= 0 && avail
                 ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode)
                 : -1;
@@ -110,32 +102,71 @@ static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const stru
     return n;
 }
 
-/* The length of the exiting instruction when the exit did not give it (out of line: with NRIPS it
- * never runs). */
-static __attribute__((noinline)) int insn_length_at_rip(struct vcpu *v, const struct exit_record *e)
+/*
+ * The length of the exit's instruction when the 4 bytes at gpa, the
+ * translation of la, lie within la's page and guest RAM and hold that
+ * instruction's usual encoding; else 0.
+ */
+static inline __attribute__((always_inline)) size_t
+plain_length_at(struct vcpu *v, const struct exit_record *e, uint64_t la, uint64_t gpa)
 {
-    const uint8_t *code = 0;
-    size_t avail = 0;
-    int mode = 0;
-    if (e->insn_kind >= 0) {
-        /* The common case: an unprefixed instruction within one page of guest RAM. */
-        code = code_at_rip(v, &avail, &mode);
-        size_t len = code ? insn_plain_length((enum insn_kind)e->insn_kind, code, avail) : 0;
-        if (len)
-            return (int)len;
+    /* gpa is below 2^52: gpa + 4 cannot wrap. */
+    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4 || gpa + 4 > v->vm->cfg.mem)
+        return 0;
+    uint32_t code;
+    /* The builtin: one load (the kernel's -fno-builtin makes memcpy a call). */
+    __builtin_memcpy(&code, v->vm->mem + gpa, 4);
+    return insn_plain_length((enum insn_kind)e->insn_kind, code);
+}
+
+/* The rest of skip_unreported, for the decoder's length. */
+static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct exit_record *e,
+                                                  bool found, uint64_t la, uint64_t gpa)
+{
+    int n = insn_length_slow(v, e, found, la, gpa);
+    if (n < 0)
+        return -1;
+    vcpu_advance(v, (unsigned)n);
+    return 0;
+}
+
+/*
+ * vcpu_skip_instruction when the exit did not give the length (out of line:
+ * with NRIPS it never runs). The common case costs no full mode read and no
+ * full walk: the bytes at CS:RIP are found through the fetch walk
+ * (gpt_translate_fetched; none with paging off) and read in place as one
+ * word, which holds the exit's instruction in its usual encoding. Nothing is
+ * cached across exits: under nested paging the guest rewrites its page
+ * tables and flushes its TLB without an exit, so no cached translation
+ * could be proven fresh.
+ */
+static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struct exit_record *e)
+{
+    struct guest_code_mode cm;
+    code_mode(v, &cm);
+    uint64_t la = cm.cs_base + v->regs.rip;
+    uint64_t gpa;
+    if (!(cm.cr0 & CR0_PG)) {
+        gpa = (uint32_t)la;
+    } else {
+        if (!cm.code64)
+            la = (uint32_t)la;
+        struct gpt_mode m = {.cr0 = cm.cr0, .cr3 = cm.cr3, .cr4 = cm.cr4, .efer = cm.efer};
+        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+        if (!gpt_translate_fetched(&m, la, &ram, &gpa))
+            return skip_decoded(v, e, false, la, 0);
     }
-    return insn_length_slow(v, e, code, avail, mode);
+    size_t len = plain_length_at(v, e, la, gpa);
+    if (!len)
+        return skip_decoded(v, e, true, la, gpa);
+    vcpu_advance(v, (unsigned)len);
+    return 0;
 }
 
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
-    unsigned len = e->insn_len;
-    if (!len) {
-        int n = insn_length_at_rip(v, e);
-        if (n < 0)
-            return -1;
-        len = (unsigned)n;
-    }
-    vcpu_advance(v, len);
+    if (!e->insn_len)
+        return skip_unreported(v, e);
+    vcpu_advance(v, e->insn_len);
     return 0;
 }

@@ -533,6 +533,20 @@ static void svm_get_mode(struct vcpu *v, struct guest_mode *m)
         m->code_bits = (vmcb->cs.attrib & (1u << 10)) ? 32 : 16;
 }
 
+static void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m)
+{
+    const struct vmcb *vmcb = svm(v)->vmcb;
+    m->cr0 = vmcb->cr0;
+    m->cs_base = vmcb->cs.base;
+    m->code64 = false;
+    if (!(m->cr0 & CR0_PG))
+        return;
+    m->cr3 = vmcb->cr3;
+    m->cr4 = vmcb->cr4;
+    m->efer = vmcb->efer & ~(uint64_t)EFER_SVME;
+    m->code64 = (m->efer & EFER_LMA) && (vmcb->cs.attrib & (1u << 9));
+}
+
 static void svm_end_emulated_instruction(struct vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
@@ -780,6 +794,7 @@ const struct virt_ops svm_ops = {
     .vcpu_run = svm_vcpu_run,
     .inject_exception = svm_inject_exception,
     .get_mode = svm_get_mode,
+    .get_code_mode = svm_get_code_mode,
     .end_emulated_instruction = svm_end_emulated_instruction,
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
