@@ -53,79 +53,53 @@ void vcpu_advance(struct vcpu *v, unsigned len)
     virt->end_emulated_instruction(v);
 }
 
-/* The part of the guest's mode that finding the bytes at CS:RIP needs. */
-static inline __attribute__((always_inline)) void code_mode(struct vcpu *v,
-                                                            struct guest_code_mode *cm)
+/*
+ * Whether the 4 bytes at gpa, the translation of la, lie within la's page
+ * and guest RAM and hold the exit's instruction in its usual encoding.
+ */
+static inline __attribute__((always_inline)) bool
+plain_at(struct vcpu *v, const struct exit_record *e, uint64_t la, uint64_t gpa)
 {
-    if (virt->get_code_mode) {
-        virt->get_code_mode(v, cm);
-        return;
-    }
-    const struct guest_mode *m = vcpu_mode(v);
-    *cm = (struct guest_code_mode){.cr0 = m->cr0,
-                                   .cs_base = m->cs_base,
-                                   .cr3 = m->cr3,
-                                   .cr4 = m->cr4,
-                                   .efer = m->efer,
-                                   .code64 = m->code_bits == 64};
+    /* gpa is below 2^52: gpa + 4 cannot wrap. */
+    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4 || gpa + 4 > v->vm->cfg.mem)
+        return false;
+    uint32_t code;
+    /* The builtin: one load (the kernel's -fno-builtin makes memcpy a call). */
+    __builtin_memcpy(&code, v->vm->mem + gpa, 4);
+    return insn_is_plain((enum insn_kind)e->insn_kind, code);
 }
 
 /*
- * The length of the exiting instruction the slow way: the full decoder on the
- * bytes at gpa read in place (as far as their page and guest RAM go; none
- * when the fetch walk failed), else on a copy that may cross pages, found by
- * the full walk, which stops the VM with the reason when it fails.
+ * skip_unreported the slow way: the full decoder on the bytes at gpa, the
+ * translation of la, read in place (as far as their page and guest RAM go;
+ * not when found is false), else on a copy that may cross pages, through the
+ * full walk, which stops the VM with the reason when that fails too.
  */
-static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const struct exit_record *e,
-                                                      bool found, uint64_t la, uint64_t gpa)
+static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct exit_record *e,
+                                                  bool found, uint64_t la, uint64_t gpa)
 {
     int mode = vcpu_mode(v)->code_bits;
     uint64_t mem = v->vm->cfg.mem;
+    int n = -1;
     if (found && e->insn_kind >= 0 && gpa < mem) {
         size_t avail = PAGE - (la & (PAGE - 1));
         if (avail > INSN_MAX)
             avail = INSN_MAX;
         if (avail > mem - gpa)
             avail = mem - gpa;
-        int n = insn_length((enum insn_kind)e->insn_kind, v->vm->mem + gpa, avail, mode);
-        if (n > 0)
-            return n;
+        n = insn_length((enum insn_kind)e->insn_kind, v->vm->mem + gpa, avail, mode);
     }
-    uint8_t bytes[INSN_MAX];
-    size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
-    int n = e->insn_kind >= 0 && avail
-                ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode)
-                : -1;
-    if (n < 0)
+    if (n < 0) {
+        uint8_t bytes[INSN_MAX];
+        size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
+        if (e->insn_kind >= 0 && avail)
+            n = insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode);
+    }
+    if (n < 0) {
         vm_fail(v, "bad-state", "cannot decode the %s instruction at 0x%lx",
                 exit_reason_name(e->reason), la);
-    return n;
-}
-
-/*
- * The length of the exit's instruction when the 4 bytes at gpa, the
- * translation of la, lie within la's page and guest RAM and hold that
- * instruction's usual encoding; else 0.
- */
-static inline __attribute__((always_inline)) size_t
-plain_length_at(struct vcpu *v, const struct exit_record *e, uint64_t la, uint64_t gpa)
-{
-    /* gpa is below 2^52: gpa + 4 cannot wrap. */
-    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4 || gpa + 4 > v->vm->cfg.mem)
-        return 0;
-    uint32_t code;
-    /* The builtin: one load (the kernel's -fno-builtin makes memcpy a call). */
-    __builtin_memcpy(&code, v->vm->mem + gpa, 4);
-    return insn_plain_length((enum insn_kind)e->insn_kind, code);
-}
-
-/* The rest of skip_unreported, for the decoder's length. */
-static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct exit_record *e,
-                                                  bool found, uint64_t la, uint64_t gpa)
-{
-    int n = insn_length_slow(v, e, found, la, gpa);
-    if (n < 0)
         return -1;
+    }
     vcpu_advance(v, (unsigned)n);
     return 0;
 }
@@ -142,8 +116,11 @@ static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct e
  */
 static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struct exit_record *e)
 {
+    /* Without the vendor's lean read (VMX, whose exits lack a length only in odd cases): */
+    if (!virt->get_code_mode)
+        return skip_decoded(v, e, false, 0, 0);
     struct guest_code_mode cm;
-    code_mode(v, &cm);
+    virt->get_code_mode(v, &cm);
     uint64_t la = cm.cs_base + v->regs.rip;
     uint64_t gpa;
     if (!(cm.cr0 & CR0_PG)) {
@@ -156,10 +133,9 @@ static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struc
         if (!gpt_translate_fetched(&m, la, &ram, &gpa))
             return skip_decoded(v, e, false, la, 0);
     }
-    size_t len = plain_length_at(v, e, la, gpa);
-    if (!len)
+    if (!plain_at(v, e, la, gpa))
         return skip_decoded(v, e, true, la, gpa);
-    vcpu_advance(v, (unsigned)len);
+    vcpu_advance(v, insn_opcodes[e->insn_kind].len);
     return 0;
 }
 

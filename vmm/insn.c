@@ -71,9 +71,8 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
         (mode != 16 && mode != 32 && mode != 64))
         return -1;
     /* The usual encoding, without prefixes. */
-    size_t len = insn_plain_length(kind, word_at(bytes, avail));
-    if (len && len <= avail)
-        return (int)len;
+    if (insn_is_plain(kind, word_at(bytes, avail)) && insn_opcodes[kind].len <= avail)
+        return insn_opcodes[kind].len;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
     size_t i = 0;
     bool rep = false;

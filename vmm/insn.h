@@ -14,6 +14,7 @@
 #ifndef POLLUX_VMM_INSN_H
 #define POLLUX_VMM_INSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,15 +55,14 @@ struct insn_opcode {
 extern const struct insn_opcode insn_opcodes[INSN_IRET + 1];
 
 /*
- * The length if code, the first 4 bytes of the instruction as a
- * little-endian word, starts with kind's usual encoding, else 0 (then ask
- * insn_length). Inline: the common exits' instructions are recognised with
- * one load of the bytes, no call.
+ * Whether code, the first 4 bytes of the instruction as a little-endian
+ * word, starts with kind's usual encoding (insn_opcodes[kind].len bytes;
+ * if not, ask insn_length). Inline: the common exits' instructions are
+ * recognised with one load of the bytes, no call.
  */
-static inline size_t insn_plain_length(enum insn_kind kind, uint32_t code)
+static inline bool insn_is_plain(enum insn_kind kind, uint32_t code)
 {
-    const struct insn_opcode *o = &insn_opcodes[kind];
-    return (code & o->mask) == o->word ? o->len : 0;
+    return (code & insn_opcodes[kind].mask) == insn_opcodes[kind].word;
 }
 
 /* mode: 16, 32 or 64 (the guest's code-segment size). */

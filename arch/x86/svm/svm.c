@@ -544,7 +544,8 @@ static void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m)
     m->cr3 = vmcb->cr3;
     m->cr4 = vmcb->cr4;
     m->efer = vmcb->efer & ~(uint64_t)EFER_SVME;
-    m->code64 = (m->efer & EFER_LMA) && (vmcb->cs.attrib & (1u << 9));
+    /* EFER.LMA (bit 10) and CS.L (attribute bit 9, moved up to 10): no branch. */
+    m->code64 = (m->efer & ((uint64_t)vmcb->cs.attrib << 1)) >> 10 & 1;
 }
 
 static void svm_end_emulated_instruction(struct vcpu *v)
