@@ -39,41 +39,45 @@ static void handle_skip(struct vcpu *v, const struct exit_record *e)
 }
 
 /* What pollux answers beyond its per-VM table: the per-vCPU bits, or the filter in full. */
-static __attribute__((noinline)) struct cpuid_regs
-cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf)
+static __attribute__((noinline)) void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a,
+                                                     uint32_t leaf, uint32_t subleaf)
 {
+    struct cpuid_regs r;
     if (a) {
         struct cpuid_vcpu_inputs in = {.vcpu_id = v->id};
         if (a->needs & CPUID_NEEDS_CR4)
             in.guest_cr4 = vcpu_mode(v)->cr4;
         if (a->needs & CPUID_NEEDS_APIC)
             in.apic_enabled = vlapic_enabled(&v->lapic);
-        return cpuid_answer_for(a, &in);
+        r = cpuid_answer_for(a, &in);
+    } else {
+        struct cpuid_view view;
+        cpu_model_view(&view);
+        view.vcpu_id = v->id;
+        view.nvcpus = v->vm->nvcpus;
+        view.guest_cr4 = vcpu_mode(v)->cr4;
+        view.apic_enabled = vlapic_enabled(&v->lapic);
+        r = cpuid(leaf, subleaf);
+        cpuid_filter(leaf, subleaf, &view, &r);
     }
-    struct cpuid_view view;
-    cpu_model_view(&view);
-    view.vcpu_id = v->id;
-    view.nvcpus = v->vm->nvcpus;
-    view.guest_cr4 = vcpu_mode(v)->cr4;
-    view.apic_enabled = vlapic_enabled(&v->lapic);
-    struct cpuid_regs r = cpuid(leaf, subleaf);
-    cpuid_filter(leaf, subleaf, &view, &r);
-    return r;
-}
-
-static void handle_cpuid(struct vcpu *v, const struct exit_record *e)
-{
-    uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
-    const struct cpuid_answer *a = cpuid_cache_find(&v->vm->cpuid, leaf, subleaf);
-    struct cpuid_regs r;
-    if (a && !a->needs) /* the same for every vCPU: most leaves */
-        r = cpuid_answer_for(a, 0);
-    else
-        r = cpuid_for_vcpu(v, a, leaf, subleaf);
     v->regs.rax = r.eax;
     v->regs.rbx = r.ebx;
     v->regs.rcx = r.ecx;
     v->regs.rdx = r.edx;
+}
+
+void handle_cpuid(struct vcpu *v, const struct exit_record *e)
+{
+    uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
+    const struct cpuid_answer *a = cpuid_cache_find(&v->vm->cpuid, leaf, subleaf);
+    if (a && !a->needs) { /* the same for every vCPU: most leaves */
+        v->regs.rax = a->base[0];
+        v->regs.rbx = a->base[1];
+        v->regs.rcx = a->base[2];
+        v->regs.rdx = a->base[3];
+    } else {
+        cpuid_for_vcpu(v, a, leaf, subleaf);
+    }
     vcpu_skip_instruction(v, e);
 }
 
@@ -89,7 +93,7 @@ static void handle_hlt(struct vcpu *v, const struct exit_record *e)
         vcpu_halt(v);
 }
 
-static void handle_msr_read(struct vcpu *v, const struct exit_record *e)
+void handle_msr_read(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t value;
     if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
@@ -101,7 +105,7 @@ static void handle_msr_read(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-static void handle_msr_write(struct vcpu *v, const struct exit_record *e)
+void handle_msr_write(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
     if (msr_write(v, (uint32_t)v->regs.rcx, value)) {
@@ -111,7 +115,7 @@ static void handle_msr_write(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-static void handle_io(struct vcpu *v, const struct exit_record *e)
+void handle_io(struct vcpu *v, const struct exit_record *e)
 {
     if (e->io.string) {
         vm_fail(v, "bad-state", "string I/O (INS/OUTS) on port 0x%x is not supported", e->io.port);
@@ -130,7 +134,7 @@ static void handle_io(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-static void handle_hypercall(struct vcpu *v, const struct exit_record *e)
+void handle_hypercall(struct vcpu *v, const struct exit_record *e)
 {
     if (vcpu_skip_instruction(v, e))
         return;
@@ -154,7 +158,7 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 }
 
 /* CR8 is TPR[7:4] of the guest's local APIC. */
-static void handle_cr8(struct vcpu *v, const struct exit_record *e)
+void handle_cr8(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t *reg = guest_gpr(&v->regs, e->cr8.gpr);
     uint64_t flags = spin_lock_irqsave(&v->lock);
@@ -178,7 +182,7 @@ static void handle_undefined(struct vcpu *v, const struct exit_record *e)
     virt->inject_exception(v, VECTOR_UD, false, 0);
 }
 
-static void handle_npf(struct vcpu *v, const struct exit_record *e)
+void handle_npf(struct vcpu *v, const struct exit_record *e)
 {
     if (xapic_page_access(e)) {
         vlapic_dev_mmio(v, e);

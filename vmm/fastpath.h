@@ -28,8 +28,9 @@
  *    the next VMRUN exit at once, like a kick.
  *
  * The fast path also needs RFLAGS.TF clear (a single-step #DB follows an
- * emulated instruction) and an entry the vendor calls plain (nothing
- * injected or offered through V_IRQ, no window open: virt_ops.entry_is_plain).
+ * emulated instruction), and the vendor re-enters only when its entry is
+ * plain (nothing injected or offered through V_IRQ, no window open), which
+ * it checks itself after FASTPATH_REENTER (arch/x86/virt.h).
  */
 #ifndef POLLUX_VMM_FASTPATH_H
 #define POLLUX_VMM_FASTPATH_H
@@ -37,6 +38,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/virt.h"
 
 struct vcpu;
@@ -63,7 +65,10 @@ static inline uint32_t vcpu_changes_peek(const uint32_t *word)
     return __atomic_load_n(word, __ATOMIC_SEQ_CST);
 }
 
-/* The decision alone: the summary word read once, TF, the vendor's entry state. */
-bool fastpath_may_reenter(uint32_t *changed, uint64_t rflags, bool entry_plain);
+/* The generic side of the decision: the summary word read once, and TF. */
+static inline bool fastpath_may_reenter(const uint32_t *changed, uint64_t rflags)
+{
+    return !vcpu_changes_peek(changed) && !(rflags & RFLAGS_TF);
+}
 
 #endif

@@ -43,6 +43,13 @@ struct guest_msrs {
 /* The power-on values. */
 void guest_msrs_reset(struct guest_msrs *m);
 
+/* The MSRs these rules keep a value for (a feature may still disown one). */
+static inline bool guest_msrs_kept(uint32_t index)
+{
+    return index == MSR_SPEC_CTRL || index == MSR_PRED_CMD || index == MSR_MISC_ENABLE ||
+           index == MSR_PKRS || index == MSR_XSS || index == MSR_TSC_AUX;
+}
+
 /*
  * RDMSR/WRMSR of index under the features f: MSR_NOT_MINE for MSRs these
  * rules do not own (an address MSR with a canonical value included: its

@@ -92,6 +92,14 @@ bool ioapic_set_line(struct ioapic *io, unsigned pin, bool asserted, struct ioap
     if (pin >= IOAPIC_PINS)
         return false;
     bool was = io->lines >> pin & 1;
+    /*
+     * Devices report their line after every access; an unchanged line sends
+     * nothing. A level pin's message goes out when its line rises, when it is
+     * unmasked or made level-triggered (ioapic_write) and at its EOI
+     * (ioapic_eoi), whichever comes last.
+     */
+    if (was == asserted)
+        return false;
     if (asserted)
         io->lines |= 1u << pin;
     else

@@ -40,6 +40,12 @@ struct vcpu;
 /* The KVM leaves: true (and r filled) for 0x40000100 and 0x40000101. */
 bool kvm_pv_cpuid(uint32_t leaf, struct cpuid_regs *r);
 
+/* KVM's block of MSRs, 0x4b564d00-0x4b564dff. */
+static inline bool kvm_pv_msr_in_range(uint32_t index)
+{
+    return (index >> 8) == 0x4b564du;
+}
+
 /* The KVM MSRs; MSR_NOT_MINE for any other index. */
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value);

@@ -22,14 +22,21 @@ static bool is_perf_counter(uint32_t i)
            (i >= 0xc0010200 && i <= 0xc001020b);   /* AMD core PERF_CTL/CTR */
 }
 
+/*
+ * The keeper whose block holds the MSR (the blocks do not overlap; the local
+ * APIC's, the commonest at run time, first), then the vendor's, then
+ * msr_read's own.
+ */
 int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    enum msr_result r = guest_msrs_read(&guest_features, &v->msrs, index, value);
-    if (r == MSR_NOT_MINE)
-        r = pc_msrs_read(&v->pc_msrs, index, value);
-    if (r == MSR_NOT_MINE)
+    enum msr_result r = MSR_NOT_MINE;
+    if (vlapic_dev_owns_msr(index))
         r = vlapic_dev_msr_read(v, index, value);
-    if (r == MSR_NOT_MINE)
+    else if (guest_msrs_kept(index))
+        r = guest_msrs_read(&guest_features, &v->msrs, index, value);
+    else if (pc_msrs_in_range(index))
+        r = pc_msrs_read(&v->pc_msrs, index, value);
+    else if (kvm_pv_msr_in_range(index))
         r = kvm_pv_msr_read(v, index, value);
     if (r == MSR_NOT_MINE)
         r = virt->msr_read(v, index, value);
@@ -46,18 +53,21 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
     return 0;
 }
 
+/* As msr_read. */
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    bool ibpb;
-    enum msr_result r = guest_msrs_write(&guest_features, &v->msrs, index, value, &ibpb);
+    enum msr_result r;
+    bool ibpb = false;
+    if (vlapic_dev_owns_msr(index))
+        r = vlapic_dev_msr_write(v, index, value);
+    else
+        r = guest_msrs_write(&guest_features, &v->msrs, index, value, &ibpb);
     if (r == MSR_DONE && ibpb)
         wrmsr(MSR_PRED_CMD, 1);
     else if (r == MSR_DONE && (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
         guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
     if (r == MSR_NOT_MINE)
         r = pc_msrs_write(&v->pc_msrs, index, value);
-    if (r == MSR_NOT_MINE)
-        r = vlapic_dev_msr_write(v, index, value);
     if (r == MSR_NOT_MINE)
         r = kvm_pv_msr_write(v, index, value);
     if (r == MSR_NOT_MINE) {

@@ -30,7 +30,6 @@ static bool amd_zero_msr(uint32_t index)
 
 static int fixed_slot(uint32_t index)
 {
-    /* Every MSR access asks: most are far from the fixed MTRRs. */
     if (index < fixed_index[0] || index > fixed_index[MTRR_FIXED_COUNT - 1])
         return -1;
     for (int i = 0; i < MTRR_FIXED_COUNT; i++)
@@ -47,6 +46,8 @@ void pc_msrs_reset(struct pc_msrs *m)
 
 enum msr_result pc_msrs_read(const struct pc_msrs *m, uint32_t index, uint64_t *value)
 {
+    if (!pc_msrs_in_range(index))
+        return MSR_NOT_MINE;
     int slot = fixed_slot(index);
     if (slot >= 0)
         *value = m->mtrr_fixed[slot];
@@ -78,6 +79,8 @@ static bool fixed_types_valid(uint64_t value)
 
 enum msr_result pc_msrs_write(struct pc_msrs *m, uint32_t index, uint64_t value)
 {
+    if (!pc_msrs_in_range(index))
+        return MSR_NOT_MINE;
     int slot = fixed_slot(index);
     if (slot >= 0) {
         if (!fixed_types_valid(value))

@@ -16,6 +16,7 @@
 #ifndef POLLUX_VMM_PC_MSRS_H
 #define POLLUX_VMM_PC_MSRS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/x86/virt.h"
@@ -38,6 +39,12 @@ struct pc_msrs {
     uint64_t mtrr_fixed[MTRR_FIXED_COUNT];
     uint64_t hwcr;
 };
+
+/* The blocks the PC's MSRs lie in: the MTRRs' and AMD's 0xc001xxxx. */
+static inline bool pc_msrs_in_range(uint32_t index)
+{
+    return (index >= MSR_MTRR_CAP && index <= MSR_MTRR_DEF_TYPE) || (index >> 16) == 0xc001;
+}
 
 void pc_msrs_reset(struct pc_msrs *m);
 enum msr_result pc_msrs_read(const struct pc_msrs *m, uint32_t index, uint64_t *value);

@@ -137,15 +137,9 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
     broadcast_eois(v);
 }
 
-static bool owns(uint32_t index)
-{
-    return index == MSR_IA32_APIC_BASE || index == MSR_TSC_DEADLINE ||
-           (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
-}
-
 enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    if (!owns(index))
+    if (!vlapic_dev_owns_msr(index))
         return MSR_NOT_MINE;
     uint64_t flags = spin_lock_irqsave(&v->lock);
     bool ok = vlapic_msr_read(&v->lapic, index, value, guest_tsc(v));
@@ -155,7 +149,7 @@ enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *va
 
 enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    if (!owns(index))
+    if (!vlapic_dev_owns_msr(index))
         return MSR_NOT_MINE;
     struct vlapic_ipi ipi;
     bool send = false;

@@ -27,7 +27,14 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 /* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
 void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg);
 
-/* MSRs the local APIC owns (IA32_APIC_BASE, TSC_DEADLINE, x2APIC); MSR_FAULT means #GP. */
+/* The MSRs the local APIC owns: IA32_APIC_BASE, TSC_DEADLINE, the x2APIC range. */
+static inline bool vlapic_dev_owns_msr(uint32_t index)
+{
+    return index == MSR_IA32_APIC_BASE || index == MSR_TSC_DEADLINE ||
+           (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
+}
+
+/* Those MSRs (NOT_MINE for the others); MSR_FAULT means #GP. */
 enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
 

@@ -130,15 +130,8 @@ enum pause_exiting {
 enum fastpath_result {
     FASTPATH_NOT_MINE, /* the full path handles this exit */
     FASTPATH_HANDLED,  /* handled; the full path runs before the next entry */
-    FASTPATH_REENTER,  /* handled; enter the guest again at once */
+    FASTPATH_REENTER,  /* handled; enter the guest again at once if the entry is plain */
 };
-
-/*
- * The exit fast path (vmm/fastpath.c, its protocol in vmm/fastpath.h): the
- * vendor's vcpu_run calls it right after every exit, host interrupts (and
- * GIF) still off, with the guest's registers in v->regs and e decoded.
- */
-enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e);
 
 struct virt_ops {
     const char *name;
@@ -155,9 +148,13 @@ struct virt_ops {
     /*
      * Enter the guest with interrupts deliverable to the host; fill e on
      * exit. After every exit, before host interrupts are taken, it calls
-     * fastpath_exit (below) and, while that answers FASTPATH_REENTER, enters
-     * the guest again at once, doing only what such an entry needs. It
-     * returns the last exit with fastpath_exit's answer for it.
+     * fastpath_exit (vmm/fastpath_exit.h) and, while that answers FASTPATH_REENTER and the
+     * next entry only resumes the guest (nothing injected or re-injected, no
+     * virtual interrupt offered to the CPU (SVM V_IRQ, including the one
+     * that opens an interrupt window), no interrupt or NMI window armed),
+     * enters the guest again at once, doing only what such an entry needs.
+     * It returns the last exit with fastpath_exit's answer for it, or
+     * FASTPATH_HANDLED for a FASTPATH_REENTER whose entry was not plain.
      */
     enum fastpath_result (*vcpu_run)(struct vcpu *v, struct exit_record *e);
     /*
@@ -233,13 +230,6 @@ struct virt_ops {
     bool (*nmi_in_service)(struct vcpu *v);
     void (*inject_nmi)(struct vcpu *v);
     void (*set_nmi_window)(struct vcpu *v, bool on);
-    /*
-     * The next entry only resumes the guest: nothing injected or re-injected,
-     * no virtual interrupt offered to the CPU (V_IRQ, including the one that
-     * opens an interrupt window), no interrupt or NMI window armed. The exit
-     * fast path enters again without the full path only then.
-     */
-    bool (*entry_is_plain)(struct vcpu *v);
     /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */
     void (*vcpu_reset_real)(struct vcpu *v, uint8_t sipi_vector);
     /* v will run on another host CPU next: drop what ties it to this one. */

@@ -14,6 +14,7 @@
 #include "drivers/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "vmm/fastpath_exit.h"
 #include "vmm/vm.h"
 
 #define CR0_PG      (1u << 31)
@@ -488,6 +489,21 @@ static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmc
     svm_decode_exit(vmcb, has_nrips, e);
 }
 
+static bool event_queued(struct svm_vcpu *s)
+{
+    return (s->vmcb->event_inj & SVM_EVTINJ_VALID) || (s->reinject & SVM_EVTINJ_VALID);
+}
+
+/*
+ * The next entry only resumes the guest: nothing injected or re-injected, no
+ * V_IRQ offered at the last VMRUN or now, no NMI-window single step.
+ */
+static bool entry_is_plain(struct svm_vcpu *s)
+{
+    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
+           !s->nmi_step;
+}
+
 static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct percpu *p = this_cpu();
@@ -506,10 +522,16 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
      * has nothing to do for it.
      */
     enum fastpath_result r;
-    do {
+    for (;;) {
         svm_enter_exit(v, s, c->host_vmcb_pa, e);
         r = fastpath_exit(v, e);
-    } while (r == FASTPATH_REENTER);
+        if (r != FASTPATH_REENTER)
+            break;
+        if (!entry_is_plain(s)) {
+            r = FASTPATH_HANDLED;
+            break;
+        }
+    }
     irq_enable();
     stgi(); /* host interrupts that forced the exit are taken here */
     irq_disable();
@@ -675,11 +697,6 @@ static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
     svm(v)->vmcb->tsc_offset = offset;
 }
 
-static bool event_queued(struct svm_vcpu *s)
-{
-    return (s->vmcb->event_inj & SVM_EVTINJ_VALID) || (s->reinject & SVM_EVTINJ_VALID);
-}
-
 static bool svm_interrupt_allowed(struct vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
@@ -718,13 +735,6 @@ static void svm_set_interrupt_window(struct vcpu *v, bool on)
  * interrupt window's. One offered at the last entry may have been taken,
  * leaving the next pending vector to offer: the full path looks.
  */
-static bool svm_entry_is_plain(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
-           !s->nmi_step;
-}
-
 static bool svm_offer_interrupt(struct vcpu *v, int vector)
 {
     if (virq_check != SVM_VIRQ_EXACT && virq_check != SVM_VIRQ_AT_EQUAL)
@@ -814,7 +824,6 @@ const struct virt_ops svm_ops = {
     .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
-    .entry_is_plain = svm_entry_is_plain,
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
     .unload_to_move = false,

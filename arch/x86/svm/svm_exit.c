@@ -1,6 +1,5 @@
 #include "arch/x86/svm/svm_exit.h"
 
-#include "lib/string.h"
 #include "vmm/insn.h"
 
 /* Exits that refuse an instruction: the guest sees #UD, as on a CPU without it. */
@@ -32,21 +31,11 @@ static int undefined_kind(uint32_t code)
     }
 }
 
-void svm_decode_exit(const struct vmcb *vmcb, bool nrips, struct exit_record *e)
+void svm_decode_other(const struct vmcb *vmcb, struct exit_record *e)
 {
-    /* A store per field, not memset: its REP STOSB retires once per byte under emulation. */
-    *e = (struct exit_record){0};
     uint32_t code = (uint32_t)vmcb->exit_code;
-    e->vendor_code = vmcb->exit_code;
     e->insn_kind = -1;
-    if (nrips && vmcb->next_rip > vmcb->rip && vmcb->next_rip - vmcb->rip <= 15)
-        e->insn_len = (unsigned)(vmcb->next_rip - vmcb->rip);
-
     switch (code) {
-    case SVM_EXIT_CPUID:
-        e->reason = EXIT_CPUID;
-        e->insn_kind = INSN_CPUID;
-        break;
     case SVM_EXIT_HLT:
         e->reason = EXIT_HLT;
         e->insn_kind = INSN_HLT;
@@ -58,34 +47,6 @@ void svm_decode_exit(const struct vmcb *vmcb, bool nrips, struct exit_record *e)
     case SVM_EXIT_PAUSE:
         e->reason = EXIT_PAUSE;
         e->insn_kind = INSN_PAUSE;
-        break;
-    case SVM_EXIT_IOIO: {
-        uint64_t info = vmcb->exit_info1;
-        e->reason = EXIT_IO;
-        e->io.port = (uint16_t)(info >> 16);
-        e->io.in = info & SVM_IOIO_IN;
-        e->io.string = info & SVM_IOIO_STR;
-        e->io.rep = info & SVM_IOIO_REP;
-        e->io.size = (info & SVM_IOIO_SZ32) ? 4 : (info & SVM_IOIO_SZ16) ? 2 : 1;
-        /* EXITINFO2 holds the next RIP even without NRIPS. */
-        if (vmcb->exit_info2 > vmcb->rip && vmcb->exit_info2 - vmcb->rip <= 15)
-            e->insn_len = (unsigned)(vmcb->exit_info2 - vmcb->rip);
-        break;
-    }
-    case SVM_EXIT_MSR:
-        e->reason = vmcb->exit_info1 ? EXIT_MSR_WRITE : EXIT_MSR_READ;
-        e->insn_kind = vmcb->exit_info1 ? INSN_WRMSR : INSN_RDMSR;
-        break;
-    case SVM_EXIT_NPF:
-        e->reason = EXIT_NESTED_PAGE_FAULT;
-        e->npf.gpa = vmcb->exit_info2;
-        e->npf.present = vmcb->exit_info1 & 1;
-        e->npf.write = vmcb->exit_info1 & 2;
-        e->npf.fetch = vmcb->exit_info1 & 16;
-        break;
-    case SVM_EXIT_VMMCALL:
-        e->reason = EXIT_HYPERCALL;
-        e->insn_kind = INSN_VMMCALL;
         break;
     case SVM_EXIT_INTR:
         e->reason = EXIT_EXTERNAL_INTERRUPT;

@@ -30,6 +30,7 @@
 #include "drivers/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "vmm/fastpath_exit.h"
 #include "vmm/vm.h"
 
 #define HOST_IRQ_BACKSTOP_MS 1 /* see prepare_entry */
@@ -412,6 +413,8 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
         r = fastpath_exit(v, e);
         if (r != FASTPATH_REENTER)
             return r;
+        if (!vmx_entry_is_plain(v))
+            return FASTPATH_HANDLED;
         reenter_prepare(v, s);
     }
 }
@@ -505,7 +508,6 @@ const struct virt_ops vmx_ops = {
     .nmi_in_service = vmx_nmi_in_service,
     .inject_nmi = vmx_inject_nmi,
     .set_nmi_window = vmx_set_nmi_window,
-    .entry_is_plain = vmx_entry_is_plain,
     .vcpu_reset_real = vmx_vcpu_reset_real,
     .vcpu_unload = vmx_vcpu_unload,
     .unload_to_move = true,
