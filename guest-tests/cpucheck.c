@@ -9,6 +9,9 @@
  *   - 57-bit canonical MSR addresses where LA57 is offered, INVPCID
  *   - a single-step #DB (DR6.BS) right after each instruction pollux
  *     emulates: CPUID, IN, OUT, RDMSR, WRMSR, a hypercall, an MMIO load
+ *   - CPUID and the hypercall with prefixes and across or at the end of a
+ *     page, where pollux without NRIPS finds their length the slow way:
+ *     the guest goes on right after each
  *   - two NMIs sent back to back to the other vCPU: both arrive
  *   - the per-vCPU MSRs, PKRU and XCR0 keep each vCPU's values across a
  *     shared host CPU, and XRSTOR takes back what XSAVE wrote before it
@@ -577,6 +580,71 @@ static void check_single_step(void)
     step_result("step-mmio", next);
 }
 
+/* ------------------------------------------------------------ instruction lengths */
+
+/* Where the instructions run: across the boundary of these two pages and before it. */
+static uint8_t code_pages[2 * 4096] __attribute__((aligned(4096)));
+
+/*
+ * Runs insn at offset of code_pages, followed by "mov $0x600d, %esi; ret",
+ * with EAX = eax and ECX = 0: true when it comes back with ESI = 0x600d,
+ * the instruction's results in *r, so only when execution went on right
+ * after the instruction.
+ */
+static bool run_insn_at(uint32_t offset, const uint8_t *insn, size_t len, uint32_t eax,
+                        struct cpuid_regs *r)
+{
+    static const uint8_t tail[] = {0xbe, 0x0d, 0x60, 0, 0, 0xc3};
+    uint8_t *p = code_pages + offset;
+    for (size_t i = 0; i < len; i++)
+        p[i] = insn[i];
+    for (size_t i = 0; i < sizeof(tail); i++)
+        p[len + i] = tail[i];
+    uint32_t esi = 0;
+    r->eax = eax;
+    r->ecx = 0;
+    __asm__ volatile("call *%[code]"
+                     : "+a"(r->eax), "=b"(r->ebx), "+c"(r->ecx), "=d"(r->edx), "+S"(esi)
+                     : [code] "r"(p)
+                     : "memory");
+    return esi == 0x600d;
+}
+
+static void check_insn_lengths(void)
+{
+    struct cpuid_regs want = cpuid(0, 0), r;
+    static const struct {
+        const char *name;
+        uint8_t len, bytes[4];
+        uint32_t offset;
+    } cpuids[] = {
+        {"cs-prefix", 3, {0x2e, 0x0f, 0xa2}, 0x100},
+        {"two-prefixes", 4, {0x66, 0x3e, 0x0f, 0xa2}, 0x200},
+        {"across-pages", 2, {0x0f, 0xa2}, 0xfff},
+        {"prefix-across-pages", 3, {0x2e, 0x0f, 0xa2}, 0xffe},
+        {"at-page-end", 2, {0x0f, 0xa2}, 0xffe},
+        {"3-bytes-before-page-end", 2, {0x0f, 0xa2}, 0xffd},
+    };
+    bool ok = true;
+    for (size_t i = 0; i < sizeof(cpuids) / sizeof(cpuids[0]); i++) {
+        bool went_on = run_insn_at(cpuids[i].offset, cpuids[i].bytes, cpuids[i].len, 0, &r);
+        if (!went_on || r.ebx != want.ebx || r.edx != want.edx || r.ecx != want.ecx) {
+            printf("  cpuid %s at page offset 0x%x: went on %u, ebx 0x%x\n", cpuids[i].name,
+                   cpuids[i].offset, went_on, r.ebx);
+            ok = false;
+        }
+    }
+    vcheck(ok, "insn-cpuid-slow-length", "CPUID did not go on right after the instruction");
+
+    /* VMMCALL or VMCALL, 3 bytes: across the page boundary, and with a prefix. */
+    uint8_t call[4] = {0x2e, 0x0f, 0x01, has.amd ? 0xd9 : 0xc1};
+    ok = run_insn_at(0xffe, call + 1, 3, HC_NOP, &r) && r.eax == 0 &&
+         run_insn_at(0xfff, call + 1, 3, HC_NOP, &r) && r.eax == 0 &&
+         run_insn_at(0x300, call, 4, HC_NOP, &r) && r.eax == 0;
+    vcheck(ok, "insn-hypercall-slow-length",
+           "the hypercall did not go on right after the instruction");
+}
+
 /* ------------------------------------------------------------ two vCPUs */
 
 /*
@@ -914,6 +982,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     else
         vcheck(false, "two-vcpus", "no second vCPU (run with vcpus=2)");
     check_single_step();
+    check_insn_lengths();
     check_long_mode(wp_toggles);
     printf("cpucheck: %u checks, %u failed\n", checks, failures);
     return (int)failures;

@@ -1,21 +1,12 @@
 #include "vmm/gpt.h"
 
 #define CR0_WP   (1ull << 16)
-#define CR0_PG   (1ull << 31)
-#define CR4_PSE  (1ull << 4)
-#define CR4_PAE  (1ull << 5)
-#define CR4_LA57 (1ull << 12)
-#define EFER_LMA (1ull << 10)
 #define EFER_NXE (1ull << 11)
 
-#define PTE_P  (1ull << 0)
 #define PTE_RW (1ull << 1)
 #define PTE_US (1ull << 2)
-#define PTE_PS (1ull << 7)
 #define PTE_XD (1ull << 63)
 
-/* Physical address bits 51:12 of 8-byte entries: MAXPHYADDR is taken as 52. */
-#define ADDR_MASK 0x000ffffffffff000ull
 /* PAE entries reserve bits 62:MAXPHYADDR; 4-level entries leave 62:52 to software. */
 #define PAE_HIGH_RSVD 0x7ff0000000000000ull
 /*
@@ -50,11 +41,11 @@ static inline __attribute__((always_inline)) enum gpt_result walk32(const struct
     uint32_t pde, pte;
     if (!read(((uint32_t)m->cr3 & 0xfffff000u) + (la >> 22) * 4, &pde, 4, ctx))
         return GPT_BAD_TABLE;
-    if (!(pde & PTE_P))
+    if (!(pde & GPT_PTE_P))
         return GPT_NOT_PRESENT;
     accumulate(r, pde);
     /* Without CR4.PSE the PS bit is ignored and the PDE points to a table. */
-    if ((m->cr4 & CR4_PSE) && (pde & PTE_PS)) {
+    if ((m->cr4 & GPT_CR4_PSE) && (pde & GPT_PTE_PS)) {
         if (pde & PDE4M_RSVD)
             return GPT_RESERVED;
         *pa = ((uint64_t)((pde >> 13) & 0xff) << 32) | (pde & 0xffc00000u) | (la & 0x3fffffu);
@@ -62,7 +53,7 @@ static inline __attribute__((always_inline)) enum gpt_result walk32(const struct
     }
     if (!read((pde & 0xfffff000u) + ((la >> 12) & 0x3ff) * 4, &pte, 4, ctx))
         return GPT_BAD_TABLE;
-    if (!(pte & PTE_P))
+    if (!(pte & GPT_PTE_P))
         return GPT_NOT_PRESENT;
     accumulate(r, pte);
     *pa = (pte & 0xfffff000u) | (la & 0xfffu);
@@ -83,25 +74,25 @@ static inline __attribute__((always_inline)) enum gpt_result walk64(const struct
     uint64_t high_rsvd = pae ? PAE_HIGH_RSVD : 0;
     if (!(m->efer & EFER_NXE))
         high_rsvd |= PTE_XD;
-    uint64_t table = pae ? (uint32_t)m->cr3 & 0xffffffe0u : m->cr3 & ADDR_MASK;
-    for (int level = pae ? 3 : (m->cr4 & CR4_LA57) ? 5 : 4;; level--) {
+    uint64_t table = pae ? (uint32_t)m->cr3 & 0xffffffe0u : m->cr3 & GPT_ADDR_MASK;
+    for (int level = pae ? 3 : (m->cr4 & GPT_CR4_LA57) ? 5 : 4;; level--) {
         unsigned shift = 12 + 9 * (level - 1);
         uint64_t e;
         if (!read(table + ((la >> shift) & 511) * 8, &e, 8, ctx))
             return GPT_BAD_TABLE;
-        if (!(e & PTE_P))
+        if (!(e & GPT_PTE_P))
             return GPT_NOT_PRESENT;
         if (pae && level == 3) {
             if (e & PAE_PDPTE_RSVD)
                 return GPT_RESERVED;
-            table = e & ADDR_MASK;
+            table = e & GPT_ADDR_MASK;
             continue;
         }
         /* Bit 7 of a PTE is PAT, not PS; PML4Es and PML5Es cannot map pages. */
-        bool leaf = level == 1 || (level < 4 && (e & PTE_PS));
+        bool leaf = level == 1 || (level < 4 && (e & GPT_PTE_PS));
         uint64_t rsvd = high_rsvd;
         if (level >= 4)
-            rsvd |= PTE_PS;
+            rsvd |= GPT_PTE_PS;
         else if (leaf && level > 1)
             rsvd |= ((1ull << shift) - 1) & ~0x1fffull; /* above PAT (bit 12) */
         if (e & rsvd)
@@ -109,10 +100,10 @@ static inline __attribute__((always_inline)) enum gpt_result walk64(const struct
         accumulate(r, e);
         if (leaf) {
             uint64_t offset = (1ull << shift) - 1;
-            *pa = (e & ADDR_MASK & ~offset) | (la & offset);
+            *pa = (e & GPT_ADDR_MASK & ~offset) | (la & offset);
             return GPT_OK;
         }
-        table = e & ADDR_MASK;
+        table = e & GPT_ADDR_MASK;
     }
 }
 
@@ -125,16 +116,16 @@ static inline __attribute__((always_inline)) enum gpt_result
 translate(const struct gpt_mode *m, uint64_t linear, unsigned access, gpt_read_fn read, void *ctx,
           uint64_t *gpa)
 {
-    if (!(m->cr0 & CR0_PG)) {
+    if (!(m->cr0 & GPT_CR0_PG)) {
         *gpa = linear & 0xffffffffu;
         return GPT_OK;
     }
     struct rights r = {.all = ~0ull, .any = 0};
     uint64_t pa;
     enum gpt_result res;
-    if (m->efer & EFER_LMA)
+    if (m->efer & GPT_EFER_LMA)
         res = walk64(m, false, linear, read, ctx, &r, &pa);
-    else if (m->cr4 & CR4_PAE)
+    else if (m->cr4 & GPT_CR4_PAE)
         res = walk64(m, true, (uint32_t)linear, read, ctx, &r, &pa);
     else
         res = walk32(m, (uint32_t)linear, read, ctx, &r, &pa);

@@ -52,4 +52,119 @@ struct gpt_ram {
 enum gpt_result gpt_translate_ram(const struct gpt_mode *m, uint64_t linear, unsigned access,
                                   const struct gpt_ram *ram, uint64_t *gpa);
 
+/* The bits the fetch walk below reads. */
+#define GPT_CR0_PG    (1ull << 31)
+#define GPT_CR4_PSE   (1ull << 4)
+#define GPT_CR4_PAE   (1ull << 5)
+#define GPT_CR4_LA57  (1ull << 12)
+#define GPT_EFER_LMA  (1ull << 10)
+#define GPT_PTE_P     (1ull << 0)
+#define GPT_PTE_PS    (1ull << 7)
+#define GPT_ADDR_MASK 0x000ffffffffff000ull /* bits 51:12 of 8-byte entries: MAXPHYADDR 52 */
+
+/*
+ * The entry at gpa: false when it does not lie in ram or is not present. gpa
+ * is below 2^53 (a 52-bit table address plus an index): gpa + 8 cannot wrap.
+ */
+static inline bool gpt_fetched_entry_at(const struct gpt_ram *ram, uint64_t gpa, uint64_t *e)
+{
+    if (gpa + 8 > ram->size)
+        return false;
+    *e = *(const uint64_t *)(ram->base + gpa);
+    return *e & GPT_PTE_P;
+}
+
+/* The same for 32-bit paging's 4-byte entries. */
+static inline bool gpt_fetched_entry32_at(const struct gpt_ram *ram, uint64_t gpa, uint32_t *e)
+{
+    if (gpa + 4 > ram->size)
+        return false;
+    *e = *(const uint32_t *)(ram->base + gpa);
+    return *e & GPT_PTE_P;
+}
+
+/* The entry for linear in the table at table, whose index starts at bit shift of linear. */
+static inline bool gpt_fetched_entry(const struct gpt_ram *ram, uint64_t table, uint64_t linear,
+                                     unsigned shift, uint64_t *e)
+{
+    return gpt_fetched_entry_at(ram, (table & GPT_ADDR_MASK) + ((linear >> shift) & 511) * 8, e);
+}
+
+static inline uint64_t gpt_fetched_page(uint64_t e, uint64_t linear, unsigned shift)
+{
+    uint64_t offset = (1ull << shift) - 1;
+    return (e & GPT_ADDR_MASK & ~offset) | (linear & offset);
+}
+
+/*
+ * The gpa of a linear address the guest has just fetched from: the bytes of
+ * the instruction that exited, when the exit did not give its length. The
+ * CPU walked these tables for that fetch, so this walk only follows the path
+ * (per level: the index, a bounds check, a load, the present bit and the
+ * page-size bit) and checks no rights and no reserved bits. m->cpl is not
+ * read. Inline, unrolled: the exits of a guest with paging on pay no call
+ * and no loop per level.
+ *
+ * Contract: where gpt_translate_ram translates linear (for any access), this
+ * gives the same gpa. It returns false (and the caller takes
+ * gpt_translate_ram, which says why) where an entry is not present, a table
+ * lies outside ram, or PS is set where it cannot map a page (a PML5E, PML4E
+ * or PAE PDPTE). Where only gpt_translate_ram's rights or reserved-bit
+ * checks fail (the guest changed its tables after the fetch), it gives the
+ * address the entries name. Never reads outside ram.
+ */
+static inline bool gpt_translate_fetched(const struct gpt_mode *m, uint64_t linear,
+                                         const struct gpt_ram *ram, uint64_t *gpa)
+{
+    if (!(m->cr0 & GPT_CR0_PG)) {
+        *gpa = linear & 0xffffffffu;
+        return true;
+    }
+    uint64_t e;
+    if (m->efer & GPT_EFER_LMA) {
+        e = m->cr3;
+        if ((m->cr4 & GPT_CR4_LA57) &&
+            (!gpt_fetched_entry(ram, e, linear, 48, &e) || (e & GPT_PTE_PS)))
+            return false;
+        if (!gpt_fetched_entry(ram, e, linear, 39, &e) || (e & GPT_PTE_PS) ||
+            !gpt_fetched_entry(ram, e, linear, 30, &e))
+            return false;
+        if (e & GPT_PTE_PS) {
+            *gpa = gpt_fetched_page(e, linear, 30);
+            return true;
+        }
+    } else if (m->cr4 & GPT_CR4_PAE) {
+        linear = (uint32_t)linear;
+        uint64_t pdpte_at = ((uint32_t)m->cr3 & 0xffffffe0u) + (linear >> 30) * 8;
+        if (!gpt_fetched_entry_at(ram, pdpte_at, &e) || (e & GPT_PTE_PS))
+            return false;
+    } else {
+        uint32_t la = (uint32_t)linear, pde, pte;
+        uint64_t pde_at = ((uint32_t)m->cr3 & 0xfffff000u) + (la >> 22) * 4;
+        if (!gpt_fetched_entry32_at(ram, pde_at, &pde))
+            return false;
+        if ((m->cr4 & GPT_CR4_PSE) && (pde & GPT_PTE_PS)) {
+            /* PDE bits 20:13 are physical bits 39:32 (PSE-36). */
+            *gpa = (uint64_t)((pde >> 13) & 0xff) << 32 | (pde & 0xffc00000u) | (la & 0x3fffffu);
+            return true;
+        }
+        uint64_t pte_at = (pde & 0xfffff000u) + ((la >> 12) & 0x3ff) * 4;
+        if (!gpt_fetched_entry32_at(ram, pte_at, &pte))
+            return false;
+        *gpa = (pte & 0xfffff000u) | (la & 0xfffu);
+        return true;
+    }
+    if (!gpt_fetched_entry(ram, e, linear, 21, &e))
+        return false;
+    if (e & GPT_PTE_PS) {
+        *gpa = gpt_fetched_page(e, linear, 21);
+        return true;
+    }
+    /* Bit 7 of a PTE is PAT, not PS. */
+    if (!gpt_fetched_entry(ram, e, linear, 12, &e))
+        return false;
+    *gpa = gpt_fetched_page(e, linear, 12);
+    return true;
+}
+
 #endif

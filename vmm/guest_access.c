@@ -54,88 +54,95 @@ void vcpu_advance(struct vcpu *v, unsigned len)
 }
 
 /*
- * The instruction at CS:RIP read in place, as far as its page and guest RAM
- * go: one translation (none with paging off), no copy. Nothing is cached
- * across exits: under nested paging the guest rewrites its page tables and
- * flushes its TLB without an exit, so no cached translation could be proven
- * fresh. NULL when RIP's page is not in guest RAM.
+ * Whether the 4 bytes at gpa, the translation of la, lie within la's page
+ * and guest RAM and hold the exit's instruction in its usual encoding.
  */
-static inline __attribute__((always_inline)) const uint8_t *
-code_at_rip(struct vcpu *v, size_t *avail, int *code_bits)
+static inline __attribute__((always_inline)) bool
+plain_at(struct vcpu *v, const struct exit_record *e, uint64_t la, uint64_t gpa)
 {
-    const struct guest_mode *gm = vcpu_mode(v);
-    *code_bits = gm->code_bits;
-    uint64_t la = gm->cs_base + v->regs.rip;
-    if (gm->code_bits != 64)
-        la &= 0xffffffffu;
-    uint64_t gpa = la;
-    if (gm->cr0 & CR0_PG) {
-        struct gpt_mode m = {
-            .cr0 = gm->cr0, .cr3 = gm->cr3, .cr4 = gm->cr4, .efer = gm->efer, .cpl = gm->cpl};
-        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
-        if (gpt_translate_ram(&m, la, GPT_ACCESS_FETCH, &ram, &gpa))
-            return 0;
-    }
-    size_t in_page = PAGE - (la & (PAGE - 1));
-    *avail = in_page < INSN_MAX ? in_page : INSN_MAX;
-    if (gpa >= v->vm->cfg.mem)
-        return 0;
-    if (*avail > v->vm->cfg.mem - gpa)
-        *avail = v->vm->cfg.mem - gpa;
-    return v->vm->mem + gpa;
+    /* gpa is below 2^52: gpa + 4 cannot wrap. */
+    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4 || gpa + 4 > v->vm->cfg.mem)
+        return false;
+    uint32_t code;
+    /* The builtin: one load (the kernel's -fno-builtin makes memcpy a call). */
+    __builtin_memcpy(&code, v->vm->mem + gpa, 4);
+    return insn_is_plain((enum insn_kind)e->insn_kind, code);
 }
 
 /*
- * The length of the exiting instruction the slow way: the full decoder on the
- * bytes read in place (code, when the fast check had them), else on a copy
- * that may cross pages.
+ * skip_unreported the slow way: the full decoder on the bytes at gpa, the
+ * translation of la, read in place (as far as their page and guest RAM go;
+ * not when found is false), else on a copy that may cross pages, through the
+ * full walk, which stops the VM with the reason when that fails too.
  */
-static __attribute__((noinline)) int insn_length_slow(struct vcpu *v, const struct exit_record *e,
-                                                      const uint8_t *code, size_t avail, int mode)
+static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct exit_record *e,
+                                                  bool found, uint64_t la, uint64_t gpa)
 {
-    if (code) {
-        int n = insn_length((enum insn_kind)e->insn_kind, code, avail, mode);
-        if (n > 0)
-            return n;
+    int mode = vcpu_mode(v)->code_bits;
+    uint64_t mem = v->vm->cfg.mem;
+    int n = -1;
+    if (found && e->insn_kind >= 0 && gpa < mem) {
+        size_t avail = PAGE - (la & (PAGE - 1));
+        if (avail > INSN_MAX)
+            avail = INSN_MAX;
+        if (avail > mem - gpa)
+            avail = mem - gpa;
+        n = insn_length((enum insn_kind)e->insn_kind, v->vm->mem + gpa, avail, mode);
     }
-    uint8_t bytes[INSN_MAX];
-    uint64_t la;
-    avail = vcpu_fetch_insn(v, bytes, &mode, &la);
-    int n = e->insn_kind >= 0 && avail
-                ? insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode)
-                : -1;
-    if (n < 0)
+    if (n < 0) {
+        uint8_t bytes[INSN_MAX];
+        size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
+        if (e->insn_kind >= 0 && avail)
+            n = insn_length((enum insn_kind)e->insn_kind, bytes, avail, mode);
+    }
+    if (n < 0) {
         vm_fail(v, "bad-state", "cannot decode the %s instruction at 0x%lx",
                 exit_reason_name(e->reason), la);
-    return n;
+        return -1;
+    }
+    vcpu_advance(v, (unsigned)n);
+    return 0;
 }
 
-/* The length of the exiting instruction when the exit did not give it (out of line: with NRIPS it
- * never runs). */
-static __attribute__((noinline)) int insn_length_at_rip(struct vcpu *v, const struct exit_record *e)
+/*
+ * vcpu_skip_instruction when the exit did not give the length (out of line:
+ * with NRIPS it never runs). The common case costs no full mode read and no
+ * full walk: the bytes at CS:RIP are found through the fetch walk
+ * (gpt_translate_fetched; none with paging off) and read in place as one
+ * word, which holds the exit's instruction in its usual encoding. Nothing is
+ * cached across exits: under nested paging the guest rewrites its page
+ * tables and flushes its TLB without an exit, so no cached translation
+ * could be proven fresh.
+ */
+static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struct exit_record *e)
 {
-    const uint8_t *code = 0;
-    size_t avail = 0;
-    int mode = 0;
-    if (e->insn_kind >= 0) {
-        /* The common case: an unprefixed instruction within one page of guest RAM. */
-        code = code_at_rip(v, &avail, &mode);
-        size_t len = code ? insn_plain_length((enum insn_kind)e->insn_kind, code, avail) : 0;
-        if (len)
-            return (int)len;
+    /* Without the vendor's lean read (VMX, whose exits lack a length only in odd cases): */
+    if (!virt->get_code_mode)
+        return skip_decoded(v, e, false, 0, 0);
+    struct guest_code_mode cm;
+    virt->get_code_mode(v, &cm);
+    uint64_t la = cm.cs_base + v->regs.rip;
+    uint64_t gpa;
+    if (!(cm.cr0 & CR0_PG)) {
+        gpa = (uint32_t)la;
+    } else {
+        if (!cm.code64)
+            la = (uint32_t)la;
+        struct gpt_mode m = {.cr0 = cm.cr0, .cr3 = cm.cr3, .cr4 = cm.cr4, .efer = cm.efer};
+        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+        if (!gpt_translate_fetched(&m, la, &ram, &gpa))
+            return skip_decoded(v, e, false, la, 0);
     }
-    return insn_length_slow(v, e, code, avail, mode);
+    if (!plain_at(v, e, la, gpa))
+        return skip_decoded(v, e, true, la, gpa);
+    vcpu_advance(v, insn_opcodes[e->insn_kind].len);
+    return 0;
 }
 
 int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
-    unsigned len = e->insn_len;
-    if (!len) {
-        int n = insn_length_at_rip(v, e);
-        if (n < 0)
-            return -1;
-        len = (unsigned)n;
-    }
-    vcpu_advance(v, len);
+    if (!e->insn_len)
+        return skip_unreported(v, e);
+    vcpu_advance(v, e->insn_len);
     return 0;
 }

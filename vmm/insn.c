@@ -2,34 +2,48 @@
 
 #include <stdbool.h>
 
-#include "lib/string.h"
-
 #define INSN_MAX 15
 
-/* The opcode bytes after the prefixes, per kind. */
+/* The fields of a kind's insn_opcode, from its opcode bytes. */
+#define OPCODE1(a)       .word = (a), .mask = 0xff, .len = 1
+#define OPCODE2(a, b)    .word = (a) | (b) << 8, .mask = 0xffff, .len = 2
+#define OPCODE3(a, b, c) .word = (a) | (b) << 8 | (c) << 16, .mask = 0xffffff, .len = 3
+
 const struct insn_opcode insn_opcodes[INSN_IRET + 1] = {
-    [INSN_CPUID] = {2, {0x0f, 0xa2}},
-    [INSN_RDMSR] = {2, {0x0f, 0x32}},
-    [INSN_WRMSR] = {2, {0x0f, 0x30}},
-    [INSN_HLT] = {1, {0xf4}},
-    [INSN_PAUSE] = {1, {0x90}},
-    [INSN_VMMCALL] = {3, {0x0f, 0x01, 0xd9}},
-    [INSN_VMCALL] = {3, {0x0f, 0x01, 0xc1}},
-    [INSN_INVD] = {2, {0x0f, 0x08}},
-    [INSN_WBINVD] = {2, {0x0f, 0x09}},
-    [INSN_XSETBV] = {3, {0x0f, 0x01, 0xd1}},
-    [INSN_MONITOR] = {3, {0x0f, 0x01, 0xc8}},
-    [INSN_MWAIT] = {3, {0x0f, 0x01, 0xc9}},
-    [INSN_VMRUN] = {3, {0x0f, 0x01, 0xd8}},
-    [INSN_VMLOAD] = {3, {0x0f, 0x01, 0xda}},
-    [INSN_VMSAVE] = {3, {0x0f, 0x01, 0xdb}},
-    [INSN_STGI] = {3, {0x0f, 0x01, 0xdc}},
-    [INSN_CLGI] = {3, {0x0f, 0x01, 0xdd}},
-    [INSN_SKINIT] = {3, {0x0f, 0x01, 0xde}},
-    [INSN_INVLPGA] = {3, {0x0f, 0x01, 0xdf}},
-    [INSN_RDPRU] = {3, {0x0f, 0x01, 0xfd}},
-    [INSN_IRET] = {1, {0xcf}},
+    [INSN_CPUID] = {OPCODE2(0x0f, 0xa2)},
+    [INSN_RDMSR] = {OPCODE2(0x0f, 0x32)},
+    [INSN_WRMSR] = {OPCODE2(0x0f, 0x30)},
+    [INSN_HLT] = {OPCODE1(0xf4)},
+    [INSN_PAUSE] = {OPCODE2(0xf3, 0x90)},
+    [INSN_VMMCALL] = {OPCODE3(0x0f, 0x01, 0xd9)},
+    [INSN_VMCALL] = {OPCODE3(0x0f, 0x01, 0xc1)},
+    [INSN_INVD] = {OPCODE2(0x0f, 0x08)},
+    [INSN_WBINVD] = {OPCODE2(0x0f, 0x09)},
+    [INSN_XSETBV] = {OPCODE3(0x0f, 0x01, 0xd1)},
+    [INSN_MONITOR] = {OPCODE3(0x0f, 0x01, 0xc8)},
+    [INSN_MWAIT] = {OPCODE3(0x0f, 0x01, 0xc9)},
+    [INSN_VMRUN] = {OPCODE3(0x0f, 0x01, 0xd8)},
+    [INSN_VMLOAD] = {OPCODE3(0x0f, 0x01, 0xda)},
+    [INSN_VMSAVE] = {OPCODE3(0x0f, 0x01, 0xdb)},
+    [INSN_STGI] = {OPCODE3(0x0f, 0x01, 0xdc)},
+    [INSN_CLGI] = {OPCODE3(0x0f, 0x01, 0xdd)},
+    [INSN_SKINIT] = {OPCODE3(0x0f, 0x01, 0xde)},
+    [INSN_INVLPGA] = {OPCODE3(0x0f, 0x01, 0xdf)},
+    [INSN_RDPRU] = {OPCODE3(0x0f, 0x01, 0xfd)},
+    [INSN_IRET] = {OPCODE1(0xcf)},
 };
+
+/* PAUSE after its prefixes, F3 among them. */
+static const struct insn_opcode pause_after_prefixes = {OPCODE1(0x90)};
+
+/* Up to 4 bytes at b as a little-endian word, zero past avail. */
+static uint32_t word_at(const uint8_t *b, size_t avail)
+{
+    uint32_t w = 0;
+    for (size_t i = 0; i < avail && i < 4; i++)
+        w |= (uint32_t)b[i] << 8 * i;
+    return w;
+}
 
 static bool legacy_prefix(uint8_t b)
 {
@@ -56,11 +70,9 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
     if ((unsigned)kind >= sizeof(insn_opcodes) / sizeof(insn_opcodes[0]) ||
         (mode != 16 && mode != 32 && mode != 64))
         return -1;
-    /* The usual encoding, without prefixes: no opcode kind starts with a prefix byte. */
-    size_t len = insn_plain_length(kind, bytes, avail);
-    if (len)
-        return (int)len;
-    len = insn_opcodes[kind].len;
+    /* The usual encoding, without prefixes. */
+    if (insn_is_plain(kind, word_at(bytes, avail)) && insn_opcodes[kind].len <= avail)
+        return insn_opcodes[kind].len;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
     size_t i = 0;
     bool rep = false;
@@ -77,10 +89,11 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
             break;
         }
     }
-    if (limit - i < len || memcmp(bytes + i, insn_opcodes[kind].op, len) != 0)
+    const struct insn_opcode *o = kind == INSN_PAUSE ? &pause_after_prefixes : &insn_opcodes[kind];
+    if (limit - i < o->len || (word_at(bytes + i, limit - i) & o->mask) != o->word)
         return -1;
     /* PAUSE is NOP with F3; with REX.B the 90 is xchg r8, rax instead. */
     if (kind == INSN_PAUSE && (!rep || (rex & 1)))
         return -1;
-    return (int)(i + len);
+    return (int)(i + o->len);
 }

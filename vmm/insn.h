@@ -14,6 +14,7 @@
 #ifndef POLLUX_VMM_INSN_H
 #define POLLUX_VMM_INSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,28 +42,27 @@ enum insn_kind {
     INSN_IRET,    /* CF (48 CF in 64-bit mode is IRETQ) */
 };
 
-/* Each kind's usual encoding: opcode bytes without prefixes. */
+/*
+ * Each kind's usual encoding, without prefixes: its len bytes as a
+ * little-endian word (zero above them) and the mask of those bytes. PAUSE's
+ * is F3 90: the decoder reads its F3 as a prefix, the inline check as part
+ * of the opcode.
+ */
 struct insn_opcode {
+    uint32_t word, mask;
     uint8_t len;
-    uint8_t op[3];
 };
 extern const struct insn_opcode insn_opcodes[INSN_IRET + 1];
 
 /*
- * The length if bytes hold kind's usual encoding, else 0 (then ask
- * insn_length). Inline: the common exits' instructions are recognised
- * without a call. PAUSE is never plain: its F3 would read as a prefix.
+ * Whether code, the first 4 bytes of the instruction as a little-endian
+ * word, starts with kind's usual encoding (insn_opcodes[kind].len bytes;
+ * if not, ask insn_length). Inline: the common exits' instructions are
+ * recognised with one load of the bytes, no call.
  */
-static inline size_t insn_plain_length(enum insn_kind kind, const uint8_t *bytes, size_t avail)
+static inline bool insn_is_plain(enum insn_kind kind, uint32_t code)
 {
-    const struct insn_opcode *o = &insn_opcodes[kind];
-    if (kind == INSN_PAUSE || avail < o->len || bytes[0] != o->op[0])
-        return 0;
-    if (o->len >= 2 && bytes[1] != o->op[1])
-        return 0;
-    if (o->len == 3 && bytes[2] != o->op[2])
-        return 0;
-    return o->len;
+    return (code & insn_opcodes[kind].mask) == insn_opcodes[kind].word;
 }
 
 /* mode: 16, 32 or 64 (the guest's code-segment size). */

@@ -90,6 +90,17 @@ struct guest_mode {
     int code_bits; /* 16, 32 or 64 */
 };
 
+/*
+ * What finding the bytes at CS:RIP needs, a smaller read than guest_mode's:
+ * cr0, cs_base and code64 (CS is a 64-bit code segment) always; cr3, cr4 and
+ * efer only when CR0.PG is set.
+ */
+struct guest_code_mode {
+    uint64_t cr0, cs_base;
+    bool code64;
+    uint64_t cr3, cr4, efer;
+};
+
 enum msr_result { MSR_NOT_MINE, MSR_DONE, MSR_FAULT };
 
 enum intercept { INTERCEPT_HLT };
@@ -157,6 +168,12 @@ struct virt_ops {
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
     /* get_mode's cpl alone, for a privilege check that needs nothing else (VMX: one VMREAD). */
     unsigned (*get_cpl)(struct vcpu *v);
+    /*
+     * For exits without an instruction length (SVM without NRIPS): the part
+     * of get_mode the fetch of that instruction needs. NULL where exits
+     * rarely lack one (VMX): vmm takes it from get_mode then.
+     */
+    void (*get_code_mode)(struct vcpu *v, struct guest_code_mode *m);
     /*
      * After an instruction pollux emulated (RIP already past it): the
      * STI/MOV-SS shadow ends with it, and if the guest had RFLAGS.TF set the

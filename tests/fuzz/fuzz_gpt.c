@@ -4,7 +4,10 @@
  * (guest-physical 0 up). Table reads outside that memory fail, or, when the
  * first byte asks for it, wrap around it, so that deep walks are reachable
  * from small inputs. A translation must give an address below 2^52 (32
- * bits with paging off) and keep the linear address's page offset.
+ * bits with paging off) and keep the linear address's page offset. Without
+ * the wrap, the fetch walk (gpt_translate_fetched) reads only inside the
+ * memory and keeps its contract: the full walk's gpa where that one
+ * translates, none where it finds an entry not present or a table outside.
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -62,6 +65,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_REQUIRE((gpa & 0xfff) == (linear & 0xfff));
         if (!(m.cr0 & (1ull << 31)))
             FUZZ_REQUIRE(gpa == (linear & 0xffffffffu));
+    }
+    if (!r.wrap) {
+        struct gpt_ram direct = {ram.bytes, ram.size};
+        uint64_t fetched;
+        bool found = gpt_translate_fetched(&m, linear, &direct, &fetched);
+        if (res == GPT_OK)
+            FUZZ_REQUIRE(found && fetched == gpa);
+        if (res == GPT_NOT_PRESENT || res == GPT_BAD_TABLE)
+            FUZZ_REQUIRE(!found);
+        if (found)
+            FUZZ_REQUIRE(fetched < 1ull << 52 && (fetched & 0xfff) == (linear & 0xfff));
     }
     fuzz_mem_free(&ram);
     return 0;

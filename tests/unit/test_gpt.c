@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmm/gpt.h"
@@ -83,8 +84,30 @@ static uint64_t get64(uint64_t gpa)
 }
 
 /*
- * Both readers walk the same tables: every test checks gpt_translate_ram
- * against gpt_translate (result and gpa) as well as against its own want.
+ * gpt_translate_fetched's contract against a full walk's result r (and gpa
+ * when r is GPT_OK): the same gpa where the full walk translates; false where
+ * an entry is not present or a table lies outside ram; either where only
+ * rights or reserved bits failed.
+ */
+static void check_fetched(const struct gpt_mode *m, uint64_t la, const struct gpt_ram *ram,
+                          enum gpt_result r, uint64_t gpa)
+{
+    uint64_t fetched = 0;
+    bool found = gpt_translate_fetched(m, la, ram, &fetched);
+    if (r == GPT_OK) {
+        assert_true(found);
+        assert_int_equal(fetched, gpa);
+    } else if (r == GPT_NOT_PRESENT || r == GPT_BAD_TABLE) {
+        assert_false(found);
+    }
+    if (found)
+        assert_int_equal(fetched & 0xfff, la & 0xfff);
+}
+
+/*
+ * The readers walk the same tables: every test checks gpt_translate_ram
+ * against gpt_translate (result and gpa), and gpt_translate_fetched against
+ * both (check_fetched), as well as against its own want.
  */
 static enum gpt_result xlate(const struct gpt_mode *m, uint64_t la, unsigned access, uint64_t *gpa)
 {
@@ -95,7 +118,16 @@ static enum gpt_result xlate(const struct gpt_mode *m, uint64_t la, unsigned acc
     assert_int_equal(gpt_translate_ram(m, la, access, &ram, &direct), r);
     if (r == GPT_OK)
         assert_int_equal(direct, *gpa);
+    check_fetched(m, la, &ram, r, *gpa);
     return r;
+}
+
+/* gpt_translate_fetched on the test memory: the gpa, or ~0 when it found none. */
+static uint64_t fetched(const struct gpt_mode *m, uint64_t la)
+{
+    struct gpt_ram ram = {mem, MEM_SIZE};
+    uint64_t gpa;
+    return gpt_translate_fetched(m, la, &ram, &gpa) ? gpa : ~0ull;
 }
 
 /* Translates for reading and checks the result against want (a gpa). */
@@ -586,6 +618,203 @@ static void test_bad_table(void **state)
     expect_fail(&m32, LA32, 0, GPT_BAD_TABLE);
 }
 
+/* ------------------------------------------------------------ the fetch walk */
+
+static void test_fetched_every_mapping_kind(void **state)
+{
+    (void)state;
+    struct gpt_mode off = {.cr0 = CR0_PE};
+    assert_int_equal(fetched(&off, 0x123456789ull), 0x23456789);
+
+    struct gpt_mode m32 = MODE32(0);
+    map32(ALL, ALL);
+    assert_int_equal(fetched(&m32, LA32), 0xfedcbabc);
+    m32.cr4 = CR4_PSE;
+    put32(PDE32_AT, 0x7fc00000u | (0xa5u << 13) | PS | ALL);
+    assert_int_equal(fetched(&m32, LA32), 0xa500000000ull | 0x7fc00000u | (LA32 & 0x3fffff));
+
+    struct gpt_mode pae = MODEPAE(0);
+    mappae(P, ALL, ALL | BIT(7));
+    assert_int_equal(fetched(&pae, LAPAE), PAE_4K | 0xabc);
+    put64(PDEPAE_AT, PAE_2M | BIT(12) | PS | ALL);
+    assert_int_equal(fetched(&pae, LAPAE), PAE_2M | (LAPAE & 0x1fffff));
+
+    struct gpt_mode m64 = MODE64(0);
+    map64(ALL, ALL, ALL, ALL | BIT(7));
+    assert_int_equal(fetched(&m64, LA64), LONG_4K | 0x9ab);
+    put64(E64_AT(2), LONG_2M | PS | ALL);
+    assert_int_equal(fetched(&m64, LA64), LONG_2M | (LA64 & 0x1fffff));
+    put64(E64_AT(3), LONG_1G | PS | ALL);
+    assert_int_equal(fetched(&m64, LA64), LONG_1G | (LA64 & 0x3fffffff));
+
+    struct gpt_mode m57 = MODE57(0);
+    map64(ALL, ALL, ALL, ALL);
+    put64(E57_PML5E, 0x1000 | ALL);
+    assert_int_equal(fetched(&m57, LA57), LONG_4K | 0x9ab);
+}
+
+static void test_fetched_falls_back(void **state)
+{
+    (void)state;
+    struct gpt_mode m = MODE64(0);
+    for (int lvl = 4; lvl >= 1; lvl--) {
+        map64(ALL, ALL, ALL, ALL);
+        put64(E64_AT(lvl), get64(E64_AT(lvl)) & ~P);
+        assert_int_equal(fetched(&m, LA64), ~0ull);
+    }
+    /* A table outside guest memory, at each level and at CR3. */
+    for (int lvl = 4; lvl >= 2; lvl--) {
+        map64(ALL, ALL, ALL, ALL);
+        put64(E64_AT(lvl), (get64(E64_AT(lvl)) & ~0xfff000ull) | 0x123000);
+        assert_int_equal(fetched(&m, LA64), ~0ull);
+    }
+    map64(ALL, ALL, ALL, ALL);
+    m.cr3 = 0x123000;
+    assert_int_equal(fetched(&m, LA64), ~0ull);
+    /* PS where no page can be mapped: a PML4E, a PML5E, a PAE PDPTE. */
+    m.cr3 = 0x1000;
+    put64(E64_AT(4), 0x2000 | PS | ALL);
+    assert_int_equal(fetched(&m, LA64), ~0ull);
+    struct gpt_mode m57 = MODE57(0);
+    map64(ALL, ALL, ALL, ALL);
+    put64(E57_PML5E, 0x1000 | PS | ALL);
+    assert_int_equal(fetched(&m57, LA57), ~0ull);
+    struct gpt_mode pae = MODEPAE(0);
+    mappae(P | PS, ALL, ALL);
+    assert_int_equal(fetched(&pae, LAPAE), ~0ull);
+    /* 32-bit: not present at either level; without CR4.PSE, PS points to a table. */
+    struct gpt_mode m32 = MODE32(0);
+    map32(ALL & ~P, ALL);
+    assert_int_equal(fetched(&m32, LA32), ~0ull);
+    map32(ALL, ALL & ~P);
+    assert_int_equal(fetched(&m32, LA32), ~0ull);
+    put32(PDE32_AT, 0x200000 | PS | ALL);
+    assert_int_equal(fetched(&m32, LA32), ~0ull);
+}
+
+/* Rights and reserved bits are the full walk's business: the CPU just fetched through them. */
+static void test_fetched_ignores_rights_and_reserved_bits(void **state)
+{
+    (void)state;
+    struct gpt_mode m = MODE64(0);
+    m.efer |= EFER_NXE;
+    m.cpl = 3;
+    map64(ALL, ALL, P | RW, ALL | XD);
+    expect_fail(&m, LA64, GPT_ACCESS_FETCH, GPT_PROTECTION);
+    assert_int_equal(fetched(&m, LA64), LONG_4K | 0x9ab);
+    put64(E64_AT(2), LONG_2M | BIT(13) | PS | ALL);
+    expect_fail(&m, LA64, 0, GPT_RESERVED);
+    assert_int_equal(fetched(&m, LA64), LONG_2M | (LA64 & 0x1fffff));
+}
+
+/*
+ * Guest RAM that ends inside the last entry the walk reads: it must not read
+ * past the end. Each RAM is an exactly sized heap block, so AddressSanitizer
+ * would see such a read.
+ */
+static void test_fetched_stays_in_ram(void **state)
+{
+    (void)state;
+    /* Index 511 at every level: PML4 at 0x1000 ... PT at 0x4000, the PTE at 0x4ff8. */
+    uint64_t la =
+        0xffffull << 48 | 511ull << 39 | 511ull << 30 | 511ull << 21 | 511ull << 12 | 0x123;
+    struct gpt_mode m = MODE64(0);
+    /* 32-bit paging: its PD at 0x4000, the last PDE at 0x4ffc, pointing to a PT at 0x1000. */
+    struct gpt_mode m32 = {.cr0 = CR0_PE | CR0_PG, .cr3 = 0x4000};
+    uint32_t la32 = 0xffc00123u;
+    for (size_t size = 0x4ff8; size <= 0x5000; size++) {
+        uint8_t *bytes = calloc(1, size);
+        for (uint64_t t = 0x1000; t < 0x4000; t += 0x1000) {
+            uint64_t e = (t + 0x1000) | ALL;
+            memcpy(bytes + t + 0xff8, &e, 8);
+        }
+        struct gpt_ram ram = {bytes, size};
+        uint64_t gpa = 0;
+        if (size < 0x5000) {
+            assert_false(gpt_translate_fetched(&m, la, &ram, &gpa));
+            assert_false(gpt_translate_fetched(&m32, la32, &ram, &gpa));
+        } else {
+            uint64_t pte = 0x7000 | ALL;
+            memcpy(bytes + 0x4ff8, &pte, 8);
+            assert_true(gpt_translate_fetched(&m, la, &ram, &gpa));
+            assert_int_equal(gpa, 0x7123);
+            /* The PDE is bytes 0x4ffc-0x4fff (the PTE's high half, 0): make it present. */
+            uint32_t pde = 0x1000 | ALL;
+            memcpy(bytes + 0x4ffc, &pde, 4);
+            /* The PT's entry 0 is the PML4's first (0): map it to 0x2000. */
+            uint32_t pte32 = 0x2000 | ALL;
+            memcpy(bytes + 0x1000, &pte32, 4);
+            assert_true(gpt_translate_fetched(&m32, la32, &ram, &gpa));
+            assert_int_equal(gpa, 0x2123);
+        }
+        free(bytes);
+    }
+}
+
+/*
+ * Random tables in every paging mode: wherever the full walk translates,
+ * the fetch walk gives the same gpa; where it finds an entry not present or
+ * a table outside memory, the fetch walk falls back (check_fetched).
+ */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* An entry pointing mostly inside the memory (a page one past it now and then). */
+static uint64_t random_entry(void)
+{
+    uint64_t r = rng();
+    uint64_t e = ((r % (MEM_SIZE / 4096 + 1)) << 12) | (rng() & 0xfff);
+    if (r & (1ull << 40))
+        e |= P;
+    if ((r & (3ull << 42)) == 0)
+        e |= rng() & 0xfff0000000000000ull; /* XD and reserved high bits */
+    if ((r & (3ull << 44)) == 0)
+        e |= rng() & 0x1fe000; /* reserved bits of a large page */
+    return e;
+}
+
+static void test_fetched_agrees_on_random_tables(void **state)
+{
+    (void)state;
+    struct gpt_ram ram = {mem, MEM_SIZE};
+    unsigned translated = 0;
+    for (int round = 0; round < 4000; round++) {
+        unsigned kind = round % 5; /* 32-bit, 32-bit with PSE, PAE, 4-level, 5-level */
+        for (size_t at = 0; at < MEM_SIZE; at += 8) {
+            uint64_t e = random_entry();
+            if (kind < 2)
+                e = (random_entry() & 0xffffffffu) | random_entry() << 32;
+            put64(at, e);
+        }
+        static const uint64_t cr4s[] = {0, CR4_PSE, CR4_PAE, CR4_PAE, CR4_PAE | CR4_LA57};
+        struct gpt_mode m = {.cr0 = CR0_PE | CR0_PG | (rng() & CR0_WP),
+                             .cr3 = random_entry() & ~0xfe7ull,
+                             .cr4 = cr4s[kind] | (rng() & CR4_PSE),
+                             .efer = (kind >= 3 ? EFER_LME | EFER_LMA : 0) | (rng() & EFER_NXE),
+                             .cpl = (unsigned)(rng() & 3)};
+        if (kind < 2)
+            m.cr4 = cr4s[kind];
+        for (int i = 0; i < 16; i++) {
+            uint64_t la = rng();
+            unsigned access = (unsigned)(rng() & 3);
+            uint64_t gpa = 0;
+            enum gpt_result r = gpt_translate_ram(&m, la, access, &ram, &gpa);
+            check_fetched(&m, la, &ram, r, gpa);
+            translated += r == GPT_OK;
+        }
+    }
+    /* The tables were random enough to translate some addresses, not all. */
+    assert_true(translated > 1000);
+    assert_true(translated < 4000 * 16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -611,6 +840,11 @@ int main(void)
         cmocka_unit_test_setup(test_user_supervisor, setup),
         cmocka_unit_test_setup(test_nx_fetch, setup),
         cmocka_unit_test_setup(test_bad_table, setup),
+        cmocka_unit_test_setup(test_fetched_every_mapping_kind, setup),
+        cmocka_unit_test_setup(test_fetched_falls_back, setup),
+        cmocka_unit_test_setup(test_fetched_ignores_rights_and_reserved_bits, setup),
+        cmocka_unit_test(test_fetched_stays_in_ram),
+        cmocka_unit_test_setup(test_fetched_agrees_on_random_tables, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

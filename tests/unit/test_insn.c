@@ -207,6 +207,51 @@ static void test_bad_arguments(void **state)
     assert_int_equal(insn_length(INSN_HLT, hlt, 1, 0), -1);
 }
 
+/* The word the fast path loads: bytes[0..3], little-endian. */
+static uint32_t word(uint8_t b0, uint8_t b1, uint8_t b2, uint8_t b3)
+{
+    return b0 | (uint32_t)b1 << 8 | (uint32_t)b2 << 16 | (uint32_t)b3 << 24;
+}
+
+/* insn_is_plain, the inline check on 4 loaded bytes, against this file's own opcode table. */
+static void test_plain_word(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NKINDS; k++) {
+        uint8_t b[4];
+        for (unsigned trail = 0; trail < 256; trail += 51) {
+            for (size_t i = 0; i < 4; i++)
+                b[i] = i < kinds[k].len ? kinds[k].op[i] : (uint8_t)(trail + i);
+            /* Whatever follows the instruction, it is recognised, with its length. */
+            assert_true(insn_is_plain(kinds[k].kind, word(b[0], b[1], b[2], b[3])));
+            assert_int_equal(insn_opcodes[kinds[k].kind].len, kinds[k].len);
+            /* Any one of its bytes changed, it is not. */
+            for (size_t i = 0; i < kinds[k].len; i++) {
+                uint8_t c[4] = {b[0], b[1], b[2], b[3]};
+                c[i] ^= (uint8_t)(trail | 1);
+                assert_false(insn_is_plain(kinds[k].kind, word(c[0], c[1], c[2], c[3])));
+            }
+        }
+        /* Another kind's opcode is not this one's. */
+        for (size_t other = 0; other < NKINDS; other++) {
+            if (other == k)
+                continue;
+            const uint8_t *o = kinds[other].op;
+            uint32_t w = word(o[0], kinds[other].len > 1 ? o[1] : 0x90,
+                              kinds[other].len > 2 ? o[2] : 0x90, 0x90);
+            assert_false(insn_is_plain(kinds[k].kind, w));
+        }
+    }
+    /* A prefix makes it the decoder's. */
+    assert_false(insn_is_plain(INSN_CPUID, word(0x2e, 0x0f, 0xa2, 0x90)));
+    assert_false(insn_is_plain(INSN_VMMCALL, word(0x66, 0x0f, 0x01, 0xd9)));
+    assert_false(insn_is_plain(INSN_HLT, word(0x2e, 0xf4, 0x90, 0x90)));
+    /* PAUSE is F3 90 as a whole; a bare 90 is NOP. */
+    assert_true(insn_is_plain(INSN_PAUSE, word(0xf3, 0x90, 0xeb, 0xfc)));
+    assert_false(insn_is_plain(INSN_PAUSE, word(0x90, 0x90, 0x90, 0x90)));
+    assert_false(insn_is_plain(INSN_PAUSE, word(0xf3, 0x48, 0x90, 0x90)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_wrong_opcode),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_plain_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -560,6 +560,21 @@ static unsigned svm_get_cpl(struct vcpu *v)
     return svm(v)->vmcb->cpl;
 }
 
+static void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m)
+{
+    const struct vmcb *vmcb = svm(v)->vmcb;
+    m->cr0 = vmcb->cr0;
+    m->cs_base = vmcb->cs.base;
+    m->code64 = false;
+    if (!(m->cr0 & CR0_PG))
+        return;
+    m->cr3 = vmcb->cr3;
+    m->cr4 = vmcb->cr4;
+    m->efer = vmcb->efer & ~(uint64_t)EFER_SVME;
+    /* EFER.LMA (bit 10) and CS.L (attribute bit 9, moved up to 10): no branch. */
+    m->code64 = (m->efer & ((uint64_t)vmcb->cs.attrib << 1)) >> 10 & 1;
+}
+
 static void svm_end_emulated_instruction(struct vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
@@ -796,6 +811,7 @@ const struct virt_ops svm_ops = {
     .inject_exception = svm_inject_exception,
     .get_mode = svm_get_mode,
     .get_cpl = svm_get_cpl,
+    .get_code_mode = svm_get_code_mode,
     .end_emulated_instruction = svm_end_emulated_instruction,
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
