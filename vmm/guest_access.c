@@ -33,13 +33,17 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
     return 0;
 }
 
+/* CS:RIP as a linear address: 64-bit code ignores the CS base, other code wraps at 4 GiB. */
+static inline uint64_t code_linear(bool code64, uint64_t cs_base, uint64_t rip)
+{
+    return code64 ? rip : (uint32_t)(cs_base + rip);
+}
+
 size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, uint64_t *la)
 {
     const struct guest_mode *gm = vcpu_mode(v);
     *code_bits = gm->code_bits;
-    *la = gm->cs_base + v->regs.rip;
-    if (gm->code_bits != 64)
-        *la &= 0xffffffffu;
+    *la = code_linear(gm->code_bits == 64, gm->cs_base, v->regs.rip);
     size_t avail = INSN_MAX;
     /* Fewer bytes may be readable near the end of guest memory. */
     while (avail && guest_read_linear(v, *la, bytes, avail))
@@ -121,13 +125,9 @@ static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struc
         return skip_decoded(v, e, false, 0, 0);
     struct guest_code_mode cm;
     virt->get_code_mode(v, &cm);
-    uint64_t la = cm.cs_base + v->regs.rip;
-    uint64_t gpa;
-    if (!(cm.cr0 & CR0_PG)) {
-        gpa = (uint32_t)la;
-    } else {
-        if (!cm.code64)
-            la = (uint32_t)la;
+    uint64_t la = code_linear(cm.code64, cm.cs_base, v->regs.rip);
+    uint64_t gpa = la;
+    if (cm.cr0 & CR0_PG) {
         struct gpt_mode m = {.cr0 = cm.cr0, .cr3 = cm.cr3, .cr4 = cm.cr4, .efer = cm.efer};
         struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
         if (!gpt_translate_fetched(&m, la, &ram, &gpa))
