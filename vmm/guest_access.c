@@ -51,12 +51,6 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
     return avail;
 }
 
-void vcpu_advance(struct vcpu *v, unsigned len)
-{
-    v->regs.rip += len;
-    virt->end_emulated_instruction(v);
-}
-
 /*
  * Whether the 4 bytes at gpa, the translation of la, lie within la's page
  * and guest RAM and hold the exit's instruction in its usual encoding.
@@ -74,7 +68,7 @@ plain_at(struct vcpu *v, const struct exit_record *e, uint64_t la, uint64_t gpa)
 }
 
 /*
- * skip_unreported the slow way: the full decoder on the bytes at gpa, the
+ * vcpu_skip_unreported the slow way: the full decoder on the bytes at gpa, the
  * translation of la, read in place (as far as their page and guest RAM go;
  * not when found is false), else on a copy that may cross pages, through the
  * full walk, which stops the VM with the reason when that fails too.
@@ -118,7 +112,7 @@ static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct e
  * tables and flushes its TLB without an exit, so no cached translation
  * could be proven fresh.
  */
-static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struct exit_record *e)
+int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
 {
     /* Without the vendor's lean read (VMX, whose exits lack a length only in odd cases): */
     if (!virt->get_code_mode)
@@ -136,13 +130,5 @@ static __attribute__((noinline)) int skip_unreported(struct vcpu *v, const struc
     if (!plain_at(v, e, la, gpa))
         return skip_decoded(v, e, true, la, gpa);
     vcpu_advance(v, insn_opcodes[e->insn_kind].len);
-    return 0;
-}
-
-int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
-{
-    if (!e->insn_len)
-        return skip_unreported(v, e);
-    vcpu_advance(v, e->insn_len);
     return 0;
 }

@@ -43,13 +43,27 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
  * interrupt shadow ends, and a guest with RFLAGS.TF set gets the single-step
  * #DB that follows it.
  */
-void vcpu_advance(struct vcpu *v, unsigned len);
+static inline void vcpu_advance(struct vcpu *v, unsigned len)
+{
+    v->regs.rip += len;
+    virt->end_emulated_instruction(v);
+}
 
 /*
  * Advance RIP past the instruction that caused the exit (vcpu_advance). Without a length from the
  * CPU, the bytes at RIP are decoded and must be the instruction the exit names. Returns -1 (and
  * stops the VM) when that fails.
  */
-int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e);
+/* vcpu_skip_instruction when the exit gave no length (vmm/guest_access.c). */
+int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e);
+
+/* Inline: with NRIPS or on VMX, RIP += the length the exit gave, in the handler itself. */
+static inline int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
+{
+    if (!e->insn_len)
+        return vcpu_skip_unreported(v, e);
+    vcpu_advance(v, e->insn_len);
+    return 0;
+}
 
 #endif
