@@ -49,15 +49,14 @@ static inline void vcpu_advance(struct vcpu *v, unsigned len)
     virt->end_emulated_instruction(v);
 }
 
-/*
- * Advance RIP past the instruction that caused the exit (vcpu_advance). Without a length from the
- * CPU, the bytes at RIP are decoded and must be the instruction the exit names. Returns -1 (and
- * stops the VM) when that fails.
- */
 /* vcpu_skip_instruction when the exit gave no length (vmm/guest_access.c). */
 int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e);
 
-/* Inline: with NRIPS or on VMX, RIP += the length the exit gave, in the handler itself. */
+/*
+ * Advance RIP past the instruction that caused the exit (vcpu_advance). Without a length from the
+ * CPU, the bytes at RIP are decoded and must be the instruction the exit names. Returns -1 (and
+ * stops the VM) when that fails. Inline: with NRIPS or on VMX the handler moves RIP itself.
+ */
 static inline int vcpu_skip_instruction(struct vcpu *v, const struct exit_record *e)
 {
     if (!e->insn_len)
