@@ -500,8 +500,9 @@ static bool event_queued(struct svm_vcpu *s)
  */
 static bool entry_is_plain(struct svm_vcpu *s)
 {
-    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
-           !s->nmi_step;
+    /* event_queued's two words tested as one. */
+    return !((s->vmcb->event_inj | s->reinject) & SVM_EVTINJ_VALID) && !s->virq_at_entry &&
+           !(s->vmcb->vintr & SVM_VINTR_V_IRQ) && !s->nmi_step;
 }
 
 static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
@@ -521,9 +522,10 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
      * offer or re-inject (entry_is_plain), on this CPU: the entry work above
      * has nothing to do for it.
      */
+    const uint64_t host_vmcb_pa = c->host_vmcb_pa;
     enum fastpath_result r;
     for (;;) {
-        svm_enter_exit(v, s, c->host_vmcb_pa, e);
+        svm_enter_exit(v, s, host_vmcb_pa, e);
         r = fastpath_exit(v, e);
         if (r != FASTPATH_REENTER)
             break;
