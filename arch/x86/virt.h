@@ -152,7 +152,8 @@ struct virt_ops {
      * next entry only resumes the guest (nothing injected or re-injected, no
      * virtual interrupt offered to the CPU (SVM V_IRQ, including the one
      * that opens an interrupt window), no interrupt or NMI window armed),
-     * enters the guest again at once, doing only what such an entry needs.
+     * enters the guest again at once (after fastpath_reentry, the exit's
+     * time), doing only what such an entry needs.
      * It returns the last exit with fastpath_exit's answer for it, or
      * FASTPATH_HANDLED for a FASTPATH_REENTER whose entry was not plain.
      */

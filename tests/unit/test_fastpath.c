@@ -206,6 +206,20 @@ static void test_host_kick_and_timer_take_the_full_path(void **state)
     assert_int_equal(handled, 1);
 }
 
+static void test_reentry_counts_the_exit_time(void **state)
+{
+    (void)state;
+    struct exit_record e = {.reason = EXIT_CPUID, .insn_kind = -1};
+    assert_int_equal(fastpath_exit(&v, &e), FASTPATH_REENTER);
+    assert_int_equal(v.stats.exits[EXIT_CPUID], 1);
+    assert_int_equal(v.stats.exit_cycles[EXIT_CPUID], 0); /* not yet: the vendor may go full */
+    uint64_t before = rdtsc();
+    fastpath_reentry(&v, &e);
+    uint64_t cycles = v.stats.exit_cycles[EXIT_CPUID];
+    assert_true(cycles > 0 && cycles <= rdtsc() - v.exited_at);
+    assert_true(v.exited_at <= before);
+}
+
 static void test_reentry_rules(void **state)
 {
     (void)state;
@@ -278,6 +292,7 @@ int main(void)
         cmocka_unit_test_setup(test_event_on_own_cpu_before_check_is_seen, setup),
         cmocka_unit_test_setup(test_full_path_takes_the_word, setup),
         cmocka_unit_test_setup(test_host_kick_and_timer_take_the_full_path, setup),
+        cmocka_unit_test_setup(test_reentry_counts_the_exit_time, setup),
         cmocka_unit_test_setup(test_reentry_rules, setup),
         cmocka_unit_test_setup(test_uncommon_exits_are_not_handled, setup),
         cmocka_unit_test_setup(test_eoi_uncovering_an_interrupt_takes_the_full_path, setup),

@@ -533,6 +533,7 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
             r = FASTPATH_HANDLED;
             break;
         }
+        fastpath_reentry(v, e);
     }
     irq_enable();
     stgi(); /* host interrupts that forced the exit are taken here */

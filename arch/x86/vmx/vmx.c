@@ -493,6 +493,7 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
             return r;
         if (!vmx_entry_is_plain(s))
             return FASTPATH_HANDLED;
+        fastpath_reentry(v, e);
         reenter_prepare(v, s);
     }
 }
