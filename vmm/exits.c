@@ -38,9 +38,7 @@ static void handle_skip(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-/* What pollux answers beyond its per-VM table: the per-vCPU bits, or the filter in full. */
-static __attribute__((noinline)) void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a,
-                                                     uint32_t leaf, uint32_t subleaf)
+void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf)
 {
     struct cpuid_regs r;
     if (a) {
@@ -64,21 +62,6 @@ static __attribute__((noinline)) void cpuid_for_vcpu(struct vcpu *v, const struc
     v->regs.rbx = r.ebx;
     v->regs.rcx = r.ecx;
     v->regs.rdx = r.edx;
-}
-
-void handle_cpuid(struct vcpu *v, const struct exit_record *e)
-{
-    uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
-    const struct cpuid_answer *a = cpuid_cache_find(&v->vm->cpuid, leaf, subleaf);
-    if (a && !a->needs) { /* the same for every vCPU: most leaves */
-        v->regs.rax = a->base[0];
-        v->regs.rbx = a->base[1];
-        v->regs.rcx = a->base[2];
-        v->regs.rdx = a->base[3];
-    } else {
-        cpuid_for_vcpu(v, a, leaf, subleaf);
-    }
-    vcpu_skip_instruction(v, e);
 }
 
 static void handle_pause(struct vcpu *v, const struct exit_record *e)

@@ -66,13 +66,29 @@ static unsigned handled;
         (void)e;                                                                                   \
         handled++;                                                                                 \
     }
-COUNTING_HANDLER(handle_cpuid)
 COUNTING_HANDLER(handle_hypercall)
 COUNTING_HANDLER(handle_msr_read)
 COUNTING_HANDLER(handle_msr_write)
 COUNTING_HANDLER(handle_io)
 COUNTING_HANDLER(handle_cr8)
 COUNTING_HANDLER(handle_npf)
+
+/* handle_cpuid is inline (vmm/exits.h): the test's VM has no CPUID table, so it asks this. */
+void cpuid_for_vcpu(struct vcpu *hv, const struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf)
+{
+    (void)hv;
+    (void)a;
+    (void)leaf;
+    (void)subleaf;
+    handled++;
+}
+
+int vcpu_skip_unreported(struct vcpu *hv, const struct exit_record *e)
+{
+    (void)hv;
+    (void)e;
+    return 0;
+}
 
 static const struct virt_ops test_ops = {0};
 const struct virt_ops *virt = &test_ops;
