@@ -117,13 +117,6 @@ void handle_io(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-void handle_hypercall(struct vcpu *v, const struct exit_record *e)
-{
-    if (vcpu_skip_instruction(v, e))
-        return;
-    v->regs.rax = vmm_hypercall(v);
-}
-
 static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 {
     const struct guest_mode *m = vcpu_mode(v);

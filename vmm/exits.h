@@ -4,12 +4,12 @@
 
 #include "vmm/cpuid_cache.h"
 #include "vmm/guest_access.h"
+#include "vmm/hypercall.h"
 #include "vmm/vm.h"
 
 void handle_exit(struct vcpu *v, const struct exit_record *e);
 
 /* The handlers the exit fast path (vmm/fastpath_exit.h) calls directly, without the table. */
-void handle_hypercall(struct vcpu *v, const struct exit_record *e);
 void handle_msr_read(struct vcpu *v, const struct exit_record *e);
 void handle_msr_write(struct vcpu *v, const struct exit_record *e);
 void handle_io(struct vcpu *v, const struct exit_record *e);
@@ -33,6 +33,14 @@ static inline void handle_cpuid(struct vcpu *v, const struct exit_record *e)
         cpuid_for_vcpu(v, a, leaf, subleaf);
     }
     vcpu_skip_instruction(v, e);
+}
+
+/* The hypercall, past its instruction. Inline, as handle_cpuid. */
+static inline void handle_hypercall(struct vcpu *v, const struct exit_record *e)
+{
+    if (vcpu_skip_instruction(v, e))
+        return;
+    v->regs.rax = vmm_hypercall(v, e->hypercall.cpl);
 }
 
 #endif

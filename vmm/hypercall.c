@@ -30,20 +30,12 @@ static unsigned long exit_counts_to_guest(struct vcpu *v, uint32_t gpa)
     return HC_OK;
 }
 #endif
-
-/* The CPL alone: from the mode if this exit read it already (the fetch without NRIPS does). */
-static unsigned exit_cpl(struct vcpu *v)
-{
-    return v->exit_mode_read ? v->exit_mode.cpl : virt->get_cpl(v);
-}
-
-unsigned long vmm_hypercall(struct vcpu *v)
+unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl)
 {
     /* RAX in 64-bit code, EAX elsewhere: the mode matters only when the upper half is set. */
     uint64_t nr = v->regs.rax;
     if ((nr >> 32) && vcpu_mode(v)->code_bits != 64)
         nr = (uint32_t)nr;
-    unsigned cpl = exit_cpl(v);
     if (!is_pollux_call(nr))
         return kvm_pv_hypercall(nr, cpl);
     if (cpl != 0)

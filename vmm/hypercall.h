@@ -37,7 +37,7 @@
 #define POLLUX_CPUID_TIMING    0x40000010u /* EAX = TSC kHz, EBX = APIC timer kHz (0: none) */
 
 struct vcpu;
-/* pollux's side: handle the call in v's registers, return the value for RAX. */
-unsigned long vmm_hypercall(struct vcpu *v);
+/* pollux's side: handle the call in v's registers from CPL cpl, return the value for RAX. */
+unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl);
 
 #endif

@@ -73,6 +73,9 @@ struct exit_record {
             bool write;
             uint8_t gpr; /* x86 register number, see guest_gpr() */
         } cr8;
+        struct {
+            uint8_t cpl; /* the caller's, for the privilege check */
+        } hypercall;
     };
 };
 
@@ -167,8 +170,6 @@ struct virt_ops {
     void (*vcpu_put)(struct vcpu *v);
     void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
     void (*get_mode)(struct vcpu *v, struct guest_mode *m);
-    /* get_mode's cpl alone, for a privilege check that needs nothing else (VMX: one VMREAD). */
-    unsigned (*get_cpl)(struct vcpu *v);
     /*
      * For exits without an instruction length (SVM without NRIPS): the part
      * of get_mode the fetch of that instruction needs. NULL where exits

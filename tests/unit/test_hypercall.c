@@ -1,7 +1,8 @@
 /*
  * The hypercall's privilege check and call number (vmm/hypercall.c), with a
- * stand-in vendor: the CPL comes from the mode when the exit read it, else
- * from get_cpl alone; the number is RAX in 64-bit code and EAX elsewhere.
+ * stand-in vendor: the CPL is the one the exit reported (the record's
+ * hypercall.cpl); the number is RAX in 64-bit code and EAX elsewhere, and
+ * the mode is read only to tell them apart.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +21,7 @@ uint64_t tsc_khz = 1000000;
 static struct vm vm;
 static struct vcpu v;
 static struct guest_mode mode;
-static unsigned cpl, mode_reads, cpl_reads, stops;
+static unsigned mode_reads, stops;
 
 static void test_get_mode(struct vcpu *pv, struct guest_mode *m)
 {
@@ -29,14 +30,7 @@ static void test_get_mode(struct vcpu *pv, struct guest_mode *m)
     *m = mode;
 }
 
-static unsigned test_get_cpl(struct vcpu *pv)
-{
-    (void)pv;
-    cpl_reads++;
-    return cpl;
-}
-
-static const struct virt_ops test_ops = {.get_mode = test_get_mode, .get_cpl = test_get_cpl};
+static const struct virt_ops test_ops = {.get_mode = test_get_mode};
 const struct virt_ops *virt = &test_ops;
 
 void vm_request_stop(struct vm *pvm, int64_t code, const char *reason)
@@ -61,43 +55,29 @@ static int setup(void **state)
     memset(&v, 0, sizeof(v));
     v.vm = &vm;
     mode = (struct guest_mode){.cr0 = 1, .code_bits = 32};
-    cpl = 0;
-    mode_reads = cpl_reads = stops = 0;
+    mode_reads = stops = 0;
     return 0;
 }
 
-static void test_ring_0_call_reads_the_cpl_alone(void **state)
+static void test_ring_0_call_reads_no_mode(void **state)
 {
     (void)state;
     v.regs.rax = HC_NOP;
-    assert_int_equal(vmm_hypercall(&v), HC_OK);
-    assert_int_equal(cpl_reads, 1);
+    assert_int_equal(vmm_hypercall(&v, 0), HC_OK);
     assert_int_equal(mode_reads, 0);
 }
 
 static void test_user_mode_is_refused(void **state)
 {
     (void)state;
-    cpl = 3;
     v.regs.rax = HC_EXIT;
-    assert_int_equal(vmm_hypercall(&v), HC_EPERM);
+    assert_int_equal(vmm_hypercall(&v, 3), HC_EPERM);
+    assert_int_equal(vmm_hypercall(&v, 1), HC_EPERM);
     assert_int_equal(stops, 0);
     /* KVM's calls are refused at CPL > 0 too, with KVM's own error. */
     v.regs.rax = KVM_HC_VAPIC_POLL_IRQ;
-    assert_int_equal(vmm_hypercall(&v), (unsigned long)-KVM_EPERM);
-}
-
-static void test_cpl_from_the_mode_this_exit_read(void **state)
-{
-    (void)state;
-    /* The fetch without NRIPS read the mode already: its CPL, no second read. */
-    mode.cpl = 3;
-    v.exit_mode = mode;
-    v.exit_mode_read = true;
-    cpl = 0; /* get_cpl would say otherwise: it must not be asked */
-    v.regs.rax = HC_NOP;
-    assert_int_equal(vmm_hypercall(&v), HC_EPERM);
-    assert_int_equal(cpl_reads, 0);
+    assert_int_equal(vmm_hypercall(&v, 3), (unsigned long)-KVM_EPERM);
+    assert_int_equal(vmm_hypercall(&v, 0), 0);
 }
 
 static void test_call_number_width(void **state)
@@ -105,22 +85,21 @@ static void test_call_number_width(void **state)
     (void)state;
     /* Outside 64-bit code only EAX counts: the upper half is ignored. */
     v.regs.rax = 0xdead000000000000ull | HC_EXIT;
-    assert_int_equal(vmm_hypercall(&v), HC_OK);
+    assert_int_equal(vmm_hypercall(&v, 0), HC_OK);
     assert_int_equal(stops, 1);
     assert_int_equal(mode_reads, 1);
     /* In 64-bit code it is RAX: not one of pollux's numbers, so KVM's (unknown). */
     mode.code_bits = 64;
     v.exit_mode_read = false;
-    assert_int_equal(vmm_hypercall(&v), (unsigned long)-KVM_ENOSYS);
+    assert_int_equal(vmm_hypercall(&v, 0), (unsigned long)-KVM_ENOSYS);
     assert_int_equal(stops, 1);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_ring_0_call_reads_the_cpl_alone, setup),
+        cmocka_unit_test_setup(test_ring_0_call_reads_no_mode, setup),
         cmocka_unit_test_setup(test_user_mode_is_refused, setup),
-        cmocka_unit_test_setup(test_cpl_from_the_mode_this_exit_read, setup),
         cmocka_unit_test_setup(test_call_number_width, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

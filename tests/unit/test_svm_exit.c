@@ -38,9 +38,11 @@ static void test_nrips_gives_length(void **state)
     memset(&vmcb, 0, sizeof(vmcb));
     vmcb.rip = 0x1000;
     vmcb.next_rip = 0x1003;
+    vmcb.cpl = 3;
     struct exit_record e = decode(SVM_EXIT_VMMCALL, true);
     assert_int_equal(e.reason, EXIT_HYPERCALL);
     assert_int_equal(e.insn_len, 3);
+    assert_int_equal(e.hypercall.cpl, 3); /* for the privilege check */
     /* An implausible nRIP is not trusted. */
     vmcb.next_rip = 0x2000;
     e = decode(SVM_EXIT_VMMCALL, true);

@@ -558,11 +558,6 @@ static void svm_get_mode(struct vcpu *v, struct guest_mode *m)
         m->code_bits = (vmcb->cs.attrib & (1u << 10)) ? 32 : 16;
 }
 
-static unsigned svm_get_cpl(struct vcpu *v)
-{
-    return svm(v)->vmcb->cpl;
-}
-
 static void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m)
 {
     const struct vmcb *vmcb = svm(v)->vmcb;
@@ -813,7 +808,6 @@ const struct virt_ops svm_ops = {
     .vcpu_run = svm_vcpu_run,
     .inject_exception = svm_inject_exception,
     .get_mode = svm_get_mode,
-    .get_cpl = svm_get_cpl,
     .get_code_mode = svm_get_code_mode,
     .end_emulated_instruction = svm_end_emulated_instruction,
     .msr_read = svm_msr_read,

@@ -35,6 +35,7 @@ static inline void svm_decode_exit(const struct vmcb *vmcb, bool nrips, struct e
     case SVM_EXIT_VMMCALL:
         e->reason = EXIT_HYPERCALL;
         e->insn_kind = INSN_VMMCALL;
+        e->hypercall.cpl = vmcb->cpl;
         return;
     case SVM_EXIT_MSR:
         e->reason = vmcb->exit_info1 ? EXIT_MSR_WRITE : EXIT_MSR_READ;

@@ -455,6 +455,8 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
     uint32_t len = (uint32_t)vmread(VMCS_EXIT_INSN_LEN);
     uint64_t qualification = reason == VMX_EXIT_IO ? vmread(VMCS_EXIT_QUALIFICATION) : 0;
     vmx_decode_instruction_exit(insn, reason, len, qualification, e);
+    if (reason == VMX_EXIT_VMCALL)
+        e->hypercall.cpl = vmx_guest_cpl();
 }
 
 /*
@@ -573,7 +575,6 @@ const struct virt_ops vmx_ops = {
     .vcpu_put = vmx_vcpu_put,
     .inject_exception = vmx_inject_exception,
     .get_mode = vmx_get_mode,
-    .get_cpl = vmx_get_cpl,
     .end_emulated_instruction = vmx_end_emulated_instruction,
     .msr_read = vmx_msr_read,
     .msr_write = vmx_msr_write,

@@ -20,18 +20,6 @@ uint64_t vmx_guest_cr4(const struct vmx_vcpu *s)
     return (vmread(VMCS_GUEST_CR4) & ~vmx.cr4_mask) | (s->cr4_shadow & vmx.cr4_mask);
 }
 
-/* VMX keeps the CPL in SS.DPL; the VMCS current. */
-static unsigned guest_cpl(void)
-{
-    return (vmread(VMCS_GUEST_SS_AR) >> AR_DPL_SHIFT) & 3;
-}
-
-unsigned vmx_get_cpl(struct vcpu *v)
-{
-    loaded(v);
-    return guest_cpl();
-}
-
 void vmx_get_mode(struct vcpu *v, struct guest_mode *m)
 {
     struct vmx_vcpu *s = loaded(v);
@@ -39,7 +27,7 @@ void vmx_get_mode(struct vcpu *v, struct guest_mode *m)
     m->cr3 = vmread(VMCS_GUEST_CR3);
     m->cr4 = vmx_guest_cr4(s);
     m->efer = vmread(VMCS_GUEST_EFER);
-    m->cpl = guest_cpl();
+    m->cpl = vmx_guest_cpl();
     m->cs_base = vmread(VMCS_GUEST_CS_BASE);
     uint32_t cs_ar = (uint32_t)vmread(VMCS_GUEST_CS_AR);
     if (!(m->cr0 & CR0_PE))

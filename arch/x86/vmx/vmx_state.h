@@ -13,13 +13,19 @@
 
 #include "arch/x86/virt.h"
 #include "arch/x86/vmx/vmx_backend.h"
+#include "arch/x86/vmx/vmx_insn.h"
 
 /* CR0 and CR4 as the guest sees them; s's VMCS current. */
 uint64_t vmx_guest_cr0(const struct vmx_vcpu *s);
 uint64_t vmx_guest_cr4(const struct vmx_vcpu *s);
 
 void vmx_get_mode(struct vcpu *v, struct guest_mode *m);
-unsigned vmx_get_cpl(struct vcpu *v);
+
+/* VMX keeps the CPL in SS.DPL; the VMCS current. */
+static inline unsigned vmx_guest_cpl(void)
+{
+    return (vmread(VMCS_GUEST_SS_AR) >> AR_DPL_SHIFT) & 3;
+}
 
 /*
  * MOV to CR0/CR4 and LMSW that touch a bit the host owns (CR access exits
