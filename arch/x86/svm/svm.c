@@ -489,9 +489,10 @@ static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmc
     svm_decode_exit(vmcb, has_nrips, e);
 }
 
+/* An event injected now, or one interrupted at the last exit: the two words tested as one. */
 static bool event_queued(struct svm_vcpu *s)
 {
-    return (s->vmcb->event_inj & SVM_EVTINJ_VALID) || (s->reinject & SVM_EVTINJ_VALID);
+    return (s->vmcb->event_inj | s->reinject) & SVM_EVTINJ_VALID;
 }
 
 /*
@@ -500,9 +501,8 @@ static bool event_queued(struct svm_vcpu *s)
  */
 static bool entry_is_plain(struct svm_vcpu *s)
 {
-    /* event_queued's two words tested as one. */
-    return !((s->vmcb->event_inj | s->reinject) & SVM_EVTINJ_VALID) && !s->virq_at_entry &&
-           !(s->vmcb->vintr & SVM_VINTR_V_IRQ) && !s->nmi_step;
+    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
+           !s->nmi_step;
 }
 
 static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
