@@ -794,11 +794,6 @@ static void check_two_vcpus(void)
  * paging depth in use can reach: PML5 entry 256 (0xff00000000000000, not
  * canonical with four levels) or PML4 entry 256 (0xffff800000000000).
  */
-#define PTE_P   1ull
-#define PTE_RW  2ull
-#define PTE_PWT 8ull
-#define PTE_PCD 16ull
-#define PTE_PS  128ull
 #define TWO_MIB 0x200000ull
 
 static uint64_t pml5[512] __attribute__((aligned(4096)));

@@ -36,11 +36,6 @@
 #define OPEN_BUS   0xffffffffu
 #define WRITTEN    0x5a5a5a5au
 
-#define PTE_P   (1u << 0)
-#define PTE_RW  (1u << 1)
-#define PTE_PWT (1u << 3)
-#define PTE_PCD (1u << 4)
-#define PTE_PS  (1u << 7)
 #define CR0_PG  (1u << 31)
 #define CR4_PAE (1u << 5)
 

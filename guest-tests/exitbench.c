@@ -130,9 +130,6 @@ static uint32_t measure(void (*run)(void), uint32_t iters)
 
 /* ------------------------------------------------------------ long mode */
 
-#define PTE_P   1ull
-#define PTE_RW  2ull
-#define PTE_PS  128ull
 #define FOUR_K  0x1000u
 #define TWO_MIB 0x200000u
 

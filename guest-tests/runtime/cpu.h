@@ -21,6 +21,13 @@
 
 #include "guest-tests/runtime/runtime.h"
 
+/* Page-table entry bits, for a guest that builds its own PAE or 4/5-level tables. */
+#define PTE_P   (1ull << 0)
+#define PTE_RW  (1ull << 1)
+#define PTE_PWT (1ull << 3)
+#define PTE_PCD (1ull << 4)
+#define PTE_PS  (1ull << 7)
+
 /* What an __attribute__((interrupt)) handler gets (no privilege change: no ESP, SS). */
 struct interrupt_frame {
     uint32_t eip, cs, eflags;
