@@ -421,7 +421,8 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
  * case, needs nothing else (vmx_instruction_exit): one branch on the exit
  * reason leads to the rest (other_exit).
  */
-static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e)
+static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s,
+                                                                 struct exit_record *e)
 {
     /*
      * Entered with host IF=0: a host interrupt that arrives while the guest
@@ -474,30 +475,41 @@ static void reenter_prepare(struct vcpu *v, struct vmx_vcpu *s)
         vmwrite(VMCS_GUEST_RFLAGS, v->regs.rflags);
 }
 
+/* vmx_vcpu_run's first entry cannot happen: the VMCS is still active on another CPU. */
+static __attribute__((noinline, cold)) void vmcs_stuck_elsewhere(struct vmx_vcpu *s,
+                                                                 struct exit_record *e)
+{
+    *e = (struct exit_record){.reason = EXIT_ENTRY_FAILED, .insn_kind = -1};
+    snprintf(s->msg, sizeof(s->msg),
+             "vCPU moved from CPU %d to CPU %u without vmx_vcpu_unload on the old CPU", s->last_cpu,
+             this_cpu()->cpu);
+    e->fail.what = s->msg;
+    e->fail.detail = (uint64_t)s->last_cpu;
+}
+
+/*
+ * fastpath_exit has one call site, so that it is inlined into the loop (a
+ * call and a second frame per exit otherwise); the failed load reaches it as
+ * an exit that was never entered.
+ */
 static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct vmx_vcpu *s = v->arch;
-    if (!vmcs_load(s)) {
-        *e = (struct exit_record){.reason = EXIT_ENTRY_FAILED, .insn_kind = -1};
-        snprintf(s->msg, sizeof(s->msg),
-                 "vCPU moved from CPU %d to CPU %u without vmx_vcpu_unload on the old CPU",
-                 s->last_cpu, this_cpu()->cpu);
-        e->fail.what = s->msg;
-        e->fail.detail = (uint64_t)s->last_cpu;
-        return fastpath_exit(v, e);
-    }
-    prepare_entry(v, s);
-    enum fastpath_result r;
-    for (;;) {
+    if (vmcs_load(s)) {
+        prepare_entry(v, s);
         vmx_enter_exit(v, s, e);
-        r = fastpath_exit(v, e);
-        if (r != FASTPATH_REENTER)
-            return r;
+    } else {
+        vmcs_stuck_elsewhere(s, e);
+    }
+    enum fastpath_result r;
+    while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER) {
         if (!vmx_entry_is_plain(s))
             return FASTPATH_HANDLED;
         fastpath_reentry(v, e);
         reenter_prepare(v, s);
+        vmx_enter_exit(v, s, e);
     }
+    return r;
 }
 
 static void vmx_vcpu_load(struct vcpu *v)
