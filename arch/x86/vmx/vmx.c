@@ -335,9 +335,9 @@ static inline void take_host_interrupts(void)
 /* RIP, RSP and RFLAGS into v->regs; RSP and RFLAGS also kept to write back only if changed. */
 static inline void read_exit_registers(struct vcpu *v, struct vmx_vcpu *s)
 {
-    v->regs.rip = vmread(VMCS_GUEST_RIP);
-    v->regs.rsp = s->exit_rsp = vmread(VMCS_GUEST_RSP);
-    v->regs.rflags = s->exit_rflags = vmread(VMCS_GUEST_RFLAGS);
+    v->regs.rip = vmread_nofail(VMCS_GUEST_RIP);
+    v->regs.rsp = s->exit_rsp = vmread_nofail(VMCS_GUEST_RSP);
+    v->regs.rflags = s->exit_rflags = vmread_nofail(VMCS_GUEST_RFLAGS);
 }
 
 /*
@@ -444,7 +444,7 @@ static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v,
         vmx_entry_vmfail(s, rc, e);
         return;
     }
-    uint32_t reason = (uint32_t)vmread(VMCS_EXIT_REASON);
+    uint32_t reason = (uint32_t)vmread_nofail(VMCS_EXIT_REASON);
     const struct vmx_insn_exit *insn = vmx_instruction_exit(reason);
     if (!insn) {
         other_exit(v, s, reason, e);
@@ -453,8 +453,8 @@ static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v,
     take_host_interrupts();
     s->launched = true;
     read_exit_registers(v, s);
-    uint32_t len = (uint32_t)vmread(VMCS_EXIT_INSN_LEN);
-    uint64_t qualification = reason == VMX_EXIT_IO ? vmread(VMCS_EXIT_QUALIFICATION) : 0;
+    uint32_t len = (uint32_t)vmread_nofail(VMCS_EXIT_INSN_LEN);
+    uint64_t qualification = reason == VMX_EXIT_IO ? vmread_nofail(VMCS_EXIT_QUALIFICATION) : 0;
     vmx_decode_instruction_exit(insn, reason, len, qualification, e);
     if (reason == VMX_EXIT_VMCALL)
         e->hypercall.cpl = vmx_guest_cpl();
@@ -468,11 +468,11 @@ static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v,
 static void reenter_prepare(struct vcpu *v, struct vmx_vcpu *s)
 {
     sync_controls(v, s);
-    vmwrite(VMCS_GUEST_RIP, v->regs.rip);
+    vmwrite_nofail(VMCS_GUEST_RIP, v->regs.rip);
     if (v->regs.rsp != s->exit_rsp)
-        vmwrite(VMCS_GUEST_RSP, v->regs.rsp);
+        vmwrite_nofail(VMCS_GUEST_RSP, v->regs.rsp);
     if (v->regs.rflags != s->exit_rflags)
-        vmwrite(VMCS_GUEST_RFLAGS, v->regs.rflags);
+        vmwrite_nofail(VMCS_GUEST_RFLAGS, v->regs.rflags);
 }
 
 /* vmx_vcpu_run's first entry cannot happen: the VMCS is still active on another CPU. */

@@ -27,9 +27,10 @@ void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32
 void vmx_end_emulated_instruction(struct vcpu *v)
 {
     loaded(v);
-    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
+    uint32_t x = (uint32_t)vmread_nofail(VMCS_GUEST_INTERRUPTIBILITY);
     if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
-        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
+        vmwrite_nofail(VMCS_GUEST_INTERRUPTIBILITY,
+                       x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
     if (v->regs.rflags & RFLAGS_TF) {
         /* The guest's DR6 is in the CPU while it runs; an injected #DB does not touch it. */
         dr6_write(dr6_single_step(dr6_read()));
