@@ -564,7 +564,17 @@ static void test_instruction_exit_decode(void **state)
     assert_int_equal(e.insn_kind, INSN_VMCALL);
     assert_int_equal(e.insn_len, 3);
     assert_int_equal(e.vendor_code, VMX_EXIT_VMCALL);
-    assert_int_equal(e.io.port, 0); /* nothing left over from before */
+    /* The record's fields outside the union, whatever they held before; RDMSR as the table says. */
+    memset(&e, 0xa5, sizeof(e));
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_RDMSR), VMX_EXIT_RDMSR, 2, 0, &e);
+    assert_int_equal(e.reason, EXIT_MSR_READ);
+    assert_int_equal(e.insn_kind, INSN_RDMSR);
+    assert_int_equal(e.insn_len, 2);
+    assert_int_equal(e.vendor_code, VMX_EXIT_RDMSR);
+    /* A length outside 1-15 is no length: vmm/ then decodes the instruction itself. */
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_CPUID), VMX_EXIT_CPUID, 16, 0, &e);
+    assert_int_equal(e.reason, EXIT_CPUID);
+    assert_int_equal(e.insn_len, 0);
 }
 
 static void test_event_exits(void **state)
