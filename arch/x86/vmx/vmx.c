@@ -257,7 +257,7 @@ static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
     }
     sync_controls(v, s);
     vmwrite(VMCS_GUEST_RIP, v->regs.rip);
-    vmwrite(VMCS_GUEST_RSP, v->regs.rsp);
+    vmwrite(VMCS_GUEST_RSP, s->vmcs_rsp = v->regs.rsp);
     vmwrite(VMCS_GUEST_RFLAGS, v->regs.rflags);
     /* An event vmm/ injects now wins over the interrupted one, as on SVM. */
     if (!s->event_injected && (s->reinject & INTR_INFO_VALID)) {
@@ -332,11 +332,17 @@ static inline void take_host_interrupts(void)
     __asm__ volatile("sti; nop; cli" ::: "memory");
 }
 
-/* RIP, RSP and RFLAGS into v->regs; RSP and RFLAGS also kept to write back only if changed. */
-static inline void read_exit_registers(struct vcpu *v, struct vmx_vcpu *s)
+/* RSP into v->regs, also kept to write back only if changed. */
+static inline void read_exit_rsp(struct vcpu *v, struct vmx_vcpu *s)
+{
+    v->regs.rsp = s->vmcs_rsp = vmread_nofail(VMCS_GUEST_RSP);
+    s->rsp_unread = false;
+}
+
+/* RIP and RFLAGS into v->regs; RFLAGS also kept to write back only if changed. */
+static inline void read_exit_rip_rflags(struct vcpu *v, struct vmx_vcpu *s)
 {
     v->regs.rip = vmread_nofail(VMCS_GUEST_RIP);
-    v->regs.rsp = s->exit_rsp = vmread_nofail(VMCS_GUEST_RSP);
     v->regs.rflags = s->exit_rflags = vmread_nofail(VMCS_GUEST_RFLAGS);
 }
 
@@ -371,7 +377,8 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
     if (basic == VMX_EXIT_EPT_VIOLATION || basic == VMX_EXIT_EPT_MISCONFIG)
         xi.guest_phys = vmread(VMCS_GUEST_PHYS_ADDR);
 
-    read_exit_registers(v, s);
+    read_exit_rip_rflags(v, s);
+    read_exit_rsp(v, s);
     uint32_t idt = (uint32_t)vmread(VMCS_IDT_VECTORING_INFO);
     if (idt & INTR_INFO_VALID) {
         unsigned type = (idt & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT;
@@ -452,7 +459,9 @@ static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v,
     }
     take_host_interrupts();
     s->launched = true;
-    read_exit_registers(v, s);
+    read_exit_rip_rflags(v, s);
+    /* No handler of an instruction's exit in the fast path uses RSP (arch/x86/virt.h). */
+    s->rsp_unread = true;
     uint32_t len = (uint32_t)vmread_nofail(VMCS_EXIT_INSN_LEN);
     uint64_t qualification = reason == VMX_EXIT_IO ? vmread_nofail(VMCS_EXIT_QUALIFICATION) : 0;
     vmx_decode_instruction_exit(insn, reason, len, qualification, e);
@@ -469,8 +478,8 @@ static void reenter_prepare(struct vcpu *v, struct vmx_vcpu *s)
 {
     sync_controls(v, s);
     vmwrite_nofail(VMCS_GUEST_RIP, v->regs.rip);
-    if (v->regs.rsp != s->exit_rsp)
-        vmwrite_nofail(VMCS_GUEST_RSP, v->regs.rsp);
+    if (v->regs.rsp != s->vmcs_rsp)
+        vmwrite_nofail(VMCS_GUEST_RSP, s->vmcs_rsp = v->regs.rsp);
     if (v->regs.rflags != s->exit_rflags)
         vmwrite_nofail(VMCS_GUEST_RFLAGS, v->regs.rflags);
 }
@@ -502,14 +511,15 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
         vmcs_stuck_elsewhere(s, e);
     }
     enum fastpath_result r;
-    while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER) {
-        if (!vmx_entry_is_plain(s))
-            return FASTPATH_HANDLED;
+    while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER && vmx_entry_is_plain(s)) {
         fastpath_reentry(v, e);
         reenter_prepare(v, s);
         vmx_enter_exit(v, s, e);
     }
-    return r;
+    /* vmm/ may use every register from here on. */
+    if (s->rsp_unread)
+        read_exit_rsp(v, s);
+    return r == FASTPATH_REENTER ? FASTPATH_HANDLED : r;
 }
 
 static void vmx_vcpu_load(struct vcpu *v)

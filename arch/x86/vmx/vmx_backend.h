@@ -76,12 +76,20 @@ struct vmx_vcpu {
     /* An event whose delivery the last exit interrupted (IDT-vectoring information). */
     uint32_t reinject, reinject_error, reinject_len;
     uint64_t syscall[VMX_SYSCALL_MSRS];
-    bool syscall_live;              /* the guest may use them: they are switched for it */
-    bool on_cpu;                    /* between vcpu_load and vcpu_put */
-    bool syscall_in_cpu;            /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
-    uint64_t exit_rsp, exit_rflags; /* as read at the last exit: the VMCS still holds them */
-    uint64_t vmcs_host_rsp;         /* HOST_RSP as the VMCS holds it (vmentry.S); 0 unknown */
-    char msg[256];                  /* EXIT_ENTRY_FAILED text */
+    bool syscall_live;   /* the guest may use them: they are switched for it */
+    bool on_cpu;         /* between vcpu_load and vcpu_put */
+    bool syscall_in_cpu; /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
+    /*
+     * RSP as the VMCS holds it while v->regs.rsp is that value; RFLAGS as read
+     * at the last exit. Each is written back at a re-entry only if changed.
+     * rsp_unread: the last exit left RSP in the VMCS alone (vmx_vcpu_run
+     * reads it before vmm/ may use it); v->regs.rsp is then the value at the
+     * entry, still equal to vmcs_rsp, so nothing is written back.
+     */
+    uint64_t vmcs_rsp, exit_rflags;
+    bool rsp_unread;
+    uint64_t vmcs_host_rsp; /* HOST_RSP as the VMCS holds it (vmentry.S); 0 unknown */
+    char msg[256];          /* EXIT_ENTRY_FAILED text */
 };
 
 _Static_assert(sizeof(struct vmx_vcpu) <= PAGE_SIZE, "one page per vCPU");
