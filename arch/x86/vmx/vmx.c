@@ -462,10 +462,10 @@ static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v,
     read_exit_rip_rflags(v, s);
     /* No handler of an instruction's exit in the fast path uses RSP (arch/x86/virt.h). */
     s->rsp_unread = true;
-    uint32_t len = (uint32_t)vmread_nofail(VMCS_EXIT_INSN_LEN);
-    uint64_t qualification = reason == VMX_EXIT_IO ? vmread_nofail(VMCS_EXIT_QUALIFICATION) : 0;
-    vmx_decode_instruction_exit(insn, reason, len, qualification, e);
-    if (reason == VMX_EXIT_VMCALL)
+    vmx_decode_instruction_exit(insn, reason, (uint32_t)vmread_nofail(VMCS_EXIT_INSN_LEN), e);
+    if (reason == VMX_EXIT_IO)
+        vmx_decode_io(vmread_nofail(VMCS_EXIT_QUALIFICATION), e);
+    else if (reason == VMX_EXIT_VMCALL)
         e->hypercall.cpl = vmx_guest_cpl();
 }
 
