@@ -426,10 +426,12 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
  * One entry of v and what its exit needs before anyone looks at it: the
  * registers back in v->regs and e decoded. An instruction's exit, the common
  * case, needs nothing else (vmx_instruction_exit): one branch on the exit
- * reason leads to the rest (other_exit).
+ * reason leads to the rest (other_exit). may_inject: the entry may deliver
+ * an event vmm/ injected (the fast path's re-entries never do: they are
+ * plain, vmx_entry_is_plain).
  */
-static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s,
-                                                                 struct exit_record *e)
+static inline __attribute__((always_inline)) void
+vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool may_inject)
 {
     /*
      * Entered with host IF=0: a host interrupt that arrives while the guest
@@ -445,7 +447,8 @@ static inline __attribute__((always_inline)) void vmx_enter_exit(struct vcpu *v,
 #endif
     guest_msrs_exit(&v->msrs);
 
-    s->event_injected = false;
+    if (may_inject)
+        s->event_injected = false;
     if (__builtin_expect(rc != 0, 0)) {
         take_host_interrupts();
         vmx_entry_vmfail(s, rc, e);
@@ -506,7 +509,7 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
     struct vmx_vcpu *s = v->arch;
     if (vmcs_load(s)) {
         prepare_entry(v, s);
-        vmx_enter_exit(v, s, e);
+        vmx_enter_exit(v, s, e, true);
     } else {
         vmcs_stuck_elsewhere(s, e);
     }
@@ -514,7 +517,7 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
     while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER && vmx_entry_is_plain(s)) {
         fastpath_reentry(v, e);
         reenter_prepare(v, s);
-        vmx_enter_exit(v, s, e);
+        vmx_enter_exit(v, s, e, false);
     }
     /* vmm/ may use every register from here on. */
     if (s->rsp_unread)
