@@ -169,7 +169,7 @@ fail:
 /* ------------------------------------------------------------ entry and exit */
 
 /* Arm (a value) or disarm (TIMER_OFF) the timer; VMCS current. */
-static __attribute__((noinline)) void apply_timer(struct vmx_vcpu *s, uint64_t setting)
+static void apply_timer(struct vmx_vcpu *s, uint64_t setting)
 {
     uint32_t pin = s->pin;
     if (setting != TIMER_OFF) {
@@ -184,13 +184,6 @@ static __attribute__((noinline)) void apply_timer(struct vmx_vcpu *s, uint64_t s
     s->timer_setting = setting;
 }
 
-/* The deadline's timer value, no later than the backstop when that applies. */
-static __attribute__((noinline)) uint64_t deadline_timer(uint64_t deadline, bool backstop)
-{
-    return vmx_timer_value(vmx_timer_left(deadline, rdtsc(), backstop ? backstop_tsc : 0),
-                           vmx.caps.misc & VMX_MISC_TIMER_RATE);
-}
-
 /*
  * The preemption timer for an entry now. Bochs 2.7 evaluates interrupt
  * masking at VM entry as if still in root mode: a guest entered with IF=0
@@ -198,15 +191,26 @@ static __attribute__((noinline)) uint64_t deadline_timer(uint64_t deadline, bool
  * The timer then bounds how long a host interrupt (timer, kick IPI) can wait:
  * with no deadline of its own that is the same value at every entry, which
  * the VMCS keeps (vmx_timer.h), so such an entry reads no TSC and writes
- * nothing.
+ * nothing. Without a deadline the setting depends on RFLAGS.IF alone, so it
+ * holds while IF is what it was computed for (timer_if).
  */
-static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
+static __attribute__((noinline)) void recompute_timer(struct vcpu *v, struct vmx_vcpu *s)
 {
-    uint64_t setting = (v->regs.rflags & RFLAGS_IF) ? TIMER_OFF : backstop_setting;
+    uint64_t guest_if = v->regs.rflags & RFLAGS_IF;
+    uint64_t setting = guest_if ? TIMER_OFF : backstop_setting;
     if (s->timer_deadline)
-        setting = deadline_timer(s->timer_deadline, setting != TIMER_OFF);
+        setting = vmx_timer_value(
+            vmx_timer_left(s->timer_deadline, rdtsc(), setting != TIMER_OFF ? backstop_tsc : 0),
+            vmx.caps.misc & VMX_MISC_TIMER_RATE);
     if (setting != s->timer_setting)
         apply_timer(s, setting);
+    s->timer_if = s->timer_deadline ? TIMER_RECOMPUTE : guest_if;
+}
+
+static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
+{
+    if ((v->regs.rflags & RFLAGS_IF) != s->timer_if)
+        recompute_timer(v, s);
 }
 
 /* The controls vmm/ or an exit's handler changed (controls_changed); VMCS current. */
@@ -583,6 +587,7 @@ static bool vmx_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
     if (!(vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER))
         return false;
     s->timer_deadline = tsc_deadline;
+    s->timer_if = TIMER_RECOMPUTE;
     return true;
 }
 

@@ -70,9 +70,15 @@ struct vmx_vcpu {
     uint64_t timer_setting;          /* the last entry's: its value, TIMER_OFF or TIMER_UNKNOWN */
     uint64_t cr0_shadow, cr4_shadow; /* read shadows: only pollux writes them */
     uint64_t timer_deadline;         /* host TSC; 0 = disarmed */
-    uint64_t ept_generation;         /* of the VM's EPT, as last flushed on last_cpu */
-    bool flush_vpid;     /* guest paging changed behind the CPU's back (emulated MOV CR) */
-    bool event_injected; /* vmm/ filled VM_ENTRY_INTR_INFO for the next entry */
+    /*
+     * The entry's timer setting stands while RFLAGS.IF is this (0 or
+     * RFLAGS_IF); TIMER_RECOMPUTE while a deadline is armed (its value is
+     * worked out from the TSC at every entry) or the setting is unknown.
+     */
+    uint64_t timer_if;
+    uint64_t ept_generation; /* of the VM's EPT, as last flushed on last_cpu */
+    bool flush_vpid;         /* guest paging changed behind the CPU's back (emulated MOV CR) */
+    bool event_injected;     /* vmm/ filled VM_ENTRY_INTR_INFO for the next entry */
     /* An event whose delivery the last exit interrupted (IDT-vectoring information). */
     uint32_t reinject, reinject_error, reinject_len;
     uint64_t syscall[VMX_SYSCALL_MSRS];
@@ -111,8 +117,9 @@ struct vmx_setup {
 extern struct vmx_setup vmx;
 
 /* Preemption timer settings beside the 32-bit values (vmx_vcpu.vmcs_timer, timer_setting). */
-#define TIMER_OFF     (1ull << 32) /* disarmed */
-#define TIMER_UNKNOWN UINT64_MAX   /* not known: the next entry writes what it wants */
+#define TIMER_OFF       (1ull << 32) /* disarmed */
+#define TIMER_UNKNOWN   UINT64_MAX   /* not known: the next entry writes what it wants */
+#define TIMER_RECOMPUTE 1ull         /* vmx_vcpu.timer_if: neither 0 nor RFLAGS_IF */
 
 /*
  * The next entry compares the wanted controls with the VMCS's. Release: a
