@@ -430,12 +430,13 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
  * One entry of v and what its exit needs before anyone looks at it: the
  * registers back in v->regs and e decoded. An instruction's exit, the common
  * case, needs nothing else (vmx_instruction_exit): one branch on the exit
- * reason leads to the rest (other_exit). may_inject: the entry may deliver
- * an event vmm/ injected (the fast path's re-entries never do: they are
- * plain, vmx_entry_is_plain).
+ * reason leads to the rest (other_exit). full_path: prepare_entry's entry,
+ * which may deliver an event vmm/ injected and be the VMCS's first
+ * (VMLAUNCH); the fast path's re-entries are plain (vmx_entry_is_plain)
+ * VMRESUMEs, after an exit that left the VMCS launched.
  */
 static inline __attribute__((always_inline)) void
-vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool may_inject)
+vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool full_path)
 {
     /*
      * Entered with host IF=0: a host interrupt that arrives while the guest
@@ -451,7 +452,7 @@ vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool m
 #endif
     guest_msrs_exit(&v->msrs);
 
-    if (may_inject)
+    if (full_path)
         s->event_injected = false;
     if (__builtin_expect(rc != 0, 0)) {
         take_host_interrupts();
@@ -465,7 +466,8 @@ vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool m
         return;
     }
     take_host_interrupts();
-    s->launched = true;
+    if (full_path)
+        s->launched = true;
     read_exit_rip_rflags(v, s);
     /* No handler of an instruction's exit in the fast path uses RSP (arch/x86/virt.h). */
     s->rsp_unread = true;
