@@ -98,25 +98,6 @@ void handle_msr_write(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-void handle_io(struct vcpu *v, const struct exit_record *e)
-{
-    if (e->io.string) {
-        vm_fail(v, "bad-state", "string I/O (INS/OUTS) on port 0x%x is not supported", e->io.port);
-        return;
-    }
-    uint32_t mask = e->io.size == 4 ? 0xffffffffu : (1u << (8 * e->io.size)) - 1;
-    if (e->io.in) {
-        uint32_t value = io_read(v->vm, e->io.port, e->io.size) & mask;
-        if (e->io.size == 4)
-            v->regs.rax = value; /* a 32-bit write zero-extends */
-        else
-            v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | value;
-    } else {
-        io_write(v->vm, e->io.port, e->io.size, (uint32_t)v->regs.rax & mask);
-    }
-    vcpu_skip_instruction(v, e);
-}
-
 static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 {
     const struct guest_mode *m = vcpu_mode(v);
