@@ -21,8 +21,6 @@
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 
-#define VECTOR_UD   6
-#define VECTOR_GP   13
 #define CR4_OSXSAVE (1u << 18)
 
 typedef void (*exit_handler)(struct vcpu *v, const struct exit_record *e);
@@ -74,18 +72,6 @@ static void handle_hlt(struct vcpu *v, const struct exit_record *e)
 {
     if (vcpu_skip_instruction(v, e) == 0)
         vcpu_halt(v);
-}
-
-void handle_msr_read(struct vcpu *v, const struct exit_record *e)
-{
-    uint64_t value;
-    if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
-        virt->inject_exception(v, VECTOR_GP, true, 0);
-        return;
-    }
-    v->regs.rax = (uint32_t)value;
-    v->regs.rdx = value >> 32;
-    vcpu_skip_instruction(v, e);
 }
 
 void handle_msr_write(struct vcpu *v, const struct exit_record *e)
