@@ -19,13 +19,7 @@ static void send(struct vm *vm, const struct ioapic_msg *m)
     vlapic_dev_interrupt(vm, &ipi);
 }
 
-/*
- * Under the lock, after an access that may have changed the UART: its
- * output drives its pin. Drops the lock, then sends what the pin's change
- * sends. Out of line: the common port read (LSR, polled before each byte
- * out) changes nothing and skips it.
- */
-static __attribute__((noinline)) void uart_changed(struct vm *vm, uint64_t flags)
+__attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
 {
     struct ioapic_msg m;
     bool fire = ioapic_set_line(&vm->ioapic, VUART_IRQ, vuart_irq(&vm->uart), &m);
@@ -39,30 +33,18 @@ void vm_devices_init(struct vm *vm)
     ioapic_reset(&vm->ioapic);
 }
 
-uint32_t vm_uart_read(struct vm *vm, uint16_t offset)
-{
-    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    struct vuart_read r = vuart_read(&vm->uart, offset);
-    /* A read without side effect left the UART, so its pin, as it was. */
-    if (r.side_effect)
-        uart_changed(vm, flags);
-    else
-        spin_unlock_irqrestore(&vm->devices_lock, flags);
-    return r.value;
-}
-
 void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value)
 {
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
     vuart_write(&vm->uart, offset, value);
-    uart_changed(vm, flags);
+    vm_uart_changed(vm, flags);
 }
 
 void vm_uart_input(struct vm *vm, char c)
 {
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
     vuart_input(&vm->uart, c);
-    uart_changed(vm, flags);
+    vm_uart_changed(vm, flags);
 }
 
 void vm_ioapic_mmio(struct vcpu *v, const struct exit_record *e)
