@@ -5,8 +5,8 @@
  * The vendor's vcpu_run calls fastpath_exit right after every exit, host
  * interrupts (and GIF) still off, with the guest's registers in v->regs
  * (but RSP, which an instruction exit's handler here must not read: VMX
- * leaves it in the VMCS, arch/x86/virt.h) and e decoded. Inline, and included only by the vendors'
- * vcpu_run: every exit runs it.
+ * leaves it in the VMCS, arch/x86/virt.h) and e decoded. Inline, and
+ * included only by the vendors' vcpu_run: every exit runs it.
  */
 #ifndef POLLUX_VMM_FASTPATH_EXIT_H
 #define POLLUX_VMM_FASTPATH_EXIT_H
