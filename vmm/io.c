@@ -57,10 +57,8 @@ static int pic_index(uint16_t port)
     return -1;
 }
 
-uint32_t io_read(struct vm *vm, uint16_t port, unsigned size)
+uint32_t io_read_other(struct vm *vm, uint16_t port, unsigned size)
 {
-    if (port >= VUART_BASE && port < VUART_BASE + VUART_PORTS && size == 1)
-        return vm_uart_read(vm, port - VUART_BASE);
     if (port == FWCFG_PORT_DATA && size == 1)
         return fwcfg_read(&vm->fwcfg);
     int pic = pic_index(port);

@@ -13,11 +13,24 @@
 #include <stdint.h>
 
 #include "vmm/vm.h"
+#include "vmm/vm_devices.h"
 
 #define DEBUG_EXIT_PORT 0xf4
 #define SHUTDOWN_PORT   0x8900
 
-uint32_t io_read(struct vm *vm, uint16_t port, unsigned size);
+/* A port read that is not COM1's (out of line). */
+uint32_t io_read_other(struct vm *vm, uint16_t port, unsigned size);
+
+/*
+ * A port read: COM1 first, inline (the commonest port exit, the LSR polled
+ * before each byte out, then costs no call but the register's own).
+ */
+static inline uint32_t io_read(struct vm *vm, uint16_t port, unsigned size)
+{
+    if (port >= VUART_BASE && port < VUART_BASE + VUART_PORTS && size == 1)
+        return vm_uart_read(vm, (uint16_t)(port - VUART_BASE));
+    return io_read_other(vm, port, size);
+}
 void io_write(struct vm *vm, uint16_t port, unsigned size, uint32_t value);
 
 #endif

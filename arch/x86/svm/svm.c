@@ -424,7 +424,6 @@ static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmc
      */
     uint64_t v_tpr = (v->lapic.tpr >> 4) & SVM_VINTR_V_TPR;
     vmcb->vintr = (vmcb->vintr & ~SVM_VINTR_V_TPR) | v_tpr;
-    s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
 
     guest_msrs_enter(&v->msrs);
     irq_enable(); /* GIF is clear: host interrupts wait for the exit (INTR) */
@@ -523,6 +522,8 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
      * has nothing to do for it.
      */
     const uint64_t host_vmcb_pa = c->host_vmcb_pa;
+    /* A fast-path re-entry has none (entry_is_plain): only this entry may. */
+    s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
     enum fastpath_result r;
     for (;;) {
         svm_enter_exit(v, s, host_vmcb_pa, e);
