@@ -408,8 +408,10 @@ static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
  * NMI-window exits (IRET, the single step) turned into EXIT_NONE, e decoded.
  * GIF is clear around it; the guest's SPEC_CTRL is in force only inside.
  */
-static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmcb_pa,
-                           struct exit_record *e)
+static inline __attribute__((always_inline)) void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s,
+                                                                 uint64_t host_vmcb_pa,
+                                                                 struct exit_record *e,
+                                                                 bool reentry)
 {
     struct vmcb *vmcb = s->vmcb;
     vmcb->rax = v->regs.rax;
@@ -435,9 +437,15 @@ static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmc
     irq_disable();
     guest_msrs_exit(&v->msrs);
 
-    vmcb->tlb_control = 0;
+    /*
+     * A re-entry (reentry) follows a plain entry (entry_is_plain): no ASID
+     * flush asked, nothing injected or offered, no NMI-window step. What
+     * only those need is skipped after it.
+     */
+    if (!reentry)
+        vmcb->tlb_control = 0;
     /* Nothing offered and nothing interrupted (the common case): nothing to look at. */
-    if (s->offered >= 0 || (vmcb->exit_int_info & SVM_EVTINJ_VALID)) {
+    if ((!reentry && s->offered >= 0) || (vmcb->exit_int_info & SVM_EVTINJ_VALID)) {
         struct svm_vintr_exit vx =
             svm_vintr_after_exit(s->offered, vmcb->vintr, vmcb->exit_int_info);
         s->offered = vx.still_offered;
@@ -457,12 +465,13 @@ static void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmc
     v->regs.rsp = vmcb->rsp;
     v->regs.rip = vmcb->rip;
     v->regs.rflags = vmcb->rflags;
-    vmcb->event_inj = 0;
+    if (!reentry)
+        vmcb->event_inj = 0;
     if (s->iret_seen && vmcb->rip != s->iret_rip) {
         s->iret_seen = false;
         s->nmi_masked = false; /* the handler's IRET has completed */
     }
-    if (s->nmi_step && (uint32_t)vmcb->exit_code == SVM_EXIT_EXCP_BASE + VECTOR_DB) {
+    if (!reentry && s->nmi_step && (uint32_t)vmcb->exit_code == SVM_EXIT_EXCP_BASE + VECTOR_DB) {
         s->nmi_step = false;
         vmcb->intercept_exceptions &= ~(1u << VECTOR_DB);
         if (s->nmi_step_guest_tf) {
@@ -524,17 +533,15 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     const uint64_t host_vmcb_pa = c->host_vmcb_pa;
     /* A fast-path re-entry has none (entry_is_plain): only this entry may. */
     s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
+    svm_enter_exit(v, s, host_vmcb_pa, e, false);
     enum fastpath_result r;
-    for (;;) {
-        svm_enter_exit(v, s, host_vmcb_pa, e);
-        r = fastpath_exit(v, e);
-        if (r != FASTPATH_REENTER)
-            break;
+    while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER) {
         if (!entry_is_plain(s)) {
             r = FASTPATH_HANDLED;
             break;
         }
         fastpath_reentry(v, e);
+        svm_enter_exit(v, s, host_vmcb_pa, e, true);
     }
     irq_enable();
     stgi(); /* host interrupts that forced the exit are taken here */
