@@ -1,7 +1,7 @@
 #include "vmm/guest_access.h"
 
 #include "lib/string.h"
-#include "vmm/gpt.h"
+#include "vmm/gpt_memo.h"
 #include "vmm/insn.h"
 
 #define PAGE   4096ull
@@ -102,15 +102,42 @@ static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct e
     return 0;
 }
 
+/* The instruction at la, found at gpa: the word check, else the decoder. */
+static inline __attribute__((always_inline)) int skip_at(struct vcpu *v,
+                                                         const struct exit_record *e,
+                                                         uint64_t la, uint64_t gpa)
+{
+    if (!plain_at(v, e, la, gpa))
+        return skip_decoded(v, e, true, la, gpa);
+    vcpu_advance(v, insn_opcodes[e->insn_kind].len);
+    return 0;
+}
+
+static inline struct gpt_mode code_gpt_mode(const struct guest_code_mode *cm)
+{
+    return (struct gpt_mode){.cr0 = cm->cr0, .cr3 = cm->cr3, .cr4 = cm->cr4, .efer = cm->efer};
+}
+
+/* The instruction at la, paging on, where the vCPU's memo was stale: walk and remember. */
+static __attribute__((noinline)) int skip_walked(struct vcpu *v, const struct exit_record *e,
+                                                 const struct guest_code_mode *cm, uint64_t la)
+{
+    struct gpt_mode m = code_gpt_mode(cm);
+    struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+    uint64_t gpa;
+    if (!gpt_memo_walk(&v->fetch_memo, &m, la, &ram, &gpa))
+        return skip_decoded(v, e, false, la, 0);
+    return skip_at(v, e, la, gpa);
+}
+
 /*
  * vcpu_skip_instruction when the exit did not give the length (out of line:
  * with NRIPS it never runs). The common case costs no full mode read and no
- * full walk: the bytes at CS:RIP are found through the fetch walk
- * (gpt_translate_fetched; none with paging off) and read in place as one
- * word, which holds the exit's instruction in its usual encoding. Nothing is
- * cached across exits: under nested paging the guest rewrites its page
- * tables and flushes its TLB without an exit, so no cached translation
- * could be proven fresh.
+ * full walk: the bytes at CS:RIP are found through the fetch walk (none with
+ * paging off), and read in place as one word, which holds the exit's
+ * instruction in its usual encoding. With paging on, the walk is the vCPU's
+ * memo of the last one where every entry that walk read still holds what it
+ * read (vmm/gpt_memo.h: checked at this use; no event invalidates it).
  */
 int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
 {
@@ -122,13 +149,10 @@ int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
     uint64_t la = code_linear(cm.code64, cm.cs_base, v->regs.rip);
     uint64_t gpa = la;
     if (cm.cr0 & CR0_PG) {
-        struct gpt_mode m = {.cr0 = cm.cr0, .cr3 = cm.cr3, .cr4 = cm.cr4, .efer = cm.efer};
-        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
-        if (!gpt_translate_fetched(&m, la, &ram, &gpa))
-            return skip_decoded(v, e, false, la, 0);
+        struct gpt_mode m = code_gpt_mode(&cm);
+        if (!gpt_memo_valid(&v->fetch_memo, &m, la))
+            return skip_walked(v, e, &cm, la);
+        gpa = gpt_memo_gpa(&v->fetch_memo, la);
     }
-    if (!plain_at(v, e, la, gpa))
-        return skip_decoded(v, e, true, la, gpa);
-    vcpu_advance(v, insn_opcodes[e->insn_kind].len);
-    return 0;
+    return skip_at(v, e, la, gpa);
 }

@@ -1,0 +1,19 @@
+#include "vmm/gpt_memo.h"
+
+bool gpt_memo_walk(struct gpt_fetch_memo *memo, const struct gpt_mode *m, uint64_t linear,
+                   const struct gpt_ram *ram, uint64_t *gpa)
+{
+    memo->mode = 0;
+    if (!gpt_walk_has_8_byte_entries(m))
+        return gpt_translate_fetched(m, linear, ram, gpa);
+    memo->walk.levels = 0;
+    if (!gpt_fetched_walk(m, linear, ram, gpa, &memo->walk))
+        return false;
+    for (unsigned i = memo->walk.levels; i < GPT_FETCH_LEVELS; i++)
+        memo->walk.entry_at[i] = &memo->walk.entry[i];
+    memo->cr3 = m->cr3;
+    memo->page = linear & GPT_MEMO_PAGE_MASK;
+    memo->gpa_page = *gpa & GPT_MEMO_PAGE_MASK;
+    memo->mode = gpt_memo_mode(m);
+    return true;
+}
