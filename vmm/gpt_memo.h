@@ -13,7 +13,9 @@
  *   CR4.PAE, CR4.LA57, EFER.LMA: gpt_memo_mode) and the linear page;
  * - the walk: the host address of every entry it read, top level first,
  *   and the value it read there (struct gpt_fetch_record);
- * - the answer: the gpa of the page (the offset comes from the address).
+ * - the answer: the gpa of the page (the offset comes from the address),
+ *   and its host address: a walk is remembered only when the page lies in
+ *   guest RAM, so that a use reads the instruction without a bounds check.
  *
  * Why a match gives gpt_translate_fetched's answer: that walk is a function
  * of the key, of guest RAM's place and size (fixed for a VM's life; the memo
@@ -52,12 +54,17 @@ struct gpt_fetch_memo {
     uint64_t cr3, mode, page;
     struct gpt_fetch_record walk;
     uint64_t gpa_page;
+    const uint8_t *page_at; /* the page in ram: ram->base + gpa_page */
 };
 
-/* The bits of m that choose the walk's shape: CR0.PG, CR4.PSE/PAE/LA57, EFER.LMA. */
+/*
+ * The bits of m that choose the walk's shape: CR4.PSE/PAE/LA57, EFER.LMA, and
+ * CR0.PG, which is set in every walk remembered and every use (both have
+ * paging on), so that an empty memo's 0 matches none.
+ */
 static inline uint64_t gpt_memo_mode(const struct gpt_mode *m)
 {
-    return (m->cr0 & GPT_CR0_PG) | (m->cr4 & (GPT_CR4_PSE | GPT_CR4_PAE | GPT_CR4_LA57)) |
+    return GPT_CR0_PG | (m->cr4 & (GPT_CR4_PSE | GPT_CR4_PAE | GPT_CR4_LA57)) |
            (m->efer & GPT_EFER_LMA);
 }
 
@@ -90,9 +97,16 @@ static inline uint64_t gpt_memo_gpa(const struct gpt_fetch_memo *memo, uint64_t 
     return memo->gpa_page | (linear & ~GPT_MEMO_PAGE_MASK);
 }
 
+/* Its host address, in ram with the rest of its page. */
+static inline const uint8_t *gpt_memo_host(const struct gpt_fetch_memo *memo, uint64_t linear)
+{
+    return memo->page_at + (linear & ~GPT_MEMO_PAGE_MASK);
+}
+
 /*
  * gpt_translate_fetched(m, linear, ram, gpa), remembering the walk in memo
- * when it translated with 8-byte entries, and leaving memo empty otherwise.
+ * when it translated with 8-byte entries to a page that lies in ram, and
+ * leaving memo empty otherwise.
  * Out of line: it runs only where the memo was stale.
  */
 bool gpt_memo_walk(struct gpt_fetch_memo *memo, const struct gpt_mode *m, uint64_t linear,
