@@ -80,9 +80,9 @@ struct gpt_fetch_record {
  * is below 2^53 (a 52-bit table address plus an index): gpa + 8 cannot wrap.
  * With rec, the entry is recorded (whether present or not).
  */
-static inline __attribute__((always_inline)) bool
-gpt_fetched_entry_at(const struct gpt_ram *ram, uint64_t gpa, uint64_t *e,
-                     struct gpt_fetch_record *rec)
+static inline __attribute__((always_inline)) bool gpt_fetched_entry_at(const struct gpt_ram *ram,
+                                                                       uint64_t gpa, uint64_t *e,
+                                                                       struct gpt_fetch_record *rec)
 {
     if (gpa + 8 > ram->size)
         return false;
@@ -105,9 +105,10 @@ static inline bool gpt_fetched_entry32_at(const struct gpt_ram *ram, uint64_t gp
 }
 
 /* The entry for linear in the table at table, whose index starts at bit shift of linear. */
-static inline __attribute__((always_inline)) bool
-gpt_fetched_entry(const struct gpt_ram *ram, uint64_t table, uint64_t linear, unsigned shift,
-                  uint64_t *e, struct gpt_fetch_record *rec)
+static inline __attribute__((always_inline)) bool gpt_fetched_entry(const struct gpt_ram *ram,
+                                                                    uint64_t table, uint64_t linear,
+                                                                    unsigned shift, uint64_t *e,
+                                                                    struct gpt_fetch_record *rec)
 {
     return gpt_fetched_entry_at(ram, (table & GPT_ADDR_MASK) + ((linear >> shift) & 511) * 8, e,
                                 rec);

@@ -56,8 +56,8 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
  * the exit's instruction in its usual encoding. They must lie within la's
  * page: code's page lies in guest RAM (the caller checked).
  */
-static inline __attribute__((always_inline)) bool plain_at(const struct exit_record *e,
-                                                           uint64_t la, const uint8_t *code)
+static inline __attribute__((always_inline)) bool plain_at(const struct exit_record *e, uint64_t la,
+                                                           const uint8_t *code)
 {
     if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4)
         return false;
