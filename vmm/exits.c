@@ -21,8 +21,6 @@
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 
-#define VECTOR_UD   6
-#define VECTOR_GP   13
 #define CR4_OSXSAVE (1u << 18)
 
 typedef void (*exit_handler)(struct vcpu *v, const struct exit_record *e);
@@ -76,43 +74,12 @@ static void handle_hlt(struct vcpu *v, const struct exit_record *e)
         vcpu_halt(v);
 }
 
-void handle_msr_read(struct vcpu *v, const struct exit_record *e)
-{
-    uint64_t value;
-    if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
-        virt->inject_exception(v, VECTOR_GP, true, 0);
-        return;
-    }
-    v->regs.rax = (uint32_t)value;
-    v->regs.rdx = value >> 32;
-    vcpu_skip_instruction(v, e);
-}
-
 void handle_msr_write(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
     if (msr_write(v, (uint32_t)v->regs.rcx, value)) {
         virt->inject_exception(v, VECTOR_GP, true, 0);
         return;
-    }
-    vcpu_skip_instruction(v, e);
-}
-
-void handle_io(struct vcpu *v, const struct exit_record *e)
-{
-    if (e->io.string) {
-        vm_fail(v, "bad-state", "string I/O (INS/OUTS) on port 0x%x is not supported", e->io.port);
-        return;
-    }
-    uint32_t mask = e->io.size == 4 ? 0xffffffffu : (1u << (8 * e->io.size)) - 1;
-    if (e->io.in) {
-        uint32_t value = io_read(v->vm, e->io.port, e->io.size) & mask;
-        if (e->io.size == 4)
-            v->regs.rax = value; /* a 32-bit write zero-extends */
-        else
-            v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | value;
-    } else {
-        io_write(v->vm, e->io.port, e->io.size, (uint32_t)v->regs.rax & mask);
     }
     vcpu_skip_instruction(v, e);
 }

@@ -5,14 +5,17 @@
 #include "vmm/cpuid_cache.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
+#include "vmm/io.h"
+#include "vmm/msr.h"
 #include "vmm/vm.h"
+
+#define VECTOR_UD 6  /* invalid opcode */
+#define VECTOR_GP 13 /* general protection */
 
 void handle_exit(struct vcpu *v, const struct exit_record *e);
 
 /* The handlers the exit fast path (vmm/fastpath_exit.h) calls directly, without the table. */
-void handle_msr_read(struct vcpu *v, const struct exit_record *e);
 void handle_msr_write(struct vcpu *v, const struct exit_record *e);
-void handle_io(struct vcpu *v, const struct exit_record *e);
 void handle_cr8(struct vcpu *v, const struct exit_record *e);
 void handle_npf(struct vcpu *v, const struct exit_record *e);
 
@@ -41,6 +44,40 @@ static inline void handle_hypercall(struct vcpu *v, const struct exit_record *e)
     if (vcpu_skip_instruction(v, e))
         return;
     v->regs.rax = vmm_hypercall(v, e->hypercall.cpl);
+}
+
+/* Port I/O, one value at a time. Inline, as handle_cpuid. */
+static inline void handle_io(struct vcpu *v, const struct exit_record *e)
+{
+    /*
+     * By access size, 1, 2 or 4 (up to 8 from a decoder's bits, never from a
+     * CPU): the bits it moves, and what of RAX an IN keeps (IN EAX zero-extends).
+     */
+    static const uint32_t moved[9] = {[1] = 0xff, [2] = 0xffff, [4] = 0xffffffffu};
+    static const uint64_t kept[9] = {[1] = ~0xffull, [2] = ~0xffffull};
+    if (e->io.string) {
+        vm_fail(v, "bad-state", "string I/O (INS/OUTS) on port 0x%x is not supported", e->io.port);
+        return;
+    }
+    unsigned size = e->io.size;
+    if (e->io.in)
+        v->regs.rax = (v->regs.rax & kept[size]) | (io_read(v->vm, e->io.port, size) & moved[size]);
+    else
+        io_write(v->vm, e->io.port, size, (uint32_t)v->regs.rax & moved[size]);
+    vcpu_skip_instruction(v, e);
+}
+
+/* RDMSR. Inline, as handle_cpuid. */
+static inline void handle_msr_read(struct vcpu *v, const struct exit_record *e)
+{
+    uint64_t value;
+    if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
+        virt->inject_exception(v, VECTOR_GP, true, 0);
+        return;
+    }
+    v->regs.rax = (uint32_t)value;
+    v->regs.rdx = value >> 32;
+    vcpu_skip_instruction(v, e);
 }
 
 #endif

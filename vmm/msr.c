@@ -22,26 +22,9 @@ static bool is_perf_counter(uint32_t i)
            (i >= 0xc0010200 && i <= 0xc001020b);   /* AMD core PERF_CTL/CTR */
 }
 
-/*
- * The keeper whose block holds the MSR (the blocks do not overlap; the local
- * APIC's, the commonest at run time, first), then the vendor's, then
- * msr_read's own.
- */
-int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+/* msr_read's last resort: the MSRs no keeper owns. */
+int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    enum msr_result r = MSR_NOT_MINE;
-    if (vlapic_dev_owns_msr(index))
-        r = vlapic_dev_msr_read(v, index, value);
-    else if (guest_msrs_kept(index))
-        r = guest_msrs_read(&guest_features, &v->msrs, index, value);
-    else if (pc_msrs_in_range(index))
-        r = pc_msrs_read(&v->pc_msrs, index, value);
-    else if (kvm_pv_msr_in_range(index))
-        r = kvm_pv_msr_read(v, index, value);
-    if (r == MSR_NOT_MINE)
-        r = virt->msr_read(v, index, value);
-    if (r != MSR_NOT_MINE)
-        return r == MSR_DONE ? 0 : -1;
     if (index == MSR_TSC)
         *value = rdtsc() + v->vm->tsc_offset;
     else if (index == MSR_FEATURE_CTL)
@@ -53,7 +36,7 @@ int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
     return 0;
 }
 
-/* As msr_read. */
+/* As msr_read (vmm/msr.h). */
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
     enum msr_result r;

@@ -40,10 +40,18 @@ struct pc_msrs {
     uint64_t hwcr;
 };
 
-/* The blocks the PC's MSRs lie in: the MTRRs' and AMD's 0xc001xxxx. */
+#define MSR_MTRR_FIXED_LAST 0x26f /* the last fixed-range MTRR */
+
+/*
+ * The blocks the PC's MSRs lie in: MTRRCAP, the variable and fixed MTRRs
+ * (0x200-0x26f, not PAT at 0x277: the vendor's), MTRR_DEF_TYPE and AMD's
+ * 0xc001xxxx.
+ */
 static inline bool pc_msrs_in_range(uint32_t index)
 {
-    return (index >= MSR_MTRR_CAP && index <= MSR_MTRR_DEF_TYPE) || (index >> 16) == 0xc001;
+    return index == MSR_MTRR_CAP || index == MSR_MTRR_DEF_TYPE ||
+           index - MSR_MTRR_PHYS_BASE <= MSR_MTRR_FIXED_LAST - MSR_MTRR_PHYS_BASE ||
+           (index >> 16) == 0xc001;
 }
 
 void pc_msrs_reset(struct pc_msrs *m);

@@ -19,10 +19,13 @@ static void send(struct vm *vm, const struct ioapic_msg *m)
     vlapic_dev_interrupt(vm, &ipi);
 }
 
-/* Under the lock: the UART's output drives its pin. */
-static bool uart_sync(struct vm *vm, struct ioapic_msg *m)
+__attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
 {
-    return ioapic_set_line(&vm->ioapic, VUART_IRQ, vuart_irq(&vm->uart), m);
+    struct ioapic_msg m;
+    bool fire = ioapic_set_line(&vm->ioapic, VUART_IRQ, vuart_irq(&vm->uart), &m);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    if (fire)
+        send(vm, &m);
 }
 
 void vm_devices_init(struct vm *vm)
@@ -30,38 +33,18 @@ void vm_devices_init(struct vm *vm)
     ioapic_reset(&vm->ioapic);
 }
 
-uint32_t vm_uart_read(struct vm *vm, uint16_t offset)
-{
-    struct ioapic_msg m;
-    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    uint32_t value = vuart_read(&vm->uart, offset);
-    bool fire = uart_sync(vm, &m);
-    spin_unlock_irqrestore(&vm->devices_lock, flags);
-    if (fire)
-        send(vm, &m);
-    return value;
-}
-
 void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value)
 {
-    struct ioapic_msg m;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
     vuart_write(&vm->uart, offset, value);
-    bool fire = uart_sync(vm, &m);
-    spin_unlock_irqrestore(&vm->devices_lock, flags);
-    if (fire)
-        send(vm, &m);
+    vm_uart_changed(vm, flags);
 }
 
 void vm_uart_input(struct vm *vm, char c)
 {
-    struct ioapic_msg m;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
     vuart_input(&vm->uart, c);
-    bool fire = uart_sync(vm, &m);
-    spin_unlock_irqrestore(&vm->devices_lock, flags);
-    if (fire)
-        send(vm, &m);
+    vm_uart_changed(vm, flags);
 }
 
 void vm_ioapic_mmio(struct vcpu *v, const struct exit_record *e)

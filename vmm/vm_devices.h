@@ -14,8 +14,31 @@
 
 void vm_devices_init(struct vm *vm);
 
-/* COM1 port access (offset 0-7) from a vCPU. */
-uint32_t vm_uart_read(struct vm *vm, uint16_t offset);
+/*
+ * Under vm->devices_lock, after an access that may have changed the UART:
+ * its output drives its pin. Drops the lock (flags from spin_lock_irqsave),
+ * then sends what the pin's change sends.
+ */
+void vm_uart_changed(struct vm *vm, uint64_t flags);
+
+/*
+ * A COM1 register read (offset 0-7) from a vCPU. Inline: the common port
+ * exit (LSR, polled before each byte out) changes nothing and needs only
+ * the lock and the register.
+ */
+static inline uint32_t vm_uart_read(struct vm *vm, uint16_t offset)
+{
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    struct vuart_read r = vuart_read(&vm->uart, offset);
+    /* A read without side effect left the UART, so its pin, as it was. */
+    if (r.side_effect)
+        vm_uart_changed(vm, flags);
+    else
+        spin_unlock_irqrestore(&vm->devices_lock, flags);
+    return r.value;
+}
+
+/* A COM1 register write from a vCPU. */
 void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value);
 
 /* A byte of console input for the guest's COM1 (any CPU). */

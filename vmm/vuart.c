@@ -144,45 +144,47 @@ bool vuart_irq(const struct vuart *u)
     return interrupt_id(u) != IIR_NONE && (u->mcr & MCR_OUT2);
 }
 
-uint32_t vuart_read(struct vuart *u, uint16_t offset)
+struct vuart_read vuart_read(struct vuart *u, uint16_t offset)
 {
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
     case REG_DATA: {
         if (dlab)
-            return u->dll;
+            return (struct vuart_read){u->dll, false};
         if (!u->rx_count)
-            return 0;
+            return (struct vuart_read){0, false};
         uint8_t c = u->rx[u->rx_head];
         u->rx_head = (u->rx_head + 1) % VUART_RX_MAX;
         u->rx_count--;
-        return c;
+        return (struct vuart_read){c, true};
     }
     case REG_IER:
-        return dlab ? u->dlm : u->ier;
+        return (struct vuart_read){dlab ? u->dlm : u->ier, false};
     case REG_IIR: {
         uint8_t id = interrupt_id(u);
         /* Reading IIR acknowledges a THR-empty interrupt it reports. */
-        if (id == IIR_THRE)
+        bool ack = id == IIR_THRE;
+        if (ack)
             u->thre_pending = false;
-        return id | (u->fcr & FCR_ENABLE ? IIR_FIFOS : 0);
+        return (struct vuart_read){id | (u->fcr & FCR_ENABLE ? IIR_FIFOS : 0), ack};
     }
     case REG_LCR:
-        return u->lcr;
+        return (struct vuart_read){u->lcr, false};
     case REG_MCR:
-        return u->mcr;
+        return (struct vuart_read){u->mcr, false};
     case REG_LSR: {
-        uint8_t lsr = LSR_THRE | LSR_TEMT | u->lsr_errors | (u->rx_count ? LSR_DR : 0);
+        uint8_t errors = u->lsr_errors;
         u->lsr_errors = 0;
-        return lsr;
+        return (struct vuart_read){LSR_THRE | LSR_TEMT | errors | (u->rx_count ? LSR_DR : 0),
+                                   errors != 0};
     }
     case REG_MSR: {
-        uint8_t msr = modem_lines(u) | u->msr_delta;
+        uint8_t delta = u->msr_delta;
         u->msr_delta = 0;
-        return msr;
+        return (struct vuart_read){modem_lines(u) | delta, delta != 0};
     }
     default:
-        return u->scr;
+        return (struct vuart_read){u->scr, false};
     }
 }
 

@@ -38,7 +38,16 @@ struct vuart {
 };
 
 void vuart_init(struct vuart *u, const char *owner);
-uint32_t vuart_read(struct vuart *u, uint16_t offset);
+/*
+ * A register read. side_effect says it changed the UART (took a received
+ * byte, cleared line or modem status, acknowledged THR empty); a read
+ * without one leaves every field as it was, so the interrupt output too.
+ */
+struct vuart_read {
+    uint8_t value;
+    bool side_effect;
+};
+struct vuart_read vuart_read(struct vuart *u, uint16_t offset);
 void vuart_write(struct vuart *u, uint16_t offset, uint8_t value);
 /* Append bytes as if written to THR (the HC_PUTS hypercall). */
 void vuart_puts(struct vuart *u, const char *s, uint64_t len);

@@ -56,7 +56,7 @@ struct exit_record {
         struct {
             uint16_t port;
             uint8_t size; /* 1, 2 or 4 */
-            bool in, string, rep;
+            bool in, string;
         } io;
         struct {
             uint32_t index;

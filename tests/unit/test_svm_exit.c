@@ -75,7 +75,6 @@ static void test_ioio_decoding(void **state)
     e = decode(SVM_EXIT_IOIO, false);
     assert_int_equal(e.io.size, 2);
     assert_true(e.io.string);
-    assert_true(e.io.rep);
 }
 
 static void test_msr_direction(void **state)

@@ -431,7 +431,6 @@ static void test_io_qualification(void **state)
                                .insn_len = 3});
     assert_int_equal(e.io.size, 2);
     assert_true(e.io.string);
-    assert_true(e.io.rep);
 }
 
 static void test_ept_violation(void **state)
@@ -552,7 +551,6 @@ static void test_instruction_exit_decode(void **state)
     assert_int_equal(e.io.size, want.io.size);
     assert_true(e.io.in);
     assert_false(e.io.string);
-    assert_false(e.io.rep);
     memset(&e, 0xa5, sizeof(e));
     vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, out, &e);
     assert_int_equal(e.io.port, 0x80);

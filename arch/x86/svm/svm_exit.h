@@ -48,8 +48,8 @@ static inline void svm_decode_exit(const struct vmcb *vmcb, bool nrips, struct e
         e->io.port = (uint16_t)(info >> 16);
         e->io.in = info & SVM_IOIO_IN;
         e->io.string = info & SVM_IOIO_STR;
-        e->io.rep = info & SVM_IOIO_REP;
-        e->io.size = (info & SVM_IOIO_SZ32) ? 4 : (info & SVM_IOIO_SZ16) ? 2 : 1;
+        /* SZ8, SZ16, SZ32 are bits 4, 5, 6: the one set, shifted down, is the size. */
+        e->io.size = (uint8_t)((info >> 4) & 7);
         /* EXITINFO2 holds the next RIP even without NRIPS. */
         if (vmcb->exit_info2 - vmcb->rip - 1 < 15)
             e->insn_len = (unsigned)(vmcb->exit_info2 - vmcb->rip);

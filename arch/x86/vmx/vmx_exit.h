@@ -62,7 +62,6 @@ static inline void vmx_decode_instruction_exit(const struct vmx_insn_exit *insn,
         e->io.size = (uint8_t)((qualification & IO_QUAL_SIZE) + 1); /* 0, 1, 3: 1, 2, 4 bytes */
         e->io.in = qualification & IO_QUAL_IN;
         e->io.string = qualification & IO_QUAL_STRING;
-        e->io.rep = qualification & IO_QUAL_REP;
     }
 }
 
