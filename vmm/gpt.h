@@ -64,35 +64,45 @@ enum gpt_result gpt_translate_ram(const struct gpt_mode *m, uint64_t linear, uns
 
 /*
  * What a fetch walk with 8-byte entries read (vmm/gpt_memo.h remembers it):
- * the host address of each entry, top level first, and the value found
- * there. A walk reads at most GPT_FETCH_LEVELS entries (5-level paging).
+ * per level, top first (slot 0 the PML5E, 1 the PML4E, 2 the PDPTE, 3 the
+ * PDE, 4 the PTE), the host address of the entry and the value found
+ * there. The slots of the levels a walk does not read point at their own
+ * value (gpt_fetch_unused), so that every slot can be checked alike.
  */
 #define GPT_FETCH_LEVELS 5
 
 struct gpt_fetch_record {
     const uint64_t *entry_at[GPT_FETCH_LEVELS];
     uint64_t entry[GPT_FETCH_LEVELS];
-    unsigned levels;
 };
 
 /*
  * The entry at gpa: false when it does not lie in ram or is not present. gpa
  * is below 2^53 (a 52-bit table address plus an index): gpa + 8 cannot wrap.
- * With rec, the entry is recorded (whether present or not).
+ * With rec, the entry is recorded in slot (whether present or not).
  */
 static inline __attribute__((always_inline)) bool gpt_fetched_entry_at(const struct gpt_ram *ram,
                                                                        uint64_t gpa, uint64_t *e,
-                                                                       struct gpt_fetch_record *rec)
+                                                                       struct gpt_fetch_record *rec,
+                                                                       unsigned slot)
 {
     if (gpa + 8 > ram->size)
         return false;
     const uint64_t *at = (const uint64_t *)(ram->base + gpa);
     *e = *at;
     if (rec) {
-        rec->entry_at[rec->levels] = at;
-        rec->entry[rec->levels++] = *e;
+        rec->entry_at[slot] = at;
+        rec->entry[slot] = *e;
     }
     return *e & GPT_PTE_P;
+}
+
+/* A slot of rec for a level the walk does not read: its check compares the slot with itself. */
+static inline __attribute__((always_inline)) void gpt_fetch_unused(struct gpt_fetch_record *rec,
+                                                                   unsigned slot)
+{
+    if (rec)
+        rec->entry_at[slot] = &rec->entry[slot];
 }
 
 /* The same for 32-bit paging's 4-byte entries (never recorded). */
@@ -111,7 +121,7 @@ static inline __attribute__((always_inline)) bool gpt_fetched_entry(const struct
                                                                     struct gpt_fetch_record *rec)
 {
     return gpt_fetched_entry_at(ram, (table & GPT_ADDR_MASK) + ((linear >> shift) & 511) * 8, e,
-                                rec);
+                                rec, GPT_FETCH_LEVELS - 1 - (shift - 12) / 9);
 }
 
 static inline uint64_t gpt_fetched_page(uint64_t e, uint64_t linear, unsigned shift)
@@ -129,7 +139,7 @@ static inline bool gpt_walk_has_8_byte_entries(const struct gpt_mode *m)
 /*
  * gpt_translate_fetched (below), recording into rec (when not NULL, and only
  * for a walk with 8-byte entries, gpt_walk_has_8_byte_entries) each entry it
- * reads, in the order it reads them. rec->levels starts at 0.
+ * reads, in its level's slot, and marking the others unused.
  */
 static inline __attribute__((always_inline)) bool
 gpt_fetched_walk(const struct gpt_mode *m, uint64_t linear, const struct gpt_ram *ram,
@@ -142,20 +152,25 @@ gpt_fetched_walk(const struct gpt_mode *m, uint64_t linear, const struct gpt_ram
     uint64_t e;
     if (m->efer & GPT_EFER_LMA) {
         e = m->cr3;
-        if ((m->cr4 & GPT_CR4_LA57) &&
-            (!gpt_fetched_entry(ram, e, linear, 48, &e, rec) || (e & GPT_PTE_PS)))
+        if (!(m->cr4 & GPT_CR4_LA57))
+            gpt_fetch_unused(rec, 0);
+        else if (!gpt_fetched_entry(ram, e, linear, 48, &e, rec) || (e & GPT_PTE_PS))
             return false;
         if (!gpt_fetched_entry(ram, e, linear, 39, &e, rec) || (e & GPT_PTE_PS) ||
             !gpt_fetched_entry(ram, e, linear, 30, &e, rec))
             return false;
         if (e & GPT_PTE_PS) {
+            gpt_fetch_unused(rec, 3);
+            gpt_fetch_unused(rec, 4);
             *gpa = gpt_fetched_page(e, linear, 30);
             return true;
         }
     } else if (m->cr4 & GPT_CR4_PAE) {
         linear = (uint32_t)linear;
         uint64_t pdpte_at = ((uint32_t)m->cr3 & 0xffffffe0u) + (linear >> 30) * 8;
-        if (!gpt_fetched_entry_at(ram, pdpte_at, &e, rec) || (e & GPT_PTE_PS))
+        gpt_fetch_unused(rec, 0);
+        gpt_fetch_unused(rec, 1);
+        if (!gpt_fetched_entry_at(ram, pdpte_at, &e, rec, 2) || (e & GPT_PTE_PS))
             return false;
     } else {
         uint32_t la = (uint32_t)linear, pde, pte;
@@ -176,6 +191,7 @@ gpt_fetched_walk(const struct gpt_mode *m, uint64_t linear, const struct gpt_ram
     if (!gpt_fetched_entry(ram, e, linear, 21, &e, rec))
         return false;
     if (e & GPT_PTE_PS) {
+        gpt_fetch_unused(rec, 4);
         *gpa = gpt_fetched_page(e, linear, 21);
         return true;
     }

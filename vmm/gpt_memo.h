@@ -106,10 +106,28 @@ static inline const uint8_t *gpt_memo_host(const struct gpt_fetch_memo *memo, ui
 /*
  * gpt_translate_fetched(m, linear, ram, gpa), remembering the walk in memo
  * when it translated with 8-byte entries to a page that lies in ram, and
- * leaving memo empty otherwise.
- * Out of line: it runs only where the memo was stale.
+ * leaving memo empty otherwise. Inline: its one caller in the hypervisor is
+ * already out of line, the use that found the memo stale.
  */
-bool gpt_memo_walk(struct gpt_fetch_memo *memo, const struct gpt_mode *m, uint64_t linear,
-                   const struct gpt_ram *ram, uint64_t *gpa);
+static inline __attribute__((always_inline)) bool
+gpt_memo_walk(struct gpt_fetch_memo *memo, const struct gpt_mode *m, uint64_t linear,
+              const struct gpt_ram *ram, uint64_t *gpa)
+{
+    memo->mode = 0;
+    if (!gpt_walk_has_8_byte_entries(m))
+        return gpt_translate_fetched(m, linear, ram, gpa);
+    if (!gpt_fetched_walk(m, linear, ram, gpa, &memo->walk))
+        return false;
+    uint64_t page = *gpa & GPT_MEMO_PAGE_MASK;
+    /* page + 4096 cannot wrap: a gpa is below 2^52. */
+    if (page + 4096 > ram->size)
+        return true;
+    memo->cr3 = m->cr3;
+    memo->page = linear & GPT_MEMO_PAGE_MASK;
+    memo->gpa_page = page;
+    memo->page_at = ram->base + page;
+    memo->mode = gpt_memo_mode(m);
+    return true;
+}
 
 #endif

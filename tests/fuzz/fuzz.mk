@@ -21,7 +21,7 @@ fuzz_mmio_decode_SRCS := vmm/mmio_decode.c
 FUZZ_TARGETS += insn
 fuzz_insn_SRCS := vmm/insn.c
 FUZZ_TARGETS += gpt
-fuzz_gpt_SRCS := vmm/gpt.c vmm/gpt_memo.c
+fuzz_gpt_SRCS := vmm/gpt.c
 
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 

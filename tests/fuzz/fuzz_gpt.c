@@ -74,9 +74,9 @@ static void check_memo(struct gpt_mode m, uint64_t linear, uint8_t *bytes, size_
         FUZZ_REQUIRE(!found || got == want);
         uint64_t value = script_word(script, size, step + 1);
         size_t at = ((w >> 20) % (size - 7)) & ~(size_t)7;
-        if ((w & 3) == 1 && memo.mode) {
-            unsigned level = (unsigned)(w >> 8) % memo.walk.levels;
-            at = (size_t)((const uint8_t *)memo.walk.entry_at[level] - bytes);
+        unsigned slot = (unsigned)(w >> 8 & 7) % GPT_FETCH_LEVELS;
+        if ((w & 3) == 1 && memo.mode && memo.walk.entry_at[slot] != &memo.walk.entry[slot]) {
+            at = (size_t)((const uint8_t *)memo.walk.entry_at[slot] - bytes);
             if (w & 0x10)
                 value = le64(bytes + at) ^ (1ull << (w >> 12 & 63));
         }
