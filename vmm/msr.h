@@ -17,6 +17,7 @@
 #include "arch/x86/virt.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/kvm_pv.h"
+#include "vmm/msr_owner.h"
 #include "vmm/pc_msrs.h"
 #include "vmm/vlapic_dev.h"
 #include "vmm/vm.h"
@@ -25,23 +26,31 @@
 int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value);
 
 /*
- * 0 on success; -1 means the guest gets #GP. The keeper whose block holds
- * the MSR (the blocks do not overlap; the local APIC's, the commonest at
- * run time, first), then the vendor's, then pollux's own. Inline: RDMSR is
+ * 0 on success; -1 means the guest gets #GP. The keeper that holds the MSR
+ * (vmm/msr_owner.h), then the vendor's, then pollux's own. Inline: RDMSR is
  * a fast-path exit, and in the vendor's loop the calls below need no
  * registers saved of their own.
  */
 static inline int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
-    enum msr_result r = MSR_NOT_MINE;
-    if (vlapic_dev_owns_msr(index))
+    enum msr_result r;
+    switch (msr_owner(index)) {
+    case MSR_OWNER_LAPIC:
         r = vlapic_dev_msr_read(v, index, value);
-    else if (guest_msrs_kept(index))
+        break;
+    case MSR_OWNER_GUEST:
         r = guest_msrs_read(&guest_features, &v->msrs, index, value);
-    else if (pc_msrs_in_range(index))
+        break;
+    case MSR_OWNER_PC:
         r = pc_msrs_read(&v->pc_msrs, index, value);
-    else if (kvm_pv_msr_in_range(index))
+        break;
+    case MSR_OWNER_KVM_PV:
         r = kvm_pv_msr_read(v, index, value);
+        break;
+    default:
+        r = MSR_NOT_MINE;
+        break;
+    }
     if (r == MSR_NOT_MINE)
         r = virt->msr_read(v, index, value);
     if (r == MSR_NOT_MINE)

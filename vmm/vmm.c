@@ -17,6 +17,7 @@
 #include "vmm/bzimage.h"
 #include "vmm/linux_loader.h"
 #include "vmm/loader.h"
+#include "vmm/msr_owner.h"
 #include "vmm/pause.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
@@ -289,6 +290,7 @@ unsigned vmm_start(const struct boot_info *bi)
     unsigned rejected = 0;
     if (virt)
         cpu_model_init();
+    msr_owner_init();
     for (unsigned i = 0; i < bi->mod_count; i++) {
         if (is_initrd_module(&bi->mods[i]))
             continue;

@@ -159,6 +159,10 @@ struct virt_ops {
      * time), doing only what such an entry needs.
      * It returns the last exit with fastpath_exit's answer for it, or
      * FASTPATH_HANDLED for a FASTPATH_REENTER whose entry was not plain.
+     * While fastpath_exit handles an instruction's exit (CPUID, the
+     * hypercall, RDMSR/WRMSR, port I/O), v->regs.rsp may be stale (VMX
+     * leaves RSP unread): their handlers never use it. It holds the guest's
+     * RSP at every other exit and once vcpu_run returns.
      */
     enum fastpath_result (*vcpu_run)(struct vcpu *v, struct exit_record *e);
     /*

@@ -540,7 +540,8 @@ static void test_instruction_exit_decode(void **state)
     uint64_t in = (0x3fdull << 16) | IO_QUAL_IN, out = (0x80ull << 16) | 1;
     struct exit_record e;
     memset(&e, 0xa5, sizeof(e));
-    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, in, &e);
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, &e);
+    vmx_decode_io(in, &e);
     struct exit_record want =
         decode((struct vmx_exit_info){.reason = VMX_EXIT_IO, .qualification = in, .insn_len = 1});
     assert_int_equal(e.reason, want.reason);
@@ -552,17 +553,28 @@ static void test_instruction_exit_decode(void **state)
     assert_true(e.io.in);
     assert_false(e.io.string);
     memset(&e, 0xa5, sizeof(e));
-    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, out, &e);
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_IO), VMX_EXIT_IO, 1, &e);
+    vmx_decode_io(out, &e);
     assert_int_equal(e.io.port, 0x80);
     assert_int_equal(e.io.size, 2);
     assert_false(e.io.in);
     memset(&e, 0xa5, sizeof(e));
-    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_VMCALL), VMX_EXIT_VMCALL, 3, 0, &e);
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_VMCALL), VMX_EXIT_VMCALL, 3, &e);
     assert_int_equal(e.reason, EXIT_HYPERCALL);
     assert_int_equal(e.insn_kind, INSN_VMCALL);
     assert_int_equal(e.insn_len, 3);
     assert_int_equal(e.vendor_code, VMX_EXIT_VMCALL);
-    assert_int_equal(e.io.port, 0); /* nothing left over from before */
+    /* The record's fields outside the union, whatever they held before; RDMSR as the table says. */
+    memset(&e, 0xa5, sizeof(e));
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_RDMSR), VMX_EXIT_RDMSR, 2, &e);
+    assert_int_equal(e.reason, EXIT_MSR_READ);
+    assert_int_equal(e.insn_kind, INSN_RDMSR);
+    assert_int_equal(e.insn_len, 2);
+    assert_int_equal(e.vendor_code, VMX_EXIT_RDMSR);
+    /* A length outside 1-15 is no length: vmm/ then decodes the instruction itself. */
+    vmx_decode_instruction_exit(vmx_instruction_exit(VMX_EXIT_CPUID), VMX_EXIT_CPUID, 16, &e);
+    assert_int_equal(e.reason, EXIT_CPUID);
+    assert_int_equal(e.insn_len, 0);
 }
 
 static void test_event_exits(void **state)

@@ -82,12 +82,14 @@ UNIT_TESTS += ioapic
 unit_ioapic_SRCS := vmm/ioapic.c
 UNIT_TESTS += pc_msrs
 unit_pc_msrs_SRCS := vmm/pc_msrs.c
+UNIT_TESTS += msr_owner
+unit_msr_owner_SRCS := vmm/msr_owner.c
 UNIT_TESTS += svm_intr
 unit_svm_intr_SRCS := arch/x86/svm/svm_intr.c vmm/vlapic.c
 UNIT_TESTS += hlt_intercept
 unit_hlt_intercept_SRCS := vmm/hlt_intercept.c
 UNIT_TESTS += fastpath
-unit_fastpath_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c \
+unit_fastpath_SRCS := vmm/msr_owner.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c \
 	vmm/trace.c sched/halt_poll.c sched/yield.c
 UNIT_TESTS += stats
 unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c

@@ -169,7 +169,7 @@ fail:
 /* ------------------------------------------------------------ entry and exit */
 
 /* Arm (a value) or disarm (TIMER_OFF) the timer; VMCS current. */
-static __attribute__((noinline)) void apply_timer(struct vmx_vcpu *s, uint64_t setting)
+static void apply_timer(struct vmx_vcpu *s, uint64_t setting)
 {
     uint32_t pin = s->pin;
     if (setting != TIMER_OFF) {
@@ -184,13 +184,6 @@ static __attribute__((noinline)) void apply_timer(struct vmx_vcpu *s, uint64_t s
     s->timer_setting = setting;
 }
 
-/* The deadline's timer value, no later than the backstop when that applies. */
-static __attribute__((noinline)) uint64_t deadline_timer(uint64_t deadline, bool backstop)
-{
-    return vmx_timer_value(vmx_timer_left(deadline, rdtsc(), backstop ? backstop_tsc : 0),
-                           vmx.caps.misc & VMX_MISC_TIMER_RATE);
-}
-
 /*
  * The preemption timer for an entry now. Bochs 2.7 evaluates interrupt
  * masking at VM entry as if still in root mode: a guest entered with IF=0
@@ -198,15 +191,26 @@ static __attribute__((noinline)) uint64_t deadline_timer(uint64_t deadline, bool
  * The timer then bounds how long a host interrupt (timer, kick IPI) can wait:
  * with no deadline of its own that is the same value at every entry, which
  * the VMCS keeps (vmx_timer.h), so such an entry reads no TSC and writes
- * nothing.
+ * nothing. Without a deadline the setting depends on RFLAGS.IF alone, so it
+ * holds while IF is what it was computed for (timer_if).
  */
-static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
+static __attribute__((noinline)) void recompute_timer(struct vcpu *v, struct vmx_vcpu *s)
 {
-    uint64_t setting = (v->regs.rflags & RFLAGS_IF) ? TIMER_OFF : backstop_setting;
+    uint64_t guest_if = v->regs.rflags & RFLAGS_IF;
+    uint64_t setting = guest_if ? TIMER_OFF : backstop_setting;
     if (s->timer_deadline)
-        setting = deadline_timer(s->timer_deadline, setting != TIMER_OFF);
+        setting = vmx_timer_value(
+            vmx_timer_left(s->timer_deadline, rdtsc(), setting != TIMER_OFF ? backstop_tsc : 0),
+            vmx.caps.misc & VMX_MISC_TIMER_RATE);
     if (setting != s->timer_setting)
         apply_timer(s, setting);
+    s->timer_if = s->timer_deadline ? TIMER_RECOMPUTE : guest_if;
+}
+
+static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
+{
+    if ((v->regs.rflags & RFLAGS_IF) != s->timer_if)
+        recompute_timer(v, s);
 }
 
 /* The controls vmm/ or an exit's handler changed (controls_changed); VMCS current. */
@@ -257,7 +261,7 @@ static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
     }
     sync_controls(v, s);
     vmwrite(VMCS_GUEST_RIP, v->regs.rip);
-    vmwrite(VMCS_GUEST_RSP, v->regs.rsp);
+    vmwrite(VMCS_GUEST_RSP, s->vmcs_rsp = v->regs.rsp);
     vmwrite(VMCS_GUEST_RFLAGS, v->regs.rflags);
     /* An event vmm/ injects now wins over the interrupted one, as on SVM. */
     if (!s->event_injected && (s->reinject & INTR_INFO_VALID)) {
@@ -332,12 +336,18 @@ static inline void take_host_interrupts(void)
     __asm__ volatile("sti; nop; cli" ::: "memory");
 }
 
-/* RIP, RSP and RFLAGS into v->regs; RSP and RFLAGS also kept to write back only if changed. */
-static inline void read_exit_registers(struct vcpu *v, struct vmx_vcpu *s)
+/* RSP into v->regs, also kept to write back only if changed. */
+static inline void read_exit_rsp(struct vcpu *v, struct vmx_vcpu *s)
 {
-    v->regs.rip = vmread(VMCS_GUEST_RIP);
-    v->regs.rsp = s->exit_rsp = vmread(VMCS_GUEST_RSP);
-    v->regs.rflags = s->exit_rflags = vmread(VMCS_GUEST_RFLAGS);
+    v->regs.rsp = s->vmcs_rsp = vmread_nofail(VMCS_GUEST_RSP);
+    s->rsp_unread = false;
+}
+
+/* RIP and RFLAGS into v->regs; RFLAGS also kept to write back only if changed. */
+static inline void read_exit_rip_rflags(struct vcpu *v, struct vmx_vcpu *s)
+{
+    v->regs.rip = vmread_nofail(VMCS_GUEST_RIP);
+    v->regs.rflags = s->exit_rflags = vmread_nofail(VMCS_GUEST_RFLAGS);
 }
 
 /*
@@ -371,7 +381,8 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
     if (basic == VMX_EXIT_EPT_VIOLATION || basic == VMX_EXIT_EPT_MISCONFIG)
         xi.guest_phys = vmread(VMCS_GUEST_PHYS_ADDR);
 
-    read_exit_registers(v, s);
+    read_exit_rip_rflags(v, s);
+    read_exit_rsp(v, s);
     uint32_t idt = (uint32_t)vmread(VMCS_IDT_VECTORING_INFO);
     if (idt & INTR_INFO_VALID) {
         unsigned type = (idt & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT;
@@ -419,9 +430,13 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
  * One entry of v and what its exit needs before anyone looks at it: the
  * registers back in v->regs and e decoded. An instruction's exit, the common
  * case, needs nothing else (vmx_instruction_exit): one branch on the exit
- * reason leads to the rest (other_exit).
+ * reason leads to the rest (other_exit). full_path: prepare_entry's entry,
+ * which may deliver an event vmm/ injected and be the VMCS's first
+ * (VMLAUNCH); the fast path's re-entries are plain (vmx_entry_is_plain)
+ * VMRESUMEs, after an exit that left the VMCS launched.
  */
-static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e)
+static inline __attribute__((always_inline)) void
+vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool full_path)
 {
     /*
      * Entered with host IF=0: a host interrupt that arrives while the guest
@@ -437,25 +452,29 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
 #endif
     guest_msrs_exit(&v->msrs);
 
-    s->event_injected = false;
+    if (full_path)
+        s->event_injected = false;
     if (__builtin_expect(rc != 0, 0)) {
         take_host_interrupts();
         vmx_entry_vmfail(s, rc, e);
         return;
     }
-    uint32_t reason = (uint32_t)vmread(VMCS_EXIT_REASON);
+    uint32_t reason = (uint32_t)vmread_nofail(VMCS_EXIT_REASON);
     const struct vmx_insn_exit *insn = vmx_instruction_exit(reason);
     if (!insn) {
         other_exit(v, s, reason, e);
         return;
     }
     take_host_interrupts();
-    s->launched = true;
-    read_exit_registers(v, s);
-    uint32_t len = (uint32_t)vmread(VMCS_EXIT_INSN_LEN);
-    uint64_t qualification = reason == VMX_EXIT_IO ? vmread(VMCS_EXIT_QUALIFICATION) : 0;
-    vmx_decode_instruction_exit(insn, reason, len, qualification, e);
-    if (reason == VMX_EXIT_VMCALL)
+    if (full_path)
+        s->launched = true;
+    read_exit_rip_rflags(v, s);
+    /* No handler of an instruction's exit in the fast path uses RSP (arch/x86/virt.h). */
+    s->rsp_unread = true;
+    vmx_decode_instruction_exit(insn, reason, (uint32_t)vmread_nofail(VMCS_EXIT_INSN_LEN), e);
+    if (reason == VMX_EXIT_IO)
+        vmx_decode_io(vmread_nofail(VMCS_EXIT_QUALIFICATION), e);
+    else if (reason == VMX_EXIT_VMCALL)
         e->hypercall.cpl = vmx_guest_cpl();
 }
 
@@ -467,37 +486,49 @@ static void vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_recor
 static void reenter_prepare(struct vcpu *v, struct vmx_vcpu *s)
 {
     sync_controls(v, s);
-    vmwrite(VMCS_GUEST_RIP, v->regs.rip);
-    if (v->regs.rsp != s->exit_rsp)
-        vmwrite(VMCS_GUEST_RSP, v->regs.rsp);
+    vmwrite_nofail(VMCS_GUEST_RIP, v->regs.rip);
+    if (v->regs.rsp != s->vmcs_rsp)
+        vmwrite_nofail(VMCS_GUEST_RSP, s->vmcs_rsp = v->regs.rsp);
     if (v->regs.rflags != s->exit_rflags)
-        vmwrite(VMCS_GUEST_RFLAGS, v->regs.rflags);
+        vmwrite_nofail(VMCS_GUEST_RFLAGS, v->regs.rflags);
 }
 
+/* vmx_vcpu_run's first entry cannot happen: the VMCS is still active on another CPU. */
+static __attribute__((noinline, cold)) void vmcs_stuck_elsewhere(struct vmx_vcpu *s,
+                                                                 struct exit_record *e)
+{
+    *e = (struct exit_record){.reason = EXIT_ENTRY_FAILED, .insn_kind = -1};
+    snprintf(s->msg, sizeof(s->msg),
+             "vCPU moved from CPU %d to CPU %u without vmx_vcpu_unload on the old CPU", s->last_cpu,
+             this_cpu()->cpu);
+    e->fail.what = s->msg;
+    e->fail.detail = (uint64_t)s->last_cpu;
+}
+
+/*
+ * fastpath_exit has one call site, so that it is inlined into the loop (a
+ * call and a second frame per exit otherwise); the failed load reaches it as
+ * an exit that was never entered.
+ */
 static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct vmx_vcpu *s = v->arch;
-    if (!vmcs_load(s)) {
-        *e = (struct exit_record){.reason = EXIT_ENTRY_FAILED, .insn_kind = -1};
-        snprintf(s->msg, sizeof(s->msg),
-                 "vCPU moved from CPU %d to CPU %u without vmx_vcpu_unload on the old CPU",
-                 s->last_cpu, this_cpu()->cpu);
-        e->fail.what = s->msg;
-        e->fail.detail = (uint64_t)s->last_cpu;
-        return fastpath_exit(v, e);
+    if (vmcs_load(s)) {
+        prepare_entry(v, s);
+        vmx_enter_exit(v, s, e, true);
+    } else {
+        vmcs_stuck_elsewhere(s, e);
     }
-    prepare_entry(v, s);
     enum fastpath_result r;
-    for (;;) {
-        vmx_enter_exit(v, s, e);
-        r = fastpath_exit(v, e);
-        if (r != FASTPATH_REENTER)
-            return r;
-        if (!vmx_entry_is_plain(s))
-            return FASTPATH_HANDLED;
+    while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER && vmx_entry_is_plain(s)) {
         fastpath_reentry(v, e);
         reenter_prepare(v, s);
+        vmx_enter_exit(v, s, e, false);
     }
+    /* vmm/ may use every register from here on. */
+    if (s->rsp_unread)
+        read_exit_rsp(v, s);
+    return r == FASTPATH_REENTER ? FASTPATH_HANDLED : r;
 }
 
 static void vmx_vcpu_load(struct vcpu *v)
@@ -558,6 +589,7 @@ static bool vmx_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
     if (!(vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER))
         return false;
     s->timer_deadline = tsc_deadline;
+    s->timer_if = TIMER_RECOMPUTE;
     return true;
 }
 

@@ -70,18 +70,32 @@ struct vmx_vcpu {
     uint64_t timer_setting;          /* the last entry's: its value, TIMER_OFF or TIMER_UNKNOWN */
     uint64_t cr0_shadow, cr4_shadow; /* read shadows: only pollux writes them */
     uint64_t timer_deadline;         /* host TSC; 0 = disarmed */
-    uint64_t ept_generation;         /* of the VM's EPT, as last flushed on last_cpu */
-    bool flush_vpid;     /* guest paging changed behind the CPU's back (emulated MOV CR) */
-    bool event_injected; /* vmm/ filled VM_ENTRY_INTR_INFO for the next entry */
+    /*
+     * The entry's timer setting stands while RFLAGS.IF is this (0 or
+     * RFLAGS_IF); TIMER_RECOMPUTE while a deadline is armed (its value is
+     * worked out from the TSC at every entry) or the setting is unknown.
+     */
+    uint64_t timer_if;
+    uint64_t ept_generation; /* of the VM's EPT, as last flushed on last_cpu */
+    bool flush_vpid;         /* guest paging changed behind the CPU's back (emulated MOV CR) */
+    bool event_injected;     /* vmm/ filled VM_ENTRY_INTR_INFO for the next entry */
     /* An event whose delivery the last exit interrupted (IDT-vectoring information). */
     uint32_t reinject, reinject_error, reinject_len;
     uint64_t syscall[VMX_SYSCALL_MSRS];
-    bool syscall_live;              /* the guest may use them: they are switched for it */
-    bool on_cpu;                    /* between vcpu_load and vcpu_put */
-    bool syscall_in_cpu;            /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
-    uint64_t exit_rsp, exit_rflags; /* as read at the last exit: the VMCS still holds them */
-    uint64_t vmcs_host_rsp;         /* HOST_RSP as the VMCS holds it (vmentry.S); 0 unknown */
-    char msg[256];                  /* EXIT_ENTRY_FAILED text */
+    bool syscall_live;   /* the guest may use them: they are switched for it */
+    bool on_cpu;         /* between vcpu_load and vcpu_put */
+    bool syscall_in_cpu; /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
+    /*
+     * RSP as the VMCS holds it while v->regs.rsp is that value; RFLAGS as read
+     * at the last exit. Each is written back at a re-entry only if changed.
+     * rsp_unread: the last exit left RSP in the VMCS alone (vmx_vcpu_run
+     * reads it before vmm/ may use it); v->regs.rsp is then the value at the
+     * entry, still equal to vmcs_rsp, so nothing is written back.
+     */
+    uint64_t vmcs_rsp, exit_rflags;
+    bool rsp_unread;
+    uint64_t vmcs_host_rsp; /* HOST_RSP as the VMCS holds it (vmentry.S); 0 unknown */
+    char msg[256];          /* EXIT_ENTRY_FAILED text */
 };
 
 _Static_assert(sizeof(struct vmx_vcpu) <= PAGE_SIZE, "one page per vCPU");
@@ -103,8 +117,9 @@ struct vmx_setup {
 extern struct vmx_setup vmx;
 
 /* Preemption timer settings beside the 32-bit values (vmx_vcpu.vmcs_timer, timer_setting). */
-#define TIMER_OFF     (1ull << 32) /* disarmed */
-#define TIMER_UNKNOWN UINT64_MAX   /* not known: the next entry writes what it wants */
+#define TIMER_OFF       (1ull << 32) /* disarmed */
+#define TIMER_UNKNOWN   UINT64_MAX   /* not known: the next entry writes what it wants */
+#define TIMER_RECOMPUTE 1ull         /* vmx_vcpu.timer_if: neither 0 nor RFLAGS_IF */
 
 /*
  * The next entry compares the wanted controls with the VMCS's. Release: a

@@ -24,17 +24,39 @@ void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32
     s->event_injected = true;
 }
 
-void vmx_end_emulated_instruction(struct vcpu *v)
+/* The STI/MOV-SS shadow ends with the instruction; the VMCS current. */
+static inline void end_interrupt_shadow(void)
+{
+    uint32_t x = (uint32_t)vmread_nofail(VMCS_GUEST_INTERRUPTIBILITY);
+    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
+        vmwrite_nofail(VMCS_GUEST_INTERRUPTIBILITY,
+                       x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
+}
+
+/* The VMCS to be made current, or a single-step #DB owed. */
+static __attribute__((noinline)) void end_emulated_instruction_slow(struct vcpu *v)
 {
     loaded(v);
-    uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
-    if (x & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS))
-        vmwrite(VMCS_GUEST_INTERRUPTIBILITY, x & ~(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS));
+    end_interrupt_shadow();
     if (v->regs.rflags & RFLAGS_TF) {
         /* The guest's DR6 is in the CPU while it runs; an injected #DB does not touch it. */
         dr6_write(dr6_single_step(dr6_read()));
         vmx_inject_exception(v, VECTOR_DB, false, 0);
     }
+}
+
+/*
+ * Every emulated instruction ends here, the exit fast path's included. The
+ * common case (VMCS current, TF clear) calls nothing, so it saves no register.
+ */
+void vmx_end_emulated_instruction(struct vcpu *v)
+{
+    const struct vmx_vcpu *s = v->arch;
+    if (cpu_state()->current_vmcs != (uint64_t)s->vmcs || (v->regs.rflags & RFLAGS_TF)) {
+        end_emulated_instruction_slow(v);
+        return;
+    }
+    end_interrupt_shadow();
 }
 
 bool vmx_in_interrupt_shadow(struct vcpu *v)

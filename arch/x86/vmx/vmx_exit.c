@@ -62,7 +62,9 @@ void vmx_decode_exit(const struct vmx_exit_info *x, struct exit_record *e, char 
     }
     const struct vmx_insn_exit *insn = vmx_instruction_exit(basic);
     if (insn) {
-        vmx_decode_instruction_exit(insn, x->reason, x->insn_len, x->qualification, e);
+        vmx_decode_instruction_exit(insn, x->reason, x->insn_len, e);
+        if (basic == VMX_EXIT_IO)
+            vmx_decode_io(x->qualification, e);
         return;
     }
 

@@ -47,22 +47,29 @@ static inline const struct vmx_insn_exit *vmx_instruction_exit(uint32_t reason)
     return &vmx_insn_exits[reason];
 }
 
-/* Fill e for an instruction exit; the qualification is used by I/O only. */
+/*
+ * Fill e for an instruction exit. Only the fields the exit has are written
+ * (as SVM's decode does): of the union, the member of the record's reason
+ * alone means anything. The caller adds the port's fields for I/O
+ * (vmx_decode_io) and the hypercall's CPL, each behind its own test of the
+ * exit reason.
+ */
 static inline void vmx_decode_instruction_exit(const struct vmx_insn_exit *insn, uint32_t reason,
-                                               uint32_t insn_len, uint64_t qualification,
-                                               struct exit_record *e)
+                                               uint32_t insn_len, struct exit_record *e)
 {
-    /* A store per field, not memset: its REP STOSB retires once per byte under emulation. */
-    *e = (struct exit_record){.reason = (enum exit_reason)insn->reason,
-                              .vendor_code = reason,
-                              .insn_kind = insn->kind,
-                              .insn_len = insn_len >= 1 && insn_len <= 15 ? insn_len : 0};
-    if (insn->reason == EXIT_IO) {
-        e->io.port = (uint16_t)(qualification >> 16);
-        e->io.size = (uint8_t)((qualification & IO_QUAL_SIZE) + 1); /* 0, 1, 3: 1, 2, 4 bytes */
-        e->io.in = qualification & IO_QUAL_IN;
-        e->io.string = qualification & IO_QUAL_STRING;
-    }
+    e->reason = (enum exit_reason)insn->reason;
+    e->vendor_code = reason;
+    e->insn_kind = insn->kind;
+    e->insn_len = insn_len >= 1 && insn_len <= 15 ? insn_len : 0;
+}
+
+/* The port, size and kind of an I/O exit, from its qualification. */
+static inline void vmx_decode_io(uint64_t qualification, struct exit_record *e)
+{
+    e->io.port = (uint16_t)(qualification >> 16);
+    e->io.size = (uint8_t)((qualification & IO_QUAL_SIZE) + 1); /* 0, 1, 3: 1, 2, 4 bytes */
+    e->io.in = qualification & IO_QUAL_IN;
+    e->io.string = qualification & IO_QUAL_STRING;
 }
 
 /*

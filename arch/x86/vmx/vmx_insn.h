@@ -37,6 +37,29 @@ fail:
     vmx_field_error("VMWRITE", field);
 }
 
+/*
+ * VMREAD and VMWRITE that cannot fail, without the check: the VMCS is known
+ * current (the exit path, right after its VM exit, which leaves the current
+ * VMCS as it was; or after loaded()) and the field is one every VMX CPU has
+ * (the exit reason, qualification and length, the guest's RIP, RSP, RFLAGS,
+ * SS access rights and interruptibility state), writable for VMWRITE.
+ * VMfailInvalid needs no current VMCS, VMfailValid a field the CPU lacks or
+ * a read-only one. The exit fast path makes several of these per exit.
+ */
+static inline uint64_t vmread_nofail(uint32_t field)
+{
+    uint64_t v;
+    exit_count(EXIT_COUNT_VMREAD);
+    __asm__ volatile("vmread %1, %0" : "=r"(v) : "r"((uint64_t)field) : "cc");
+    return v;
+}
+
+static inline void vmwrite_nofail(uint32_t field, uint64_t v)
+{
+    exit_count(EXIT_COUNT_VMWRITE);
+    __asm__ volatile("vmwrite %1, %0" ::"r"((uint64_t)field), "rm"(v) : "cc", "memory");
+}
+
 #define DEFINE_VMX_PTR_INSN(name)                                                                  \
     static inline bool name(uint64_t pa)                                                           \
     {                                                                                              \

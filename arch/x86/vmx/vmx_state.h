@@ -24,7 +24,7 @@ void vmx_get_mode(struct vcpu *v, struct guest_mode *m);
 /* VMX keeps the CPL in SS.DPL; the VMCS current. */
 static inline unsigned vmx_guest_cpl(void)
 {
-    return (vmread(VMCS_GUEST_SS_AR) >> AR_DPL_SHIFT) & 3;
+    return (vmread_nofail(VMCS_GUEST_SS_AR) >> AR_DPL_SHIFT) & 3;
 }
 
 /*

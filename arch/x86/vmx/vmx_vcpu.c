@@ -221,6 +221,7 @@ static void reset_vcpu(struct vcpu *v, struct vmcs_state *st)
     s->timer_deadline = 0;
     s->vmcs_timer = TIMER_UNKNOWN;
     s->timer_setting = TIMER_UNKNOWN;
+    s->timer_if = TIMER_RECOMPUTE;
     s->event_injected = false;
     s->reinject = 0;
     vmx_syscall_msrs_leave(s);
