@@ -63,18 +63,49 @@ enum gpt_result gpt_translate_ram(const struct gpt_mode *m, uint64_t linear, uns
 #define GPT_ADDR_MASK 0x000ffffffffff000ull /* bits 51:12 of 8-byte entries: MAXPHYADDR 52 */
 
 /*
+ * What a fetch walk with 8-byte entries read (vmm/gpt_memo.h remembers it):
+ * per level, top first (slot 0 the PML5E, 1 the PML4E, 2 the PDPTE, 3 the
+ * PDE, 4 the PTE), the host address of the entry and the value found
+ * there. The slots of the levels a walk does not read point at their own
+ * value (gpt_fetch_unused), so that every slot can be checked alike.
+ */
+#define GPT_FETCH_LEVELS 5
+
+struct gpt_fetch_record {
+    const uint64_t *entry_at[GPT_FETCH_LEVELS];
+    uint64_t entry[GPT_FETCH_LEVELS];
+};
+
+/*
  * The entry at gpa: false when it does not lie in ram or is not present. gpa
  * is below 2^53 (a 52-bit table address plus an index): gpa + 8 cannot wrap.
+ * With rec, the entry is recorded in slot (whether present or not).
  */
-static inline bool gpt_fetched_entry_at(const struct gpt_ram *ram, uint64_t gpa, uint64_t *e)
+static inline __attribute__((always_inline)) bool gpt_fetched_entry_at(const struct gpt_ram *ram,
+                                                                       uint64_t gpa, uint64_t *e,
+                                                                       struct gpt_fetch_record *rec,
+                                                                       unsigned slot)
 {
     if (gpa + 8 > ram->size)
         return false;
-    *e = *(const uint64_t *)(ram->base + gpa);
+    const uint64_t *at = (const uint64_t *)(ram->base + gpa);
+    *e = *at;
+    if (rec) {
+        rec->entry_at[slot] = at;
+        rec->entry[slot] = *e;
+    }
     return *e & GPT_PTE_P;
 }
 
-/* The same for 32-bit paging's 4-byte entries. */
+/* A slot of rec for a level the walk does not read: its check compares the slot with itself. */
+static inline __attribute__((always_inline)) void gpt_fetch_unused(struct gpt_fetch_record *rec,
+                                                                   unsigned slot)
+{
+    if (rec)
+        rec->entry_at[slot] = &rec->entry[slot];
+}
+
+/* The same for 32-bit paging's 4-byte entries (never recorded). */
 static inline bool gpt_fetched_entry32_at(const struct gpt_ram *ram, uint64_t gpa, uint32_t *e)
 {
     if (gpa + 4 > ram->size)
@@ -84,16 +115,91 @@ static inline bool gpt_fetched_entry32_at(const struct gpt_ram *ram, uint64_t gp
 }
 
 /* The entry for linear in the table at table, whose index starts at bit shift of linear. */
-static inline bool gpt_fetched_entry(const struct gpt_ram *ram, uint64_t table, uint64_t linear,
-                                     unsigned shift, uint64_t *e)
+static inline __attribute__((always_inline)) bool gpt_fetched_entry(const struct gpt_ram *ram,
+                                                                    uint64_t table, uint64_t linear,
+                                                                    unsigned shift, uint64_t *e,
+                                                                    struct gpt_fetch_record *rec)
 {
-    return gpt_fetched_entry_at(ram, (table & GPT_ADDR_MASK) + ((linear >> shift) & 511) * 8, e);
+    return gpt_fetched_entry_at(ram, (table & GPT_ADDR_MASK) + ((linear >> shift) & 511) * 8, e,
+                                rec, GPT_FETCH_LEVELS - 1 - (shift - 12) / 9);
 }
 
 static inline uint64_t gpt_fetched_page(uint64_t e, uint64_t linear, unsigned shift)
 {
     uint64_t offset = (1ull << shift) - 1;
     return (e & GPT_ADDR_MASK & ~offset) | (linear & offset);
+}
+
+/* Whether m's walk reads 8-byte entries (PAE, 4- and 5-level paging): the ones a record holds. */
+static inline bool gpt_walk_has_8_byte_entries(const struct gpt_mode *m)
+{
+    return (m->cr0 & GPT_CR0_PG) && (m->cr4 & GPT_CR4_PAE || m->efer & GPT_EFER_LMA);
+}
+
+/*
+ * gpt_translate_fetched (below), recording into rec (when not NULL, and only
+ * for a walk with 8-byte entries, gpt_walk_has_8_byte_entries) each entry it
+ * reads, in its level's slot, and marking the others unused.
+ */
+static inline __attribute__((always_inline)) bool
+gpt_fetched_walk(const struct gpt_mode *m, uint64_t linear, const struct gpt_ram *ram,
+                 uint64_t *gpa, struct gpt_fetch_record *rec)
+{
+    if (!(m->cr0 & GPT_CR0_PG)) {
+        *gpa = linear & 0xffffffffu;
+        return true;
+    }
+    uint64_t e;
+    if (m->efer & GPT_EFER_LMA) {
+        e = m->cr3;
+        if (!(m->cr4 & GPT_CR4_LA57))
+            gpt_fetch_unused(rec, 0);
+        else if (!gpt_fetched_entry(ram, e, linear, 48, &e, rec) || (e & GPT_PTE_PS))
+            return false;
+        if (!gpt_fetched_entry(ram, e, linear, 39, &e, rec) || (e & GPT_PTE_PS) ||
+            !gpt_fetched_entry(ram, e, linear, 30, &e, rec))
+            return false;
+        if (e & GPT_PTE_PS) {
+            gpt_fetch_unused(rec, 3);
+            gpt_fetch_unused(rec, 4);
+            *gpa = gpt_fetched_page(e, linear, 30);
+            return true;
+        }
+    } else if (m->cr4 & GPT_CR4_PAE) {
+        linear = (uint32_t)linear;
+        uint64_t pdpte_at = ((uint32_t)m->cr3 & 0xffffffe0u) + (linear >> 30) * 8;
+        gpt_fetch_unused(rec, 0);
+        gpt_fetch_unused(rec, 1);
+        if (!gpt_fetched_entry_at(ram, pdpte_at, &e, rec, 2) || (e & GPT_PTE_PS))
+            return false;
+    } else {
+        uint32_t la = (uint32_t)linear, pde, pte;
+        uint64_t pde_at = ((uint32_t)m->cr3 & 0xfffff000u) + (la >> 22) * 4;
+        if (!gpt_fetched_entry32_at(ram, pde_at, &pde))
+            return false;
+        if ((m->cr4 & GPT_CR4_PSE) && (pde & GPT_PTE_PS)) {
+            /* PDE bits 20:13 are physical bits 39:32 (PSE-36). */
+            *gpa = (uint64_t)((pde >> 13) & 0xff) << 32 | (pde & 0xffc00000u) | (la & 0x3fffffu);
+            return true;
+        }
+        uint64_t pte_at = (pde & 0xfffff000u) + ((la >> 12) & 0x3ff) * 4;
+        if (!gpt_fetched_entry32_at(ram, pte_at, &pte))
+            return false;
+        *gpa = (pte & 0xfffff000u) | (la & 0xfffu);
+        return true;
+    }
+    if (!gpt_fetched_entry(ram, e, linear, 21, &e, rec))
+        return false;
+    if (e & GPT_PTE_PS) {
+        gpt_fetch_unused(rec, 4);
+        *gpa = gpt_fetched_page(e, linear, 21);
+        return true;
+    }
+    /* Bit 7 of a PTE is PAT, not PS. */
+    if (!gpt_fetched_entry(ram, e, linear, 12, &e, rec))
+        return false;
+    *gpa = gpt_fetched_page(e, linear, 12);
+    return true;
 }
 
 /*
@@ -116,55 +222,7 @@ static inline uint64_t gpt_fetched_page(uint64_t e, uint64_t linear, unsigned sh
 static inline bool gpt_translate_fetched(const struct gpt_mode *m, uint64_t linear,
                                          const struct gpt_ram *ram, uint64_t *gpa)
 {
-    if (!(m->cr0 & GPT_CR0_PG)) {
-        *gpa = linear & 0xffffffffu;
-        return true;
-    }
-    uint64_t e;
-    if (m->efer & GPT_EFER_LMA) {
-        e = m->cr3;
-        if ((m->cr4 & GPT_CR4_LA57) &&
-            (!gpt_fetched_entry(ram, e, linear, 48, &e) || (e & GPT_PTE_PS)))
-            return false;
-        if (!gpt_fetched_entry(ram, e, linear, 39, &e) || (e & GPT_PTE_PS) ||
-            !gpt_fetched_entry(ram, e, linear, 30, &e))
-            return false;
-        if (e & GPT_PTE_PS) {
-            *gpa = gpt_fetched_page(e, linear, 30);
-            return true;
-        }
-    } else if (m->cr4 & GPT_CR4_PAE) {
-        linear = (uint32_t)linear;
-        uint64_t pdpte_at = ((uint32_t)m->cr3 & 0xffffffe0u) + (linear >> 30) * 8;
-        if (!gpt_fetched_entry_at(ram, pdpte_at, &e) || (e & GPT_PTE_PS))
-            return false;
-    } else {
-        uint32_t la = (uint32_t)linear, pde, pte;
-        uint64_t pde_at = ((uint32_t)m->cr3 & 0xfffff000u) + (la >> 22) * 4;
-        if (!gpt_fetched_entry32_at(ram, pde_at, &pde))
-            return false;
-        if ((m->cr4 & GPT_CR4_PSE) && (pde & GPT_PTE_PS)) {
-            /* PDE bits 20:13 are physical bits 39:32 (PSE-36). */
-            *gpa = (uint64_t)((pde >> 13) & 0xff) << 32 | (pde & 0xffc00000u) | (la & 0x3fffffu);
-            return true;
-        }
-        uint64_t pte_at = (pde & 0xfffff000u) + ((la >> 12) & 0x3ff) * 4;
-        if (!gpt_fetched_entry32_at(ram, pte_at, &pte))
-            return false;
-        *gpa = (pte & 0xfffff000u) | (la & 0xfffu);
-        return true;
-    }
-    if (!gpt_fetched_entry(ram, e, linear, 21, &e))
-        return false;
-    if (e & GPT_PTE_PS) {
-        *gpa = gpt_fetched_page(e, linear, 21);
-        return true;
-    }
-    /* Bit 7 of a PTE is PAT, not PS. */
-    if (!gpt_fetched_entry(ram, e, linear, 12, &e))
-        return false;
-    *gpa = gpt_fetched_page(e, linear, 12);
-    return true;
+    return gpt_fetched_walk(m, linear, ram, gpa, NULL);
 }
 
 #endif

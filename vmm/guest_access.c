@@ -1,7 +1,7 @@
 #include "vmm/guest_access.h"
 
 #include "lib/string.h"
-#include "vmm/gpt.h"
+#include "vmm/gpt_memo.h"
 #include "vmm/insn.h"
 
 #define PAGE   4096ull
@@ -52,19 +52,19 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
 }
 
 /*
- * Whether the 4 bytes at gpa, the translation of la, lie within la's page
- * and guest RAM and hold the exit's instruction in its usual encoding.
+ * Whether the 4 bytes at code, the host address of la's translation, hold
+ * the exit's instruction in its usual encoding. They must lie within la's
+ * page: code's page lies in guest RAM (the caller checked).
  */
-static inline __attribute__((always_inline)) bool
-plain_at(struct vcpu *v, const struct exit_record *e, uint64_t la, uint64_t gpa)
+static inline __attribute__((always_inline)) bool plain_at(const struct exit_record *e, uint64_t la,
+                                                           const uint8_t *code)
 {
-    /* gpa is below 2^52: gpa + 4 cannot wrap. */
-    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4 || gpa + 4 > v->vm->cfg.mem)
+    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4)
         return false;
-    uint32_t code;
+    uint32_t word;
     /* The builtin: one load (the kernel's -fno-builtin makes memcpy a call). */
-    __builtin_memcpy(&code, v->vm->mem + gpa, 4);
-    return insn_is_plain((enum insn_kind)e->insn_kind, code);
+    __builtin_memcpy(&word, code, 4);
+    return insn_is_plain((enum insn_kind)e->insn_kind, word);
 }
 
 /*
@@ -102,15 +102,35 @@ static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct e
     return 0;
 }
 
+static inline struct gpt_mode code_gpt_mode(const struct guest_code_mode *cm)
+{
+    return (struct gpt_mode){.cr0 = cm->cr0, .cr3 = cm->cr3, .cr4 = cm->cr4, .efer = cm->efer};
+}
+
+/* The instruction at la, paging on, where the vCPU's memo was stale: walk and remember. */
+static __attribute__((noinline)) int skip_walked(struct vcpu *v, const struct exit_record *e,
+                                                 const struct guest_code_mode *cm, uint64_t la)
+{
+    struct gpt_mode m = code_gpt_mode(cm);
+    struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+    uint64_t gpa;
+    if (!gpt_memo_walk(&v->fetch_memo, &m, la, &ram, &gpa))
+        return skip_decoded(v, e, false, la, 0);
+    /* gpa is below 2^52: gpa + 4 cannot wrap. */
+    if (gpa + 4 > ram.size || !plain_at(e, la, ram.base + gpa))
+        return skip_decoded(v, e, true, la, gpa);
+    vcpu_advance(v, insn_opcodes[e->insn_kind].len);
+    return 0;
+}
+
 /*
  * vcpu_skip_instruction when the exit did not give the length (out of line:
  * with NRIPS it never runs). The common case costs no full mode read and no
- * full walk: the bytes at CS:RIP are found through the fetch walk
- * (gpt_translate_fetched; none with paging off) and read in place as one
- * word, which holds the exit's instruction in its usual encoding. Nothing is
- * cached across exits: under nested paging the guest rewrites its page
- * tables and flushes its TLB without an exit, so no cached translation
- * could be proven fresh.
+ * full walk: the bytes at CS:RIP are found through the fetch walk (none with
+ * paging off), and read in place as one word, which holds the exit's
+ * instruction in its usual encoding. With paging on, the walk is the vCPU's
+ * memo of the last one where every entry that walk read still holds what it
+ * read (vmm/gpt_memo.h: checked at this use; no event invalidates it).
  */
 int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
 {
@@ -120,15 +140,16 @@ int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
     struct guest_code_mode cm;
     virt->get_code_mode(v, &cm);
     uint64_t la = code_linear(cm.code64, cm.cs_base, v->regs.rip);
-    uint64_t gpa = la;
     if (cm.cr0 & CR0_PG) {
-        struct gpt_mode m = {.cr0 = cm.cr0, .cr3 = cm.cr3, .cr4 = cm.cr4, .efer = cm.efer};
-        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
-        if (!gpt_translate_fetched(&m, la, &ram, &gpa))
-            return skip_decoded(v, e, false, la, 0);
+        const struct gpt_fetch_memo *memo = &v->fetch_memo;
+        struct gpt_mode m = code_gpt_mode(&cm);
+        if (!gpt_memo_valid(memo, &m, la))
+            return skip_walked(v, e, &cm, la);
+        if (!plain_at(e, la, gpt_memo_host(memo, la)))
+            return skip_decoded(v, e, true, la, gpt_memo_gpa(memo, la));
+    } else if (la + 4 > v->vm->cfg.mem || !plain_at(e, la, v->vm->mem + la)) {
+        return skip_decoded(v, e, true, la, la);
     }
-    if (!plain_at(v, e, la, gpa))
-        return skip_decoded(v, e, true, la, gpa);
     vcpu_advance(v, insn_opcodes[e->insn_kind].len);
     return 0;
 }

@@ -21,6 +21,7 @@
 #include "vmm/cpuid_cache.h"
 #include "stats/stats.h"
 #include "vmm/fwcfg.h"
+#include "vmm/gpt_memo.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/ioapic.h"
 #include "vmm/nmi.h"
@@ -149,6 +150,8 @@ struct vcpu {
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/guest_access.h). */
     struct guest_mode exit_mode;
     bool exit_mode_read;
+    /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/gpt_memo.h). */
+    struct gpt_fetch_memo fetch_memo;
     uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
     struct vcpu_stats stats;
 };

@@ -208,6 +208,24 @@ def gpt():
     write("gpt", "legacy", gpt_input(4, pg | pe, 0x1000, pse, 0, 0, 0x1abc, m32))
     write("gpt", "legacy-4m", gpt_input(1, pg | pe, 0x1000, pse, 0, 0, 0x412345, m32))
     write("gpt", "paging-off", gpt_input(0, pe, 0, 0, 0, 0, 0x123456789, b""))
+    # The memo: pages 1-7 are tables whose entry 0 points to the next page (7 to 1)
+    # and entry 1 to the page itself, so that with CR3 at page 1 address 0x1abc
+    # walks pages 1, 2, 3, 4 to 0x4abc, and any table pointer moved by a page still
+    # translates, elsewhere. Page 0's words are the edit script: between uses, bit
+    # 12 or 13 of the remembered entry at each level (slots 1-4: PML4E to PTE)
+    # flipped and flipped back.
+    mm = bytearray(0x8000)
+    for t in range(1, 8):
+        struct.pack_into("<QQ", mm, t << 12, (t % 7 + 1) << 12 | 7, t << 12 | 7)
+
+    def flip(slot, bit):
+        return 1 | 0x10 | slot << 8 | bit << 12
+
+    script = [0]
+    for slot, bit in ((4, 13), (1, 12), (2, 12), (3, 12)):
+        script += [flip(slot, bit), 0, flip(slot, bit), 0]
+    struct.pack_into(f"<{len(script)}Q", mm, 0, *script)
+    write("gpt", "memo-edits", gpt_input(0, pg | pe, 0x1000, pae, lma, 0, 0x1abc, mm))
 
 
 def main():

@@ -161,6 +161,65 @@ static void test_other_bytes_stop_the_vm(void **state)
     assert_int_equal(emulated_ends, 0);
 }
 
+/*
+ * 64-bit code at 0x8000 under 4-level paging with 4 KiB pages, its tables at
+ * tables (PML4, PDPT, PD, PT), its page at page. Returns the PTE's gpa.
+ */
+static uint64_t long_mode_4k(uint64_t tables, uint64_t page)
+{
+    uint64_t e;
+    for (int level = 0; level < 3; level++) {
+        e = (tables + 0x1000 * (level + 1)) | PTE;
+        memcpy(mem + tables + 0x1000 * level, &e, 8);
+    }
+    uint64_t pte_at = tables + 0x3000 + 8 * 8; /* linear 0x8000: PT index 8 */
+    e = page | PTE;
+    memcpy(mem + pte_at, &e, 8);
+    mode = (struct guest_mode){.cr0 = CR0_PE | CR0_PG,
+                               .cr3 = tables,
+                               .cr4 = CR4_PAE,
+                               .efer = EFER_LME | EFER_LMA,
+                               .code_bits = 64};
+    return pte_at;
+}
+
+/*
+ * Under nested paging the guest remaps its code without an exit: the next
+ * exit from the same RIP finds the instruction at the new page (a CPUID
+ * with a CS prefix there, 3 bytes) although the last exit's walk was
+ * remembered, and after a CR3 switch, the other tables' page.
+ */
+static void test_a_remapped_code_page_is_seen_at_the_next_exit(void **state)
+{
+    (void)state;
+    static const uint8_t cpuid[] = {0x0f, 0xa2}, cs_cpuid[] = {0x2e, 0x0f, 0xa2};
+    memcpy(mem + 0x100000, cpuid, sizeof(cpuid));
+    memcpy(mem + 0x101000, cs_cpuid, sizeof(cs_cpuid));
+    uint64_t pte_at = long_mode_4k(0x10000, 0x100000);
+    struct exit_record e = cpuid_exit();
+    for (int exit = 0; exit < 2; exit++) {
+        v.regs.rip = 0x8000;
+        assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
+        assert_int_equal(v.regs.rip, 0x8002);
+    }
+    uint64_t pte = 0x101000 | PTE;
+    memcpy(mem + pte_at, &pte, 8);
+    v.regs.rip = 0x8000;
+    assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
+    assert_int_equal(v.regs.rip, 0x8003);
+
+    long_mode_4k(0x20000, 0x100000);
+    v.regs.rip = 0x8000;
+    assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
+    assert_int_equal(v.regs.rip, 0x8002);
+    /* The first tables again, still pointing at the prefixed CPUID. */
+    mode.cr3 = 0x10000;
+    v.regs.rip = 0x8000;
+    assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
+    assert_int_equal(v.regs.rip, 0x8003);
+    assert_int_equal(failures, 0);
+}
+
 static void test_length_from_the_cpu_is_used_as_given(void **state)
 {
     (void)state;
@@ -180,6 +239,7 @@ int main(void)
         cmocka_unit_test_setup(test_protected_mode_adds_the_cs_base, setup),
         cmocka_unit_test_setup(test_prefixed_instruction_takes_the_decoder, setup),
         cmocka_unit_test_setup(test_other_bytes_stop_the_vm, setup),
+        cmocka_unit_test_setup(test_a_remapped_code_page_is_seen_at_the_next_exit, setup),
         cmocka_unit_test_setup(test_length_from_the_cpu_is_used_as_given, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
