@@ -19,6 +19,8 @@
 
 static _Alignas(16) uint8_t mem[MEM_SIZE];
 
+#include "test_mem.h" /* after mem */
+
 struct fake {
     size_t accessible;
 };
@@ -45,16 +47,6 @@ static int setup(void **state)
     f.accessible = MEM_SIZE;
     *state = &f;
     return 0;
-}
-
-static void put32(size_t off, uint32_t v)
-{
-    memcpy(mem + off, &v, sizeof(v));
-}
-
-static void put64(size_t off, uint64_t v)
-{
-    memcpy(mem + off, &v, sizeof(v));
 }
 
 static uint64_t phys_of(size_t off)

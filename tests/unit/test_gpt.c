@@ -32,6 +32,10 @@
 #define MEM_SIZE 0x10000
 
 static uint8_t mem[MEM_SIZE];
+
+#include "test_mem.h" /* after mem */
+#include "test_rng.h"
+
 static unsigned reads4, reads8;
 
 static bool read_mem(uint64_t gpa, void *buf, size_t len, void *ctx)
@@ -64,23 +68,6 @@ static int setup(void **state)
     memset(mem, 0, sizeof(mem));
     reads4 = reads8 = 0;
     return 0;
-}
-
-static void put32(uint64_t gpa, uint32_t v)
-{
-    memcpy(mem + gpa, &v, 4);
-}
-
-static void put64(uint64_t gpa, uint64_t v)
-{
-    memcpy(mem + gpa, &v, 8);
-}
-
-static uint64_t get64(uint64_t gpa)
-{
-    uint64_t v;
-    memcpy(&v, mem + gpa, 8);
-    return v;
 }
 
 /*
@@ -756,15 +743,6 @@ static void test_fetched_stays_in_ram(void **state)
  * the fetch walk gives the same gpa; where it finds an entry not present or
  * a table outside memory, the fetch walk falls back (check_fetched).
  */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* An entry pointing mostly inside the memory (a page one past it now and then). */
 static uint64_t random_entry(void)

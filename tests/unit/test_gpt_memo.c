@@ -32,6 +32,10 @@
 #define MEM_SIZE 0x400000
 
 static uint8_t mem[MEM_SIZE];
+
+#include "test_mem.h" /* after mem */
+#include "test_rng.h"
+
 static const struct gpt_ram ram = {mem, MEM_SIZE};
 static struct gpt_fetch_memo memo;
 
@@ -41,23 +45,6 @@ static int setup(void **state)
     memset(mem, 0, sizeof(mem));
     memset(&memo, 0, sizeof(memo));
     return 0;
-}
-
-static void put64(uint64_t gpa, uint64_t v)
-{
-    memcpy(mem + gpa, &v, 8);
-}
-
-static void put32(uint64_t gpa, uint32_t v)
-{
-    memcpy(mem + gpa, &v, 4);
-}
-
-static uint64_t get64(uint64_t gpa)
-{
-    uint64_t v;
-    memcpy(&v, mem + gpa, 8);
-    return v;
 }
 
 /* What the hypervisor's fetch does (vmm/guest_access.c): the memo where valid, else a walk. */
@@ -384,15 +371,6 @@ static void test_a_page_outside_ram_is_not_remembered(void **state)
  * of them to an entry the memo remembers. Every use gives the fresh walk's
  * answer (use), and the memo both answers and walks.
  */
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* The gpa of an entry the memo remembers, the first from slot choice on. */
 static uint64_t remembered_entry(uint64_t choice)
@@ -422,6 +400,7 @@ static uint64_t random_entry(void)
 static void test_random_tables_and_edits(void **state)
 {
     (void)state;
+    rng_state = 0x2545f4914f6cdd1dull;
     unsigned answered = 0, walked = 0, translated = 0;
     for (int round = 0; round < 300; round++) {
         for (uint64_t at = 0; at < SMALL; at += 8)
