@@ -419,6 +419,8 @@ static __attribute__((noinline)) void floor_loop(struct vcpu *v, struct vmcb *vm
  * registers back in v->regs, the V_IRQ and V_TPR bookkeeping, pollux's own
  * NMI-window exits (IRET, the single step) turned into EXIT_NONE, e decoded.
  * GIF is clear around it; the guest's SPEC_CTRL is in force only inside.
+ * Inline twice in svm_vcpu_run: the first entry, and the fast path's
+ * re-entries (reentry), which skip what only a full entry can need.
  */
 static inline __attribute__((always_inline)) void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s,
                                                                  uint64_t host_vmcb_pa,
@@ -542,7 +544,7 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
      * has nothing to do for it.
      */
     const uint64_t host_vmcb_pa = c->host_vmcb_pa;
-    /* A fast-path re-entry has none (entry_is_plain): only this entry may. */
+    /* V_IRQ set at this entry (a vector or the window's); a fast-path re-entry has none. */
     s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
     svm_enter_exit(v, s, host_vmcb_pa, e, false);
     enum fastpath_result r;
