@@ -17,54 +17,71 @@
 #include "vmm/fastpath.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
+#include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
 #include "vmm/vm.h"
 
 /*
+ * After a write to the local APIC (an EOI, the TPR): an interrupt that was
+ * already pending may be deliverable now, with no sender to say so.
+ */
+static inline enum fastpath_result after_apic_write(struct vcpu *v)
+{
+    return vlapic_highest_pending(&v->lapic) >= 0 ? FASTPATH_HANDLED : FASTPATH_REENTER;
+}
+
+/*
  * Exits whose handling never waits, never changes what runs, and reaches
  * other vCPUs only through vcpu_notify: CPUID, the NOP hypercall, MSRs,
- * port I/O to the emulated devices, CR8 (the local APIC's TPR) and the
- * xAPIC page's registers (EOI, TPR, ICR, the timer). Each is handled by its
- * own handler, called directly. Returns false for the others, untouched;
- * *apic_write says the exit wrote the local APIC (an EOI, the TPR), which
- * can make an interrupt that was already pending deliverable without any
- * sender.
+ * port I/O to the emulated devices, CR8 (the local APIC's TPR), the xAPIC
+ * page's registers (EOI, TPR, ICR, the timer), and HLT when an event
+ * already ends it. Each is handled by its own handler, called directly.
+ * Returns FASTPATH_NOT_MINE for the others, untouched; FASTPATH_REENTER
+ * where the exit itself leaves nothing to deliver; FASTPATH_HANDLED where
+ * it does (the full path's entry injects it).
  */
-static inline bool handle_common_exit(struct vcpu *v, const struct exit_record *e, bool *apic_write)
+static inline enum fastpath_result handle_common_exit(struct vcpu *v, const struct exit_record *e)
 {
     switch (e->reason) {
     case EXIT_CPUID:
         handle_cpuid(v, e);
-        return true;
+        return FASTPATH_REENTER;
     case EXIT_HYPERCALL:
         if ((uint32_t)v->regs.rax != HC_NOP)
-            return false;
+            return FASTPATH_NOT_MINE;
         handle_hypercall(v, e);
-        return true;
+        return FASTPATH_REENTER;
     case EXIT_MSR_READ:
         handle_msr_read(v, e);
-        return true;
+        return FASTPATH_REENTER;
     case EXIT_MSR_WRITE:
         handle_msr_write(v, e);
-        *apic_write = true;
-        return true;
+        return after_apic_write(v);
     case EXIT_IO:
         if (e->io.string)
-            return false;
+            return FASTPATH_NOT_MINE;
         handle_io(v, e);
-        return true;
+        return FASTPATH_REENTER;
     case EXIT_CR8:
         handle_cr8(v, e);
-        *apic_write = e->cr8.write;
-        return true;
+        return e->cr8.write ? after_apic_write(v) : FASTPATH_REENTER;
     case EXIT_NESTED_PAGE_FAULT:
         if (!xapic_page_access(e))
-            return false;
+            return FASTPATH_NOT_MINE;
         handle_npf(v, e);
-        *apic_write = e->npf.write;
-        return true;
+        return e->npf.write ? after_apic_write(v) : FASTPATH_REENTER;
+    case EXIT_HLT:
+        /*
+         * The event that ends it is pending already: the HLT is over, as the
+         * CPU would have it, with no halt, poll or scheduler. Else the full
+         * path halts (vcpu_halt looks again under the lock).
+         */
+        if (!vcpu_has_wake_event(v))
+            return FASTPATH_NOT_MINE;
+        vcpu_skip_instruction(v, e);
+        return FASTPATH_HANDLED;
     default:
-        return false;
+        return FASTPATH_NOT_MINE;
     }
 }
 
@@ -73,14 +90,10 @@ static inline enum fastpath_result fastpath_exit(struct vcpu *v, const struct ex
     v->exited_at = rdtsc();
     vcpu_mode_forget(v);
     v->stats.exits[e->reason]++;
-    bool apic_write = false;
-    if (!handle_common_exit(v, e, &apic_write))
-        return FASTPATH_NOT_MINE;
-    if (apic_write && vlapic_highest_pending(&v->lapic) >= 0)
+    enum fastpath_result r = handle_common_exit(v, e);
+    if (r == FASTPATH_REENTER && !fastpath_may_reenter(&v->changed, v->regs.rflags))
         return FASTPATH_HANDLED;
-    if (!fastpath_may_reenter(&v->changed, v->regs.rflags))
-        return FASTPATH_HANDLED;
-    return FASTPATH_REENTER;
+    return r;
 }
 
 /*

@@ -34,6 +34,15 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now);
 void vcpu_notify(struct vcpu *v);
 
 /*
+ * Whether a pending event would end a halt: an NMI, INIT, a stop request, or
+ * an interrupt the local APIC would deliver while the guest has IF=1. Exact
+ * under v->lock. Without it (the exit fast path's HLT), a snapshot that errs
+ * only one way: an event it sees stays pending until v's own CPU delivers
+ * it, and one it misses is seen by vcpu_halt under the lock.
+ */
+bool vcpu_has_wake_event(struct vcpu *v);
+
+/*
  * HLT with interrupts off, on v's CPU: unless an event is already
  * deliverable, poll for one (when the window allows), then block and set
  * v->halted if none came (vmm/vcpu_events.c states the protocol).

@@ -46,8 +46,7 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now)
     v->state_since = now;
 }
 
-/* Would this event end a halt? An interrupt only if the guest has IF=1. */
-static bool has_wake_event(struct vcpu *v)
+bool vcpu_has_wake_event(struct vcpu *v)
 {
     if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
         return true;
@@ -58,7 +57,7 @@ void vcpu_notify(struct vcpu *v)
 {
     vcpu_changes_raise(&v->changed, CHANGE_EVENT); /* before any kick: vmm/fastpath.h */
     bool halted = v->state == VCPU_POLLING || v->state == VCPU_BLOCKED;
-    if (halted && has_wake_event(v)) {
+    if (halted && vcpu_has_wake_event(v)) {
         uint64_t now = rdtsc();
         v->halt.woken = now;
         v->halt.valid = !v->vm->stopping;
@@ -90,7 +89,7 @@ static void trace_window(struct vcpu *v, const struct halt_poll_change *c)
 void vcpu_halt(struct vcpu *v)
 {
     uint64_t flags = spin_lock_irqsave(&v->lock);
-    if (has_wake_event(v)) {
+    if (vcpu_has_wake_event(v)) {
         spin_unlock_irqrestore(&v->lock, flags);
         return;
     }

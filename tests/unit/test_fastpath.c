@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "vmm/fastpath_exit.h"
+#include "vmm/insn.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
@@ -173,7 +174,16 @@ int vcpu_skip_unreported(struct vcpu *hv, const struct exit_record *e)
     return 0;
 }
 
-static const struct virt_ops test_ops = {0};
+/* The vendor's end of an emulated instruction (vcpu_advance): counted. */
+static unsigned instructions_ended;
+
+static void end_emulated_instruction(struct vcpu *hv)
+{
+    (void)hv;
+    instructions_ended++;
+}
+
+static const struct virt_ops test_ops = {.end_emulated_instruction = end_emulated_instruction};
 const struct virt_ops *virt = &test_ops;
 
 static struct vm vm;
@@ -195,6 +205,7 @@ static int setup(void **state)
     vlapic_mmio_write(&v.lapic, 0xf0, 0x1ff, 0, &ipi, &send); /* software-enable */
     memset(kick_pending, 0, sizeof(kick_pending));
     handled = 0;
+    instructions_ended = 0;
     current_cpu = 0;
     return 0;
 }
@@ -384,6 +395,54 @@ static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
     assert_int_equal(fastpath_exit(&v, &mmio), FASTPATH_HANDLED);
 }
 
+/*
+ * HLT in the fast path only when the event that ends it is pending already:
+ * the HLT is over (RIP past it, no halt) and the full path's entry delivers
+ * the event. Otherwise the full path halts, the instruction untouched.
+ */
+static enum fastpath_result hlt_exit(void)
+{
+    struct exit_record hlt = {.reason = EXIT_HLT, .insn_kind = INSN_HLT, .insn_len = 1};
+    return fastpath_exit(&v, &hlt);
+}
+
+static void test_hlt_with_a_deliverable_interrupt_is_over_at_once(void **state)
+{
+    (void)state;
+    v.regs.rip = 0x1000;
+    send_interrupt();
+    assert_int_equal(hlt_exit(), FASTPATH_HANDLED);
+    assert_int_equal(v.regs.rip, 0x1001);
+    assert_int_equal(instructions_ended, 1);
+    assert_int_equal(v.stats.exits[EXIT_HLT], 1);
+    assert_int_equal(v.stats.halts, 0); /* no halt began */
+    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_int_equal(vlapic_highest_pending(&v.lapic), 0x40); /* for prepare_entry to inject */
+}
+
+static void test_hlt_without_a_wake_event_halts_in_the_full_path(void **state)
+{
+    (void)state;
+    v.regs.rip = 0x1000;
+    assert_int_equal(hlt_exit(), FASTPATH_NOT_MINE); /* nothing pending */
+    /* Pending, but the guest has IF=0: the interrupt does not end the HLT. */
+    v.regs.rflags &= ~(uint64_t)RFLAGS_IF;
+    send_interrupt();
+    assert_int_equal(hlt_exit(), FASTPATH_NOT_MINE);
+    assert_int_equal(v.regs.rip, 0x1000);
+    assert_int_equal(instructions_ended, 0);
+}
+
+static void test_hlt_with_an_nmi_pending_is_over_at_once(void **state)
+{
+    (void)state;
+    v.regs.rip = 0x1000;
+    v.regs.rflags &= ~(uint64_t)RFLAGS_IF; /* an NMI ends a HLT whatever IF says */
+    nmi_send(&v.nmi);
+    assert_int_equal(hlt_exit(), FASTPATH_HANDLED);
+    assert_int_equal(v.regs.rip, 0x1001);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +455,9 @@ int main(void)
         cmocka_unit_test_setup(test_uncommon_exits_are_not_handled, setup),
         cmocka_unit_test_setup(test_eoi_uncovering_an_interrupt_takes_the_full_path, setup),
         cmocka_unit_test_setup(test_xapic_register_access_is_handled, setup),
+        cmocka_unit_test_setup(test_hlt_with_a_deliverable_interrupt_is_over_at_once, setup),
+        cmocka_unit_test_setup(test_hlt_without_a_wake_event_halts_in_the_full_path, setup),
+        cmocka_unit_test_setup(test_hlt_with_an_nmi_pending_is_over_at_once, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
