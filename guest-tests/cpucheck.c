@@ -42,7 +42,6 @@
 #define RFLAGS_TF   (1u << 8)
 #define DR6_INIT    0xffff0ff0u
 #define DR6_BS      (1u << 14)
-#define CR4_PAE     (1u << 5)
 #define CR4_LA57    (1u << 12)
 #define CR4_OSXSAVE (1u << 18)
 #define CR4_PKE     (1u << 22)
@@ -922,6 +921,32 @@ __asm__(".text\n"
         "pop %ebp\n\t"
         "ret\n");
 
+/*
+ * EFER.LME set with paging and PAE still off, as a guest sets it on its way
+ * into long mode when it sets LME first: an exit there (CPUID) must leave
+ * the guest where it was. QEMU 7.2 left this guest's CR0 in the host at such
+ * an exit; until pollux put the host's back, the next entry on that CPU ran
+ * the guest on host-physical memory (docs/robustness.md). A failure here is
+ * therefore most likely a crash of this VM, not a FAIL line.
+ */
+static volatile uint32_t lme_canary = 0x600dcafe;
+
+static void check_lme_paging_off(void)
+{
+    uint32_t want = cpuid(0, 0).ebx;
+    uint64_t efer = 0;
+    unsigned r = try_rdmsr(MSR_EFER, &efer);
+    unsigned w = try_wrmsr(MSR_EFER, efer | EFER_LME);
+    uint32_t vendor = cpuid(0, 0).ebx;
+    uint64_t during = 0;
+    unsigned r2 = try_rdmsr(MSR_EFER, &during);
+    unsigned back = try_wrmsr(MSR_EFER, efer);
+    vcheck(r == NO_FAULT && w == NO_FAULT && r2 == NO_FAULT && back == NO_FAULT &&
+               (during & (EFER_LME | EFER_LMA)) == EFER_LME && vendor == want &&
+               lme_canary == 0x600dcafe,
+           "lme-paging-off", "EFER.LME with paging off did not survive an exit");
+}
+
 static void build_page_tables(void)
 {
     for (uint64_t i = 0; i < 512; i++)
@@ -978,6 +1003,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         vcheck(false, "two-vcpus", "no second vCPU (run with vcpus=2)");
     check_single_step();
     check_insn_lengths();
+    check_lme_paging_off();
     check_long_mode(wp_toggles);
     printf("cpucheck: %u checks, %u failed\n", checks, failures);
     return (int)failures;

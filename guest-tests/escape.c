@@ -36,8 +36,6 @@
 #define OPEN_BUS   0xffffffffu
 #define WRITTEN    0x5a5a5a5au
 
-#define CR0_PG  (1u << 31)
-#define CR4_PAE (1u << 5)
 
 #define PF_RSVD (1u << 3)
 

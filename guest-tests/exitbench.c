@@ -29,11 +29,6 @@
 #define SAMPLES 65536u
 
 #define MSR_IA32_PAT 0x277
-#define MSR_EFER     0xc0000080u
-#define EFER_LME     (1ull << 8)
-#define EFER_LMA     (1ull << 10)
-#define CR0_PG       0x80000000u
-#define CR4_PAE      0x20u
 #define COM1_LSR     0x3fd
 
 /* The 64-bit timing loops, one per instruction (long_time below). */

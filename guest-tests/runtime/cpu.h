@@ -28,6 +28,13 @@
 #define PTE_PCD (1ull << 4)
 #define PTE_PS  (1ull << 7)
 
+/* The control-register and EFER bits of the way into long mode. */
+#define CR0_PG   (1u << 31)
+#define CR4_PAE  (1u << 5)
+#define MSR_EFER 0xc0000080u
+#define EFER_LME (1ull << 8)
+#define EFER_LMA (1ull << 10)
+
 /* What an __attribute__((interrupt)) handler gets (no privilege change: no ESP, SS). */
 struct interrupt_frame {
     uint32_t eip, cs, eflags;

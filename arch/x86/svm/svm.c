@@ -30,6 +30,8 @@ struct svm_cpu {
     uint64_t hsave_pa;
     uint64_t host_vmcb_pa;
     struct svm_asid_cpu asids;
+    uint64_t host_cr0;        /* what #VMEXIT must leave in CR0 (svm_keep_host_cr0) */
+    uint64_t cr0_restores;    /* times a #VMEXIT did not (QEMU 7.2) */
 };
 
 struct svm_vcpu {
@@ -187,6 +189,7 @@ static int svm_cpu_enable(char *err, size_t errlen)
     c->hsave_pa = (uint64_t)hsave;
     c->host_vmcb_pa = (uint64_t)host_vmcb;
     c->asids = (struct svm_asid_cpu){.next_asid = 1, .generation = 1};
+    c->host_cr0 = read_cr0();
     wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
     p->virt = c;
     if (first) {
@@ -365,6 +368,34 @@ static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
     svm(v)->vmcb->event_inj = ev;
 }
 
+/*
+ * QEMU 7.2's #VMEXIT can leave the guest's CR0 in the host (the proof is in
+ * docs/robustness.md, "Nested paging off after a #VMEXIT"). do_vmexit loads
+ * the host's CR0 while EFER and CR4 are still the guest's, and
+ * cpu_x86_update_cr0 returns early, storing nothing, when that EFER has LME
+ * and that CR4 lacks PAE: a guest between setting EFER.LME and turning
+ * paging on. The host then runs with CR0.PG clear in QEMU's model, which
+ * pollux's identity map hides, and the next VMRUN here saves that CR0 as the
+ * host's and walks the nested page table as "no paging": every guest on this
+ * CPU from then on reads and writes host-physical memory as its own. A real
+ * CPU loads CR0, CR4 and EFER together. So after an exit from that guest
+ * state, CR0 is checked and put back (a CR0 write, which also flushes the
+ * TLB the skipped CR3 load did not). Two loads and a branch on every exit;
+ * a read of CR0 only at a mode switch, where it is a no-op elsewhere.
+ */
+static inline __attribute__((always_inline)) void svm_keep_host_cr0(struct svm_cpu *c,
+                                                                   const struct vmcb *vmcb)
+{
+    if (__builtin_expect((vmcb->efer & EFER_LME) && !(vmcb->cr0 & CR0_PG), 0) &&
+        read_cr0() != c->host_cr0) {
+        write_cr0(c->host_cr0);
+        if (c->cr0_restores++ == 0)
+            kprintf("pollux: cpu %u: a #VMEXIT left the guest's CR0 in the host (QEMU 7.2, "
+                    "docs/robustness.md); restored\n",
+                    this_cpu()->cpu);
+    }
+}
+
 #ifdef POLLUX_EXIT_FLOOR
 /* One of the floor's operations (arch/x86/exit_floor.h), done: the guest goes on at once. */
 static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
@@ -406,11 +437,13 @@ static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
  * its own, whatever the real exit path around it (inlined twice into
  * svm_vcpu_run) becomes.
  */
-static __attribute__((noinline)) void floor_loop(struct vcpu *v, struct vmcb *vmcb,
-                                                 uint64_t host_vmcb_pa)
+static __attribute__((noinline)) void floor_loop(struct svm_cpu *c, struct vcpu *v,
+                                                 struct vmcb *vmcb, uint64_t host_vmcb_pa)
 {
-    while (floor_exit(v, vmcb))
+    while (floor_exit(v, vmcb)) {
         svm_vmrun(&v->regs, (uint64_t)vmcb, host_vmcb_pa);
+        svm_keep_host_cr0(c, vmcb);
+    }
 }
 #endif
 
@@ -422,7 +455,8 @@ static __attribute__((noinline)) void floor_loop(struct vcpu *v, struct vmcb *vm
  * Inline twice in svm_vcpu_run: the first entry, and the fast path's
  * re-entries (reentry), which skip what only a full entry can need.
  */
-static inline __attribute__((always_inline)) void svm_enter_exit(struct vcpu *v, struct svm_vcpu *s,
+static inline __attribute__((always_inline)) void svm_enter_exit(struct svm_cpu *c, struct vcpu *v,
+                                                                 struct svm_vcpu *s,
                                                                  uint64_t host_vmcb_pa,
                                                                  struct exit_record *e,
                                                                  bool reentry)
@@ -444,8 +478,9 @@ static inline __attribute__((always_inline)) void svm_enter_exit(struct vcpu *v,
     guest_msrs_enter(&v->msrs);
     irq_enable(); /* GIF is clear: host interrupts wait for the exit (INTR) */
     svm_vmrun(&v->regs, (uint64_t)vmcb, host_vmcb_pa);
+    svm_keep_host_cr0(c, vmcb);
 #ifdef POLLUX_EXIT_FLOOR
-    floor_loop(v, vmcb, host_vmcb_pa);
+    floor_loop(c, v, vmcb, host_vmcb_pa);
 #endif
     irq_disable();
     guest_msrs_exit(&v->msrs);
@@ -546,7 +581,7 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     const uint64_t host_vmcb_pa = c->host_vmcb_pa;
     /* V_IRQ set at this entry (a vector or the window's); a fast-path re-entry has none. */
     s->virq_at_entry = vmcb->vintr & SVM_VINTR_V_IRQ;
-    svm_enter_exit(v, s, host_vmcb_pa, e, false);
+    svm_enter_exit(c, v, s, host_vmcb_pa, e, false);
     enum fastpath_result r;
     while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER) {
         if (!entry_is_plain(s)) {
@@ -554,7 +589,7 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
             break;
         }
         fastpath_reentry(v, e);
-        svm_enter_exit(v, s, host_vmcb_pa, e, true);
+        svm_enter_exit(c, v, s, host_vmcb_pa, e, true);
     }
     irq_enable();
     stgi(); /* host interrupts that forced the exit are taken here */
