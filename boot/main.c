@@ -14,7 +14,7 @@
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 #include "boot/integrity.h"
 #include "stats/report.h"
 #include "vmm/console_keys.h"
@@ -187,6 +187,14 @@ static void fault_test(uint64_t kind)
     }
 }
 
+static void ap_run(void)
+{
+    sched_run(0);
+}
+
+/* Each AP's part above the host machine: its run queue, then the scheduler loop. */
+static const struct smp_work ap_work = {.init = sched_cpu_init, .run = ap_run};
+
 void kernel_main(uint32_t magic, uint32_t info)
 {
     integrity_record();
@@ -240,10 +248,10 @@ void kernel_main(uint32_t magic, uint32_t info)
             virt_features.backend == VIRT_NONE ? " - " : "", virt_features.reason);
 
     fpu_cpu_init();
-    sched_cpu_init();
+    sched_cpu_init(virt_cpu_enable());
     pause_setup();
     hlt_intercept_setup();
-    smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus);
+    smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus, &ap_work);
     report_boot();
     watchdog_start();
 

@@ -3,7 +3,7 @@
  * memcpy: the loader controls every offset, and multiboot1 memory-map
  * entries are packed, so no field is assumed to be aligned.
  */
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 
 #define ACPI_MAX_CPUS 256
 

@@ -29,7 +29,7 @@
 #include "guest-tests/runtime/lapic.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #define VECTOR_DB    1
 #define VECTOR_NMI   2

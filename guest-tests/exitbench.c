@@ -13,11 +13,10 @@
  *   times, per op, how many VMREADs, VMWRITEs, VMCB accesses, MSR accesses,
  *   VMLOADs and VMSAVEs one round trip makes (32-bit protected mode).
  */
-#include "arch/x86/exit_counts.h"
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #include <stddef.h>
 

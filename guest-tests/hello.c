@@ -3,7 +3,7 @@
  * says about the hypervisor, then exits 0.
  */
 #include "guest-tests/runtime/runtime.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #define CPUID1_ECX_HYPERVISOR (1u << 31)
 

@@ -22,7 +22,7 @@
  */
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/runtime.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #define VECTOR_NMI      2
 #define VECTOR_UD       6

@@ -13,7 +13,7 @@
 #include "guest-tests/runtime/lapic.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #define ITERS_DEFAULT 1000u
 #define ITERS_MAX     1000000u

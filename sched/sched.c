@@ -106,7 +106,7 @@ static bool kick_idle_for_console(void)
     return true;
 }
 
-int sched_cpu_init(void)
+void sched_cpu_init(bool guests)
 {
     struct percpu *p = this_cpu();
     struct runqueue *rq = &runqueues[p->cpu];
@@ -120,15 +120,7 @@ int sched_cpu_init(void)
         irq_register(VECTOR_KICK, kick_irq);
         console_set_idle_kicker(kick_idle_for_console);
     }
-    if (!virt)
-        return 0;
-    char err[128];
-    if (virt->cpu_enable(err, sizeof(err))) {
-        kprintf("pollux: cpu %u: cannot enable %s: %s\n", p->cpu, virt->name, err);
-        return -1;
-    }
-    rq->ready = true;
-    return 0;
+    rq->ready = guests;
 }
 
 bool sched_cpu_ready(unsigned cpu)

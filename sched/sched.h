@@ -38,8 +38,8 @@ struct sched_params {
 
 extern struct sched_params sched_params;
 
-/* Called on every CPU once it is online: enables the virtualization backend. */
-int sched_cpu_init(void);
+/* On every CPU once it is set up; guests: its virtualization backend is on (it runs vCPUs). */
+void sched_cpu_init(bool guests);
 bool sched_cpu_ready(unsigned cpu);
 
 /* The host CPU for a new vCPU: pin (if >= 0) or the least loaded one. -1 if none. */

@@ -100,6 +100,13 @@ def run_plot():
     return not problems, problems, None
 
 
+def run_floors():
+    """tools/floors.py: no #include goes up a floor (docs/architecture.md)."""
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "floors.py")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
+
+
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
 # Console logs of failed boot tests, kept across runs (a test's own directory is
 # emptied when it runs again): build/test-failures/<time>-<test>/.
@@ -173,6 +180,7 @@ def main():
         jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
     if not a.soak:
         jobs.append(("tools/plot", run_plot))
+        jobs.append(("tools/floors", run_floors))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:

@@ -2,7 +2,7 @@
 
 #include "lib/string.h"
 #include "vmm/gpt_memo.h"
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 #define PAGE   4096ull
 #define CR0_PG (1ull << 31)

@@ -1,43 +1,11 @@
-/*
- * The hypercall ABI (docs/hypercalls.md), shared by pollux and its guests.
- * A guest executes VMMCALL (AMD) or VMCALL (Intel) with the call number in
- * EAX/RAX and arguments in EBX, ECX, EDX; the result comes back in EAX/RAX.
- * Only constants here, so freestanding 32-bit guests can include it.
- */
+/* pollux's side of the hypercall ABI (abi/hypercall.h, docs/hypercalls.md). */
 #ifndef POLLUX_VMM_HYPERCALL_H
 #define POLLUX_VMM_HYPERCALL_H
 
-#include "arch/x86/exit_counts.h"
-
-/* pollux's own range, 0x504C0000 ("PL") + n: KVM's numbers keep KVM's meaning. */
-#define HC_EXIT 0x504C0000u /* EBX = exit code: the VM stops with it (reason "hypercall") */
-#define HC_PUTS 0x504C0001u /* EBX = guest-physical address, ECX = length (<= HC_PUTS_MAX) */
-#define HC_NOP  0x504C0002u /* does nothing; returns 0 (for measuring the exit path) */
-/* The calling vCPU's HLT exits so far (plain and Idle HLT), its low 32 bits in EAX. */
-#define HC_HLT_EXITS 0x504C0003u
-/*
- * The counting build only (arch/x86/exit_counts.h; elsewhere HC_ENOSYS): EBX =
- * guest-physical address of HC_EXIT_COUNTS_WORDS 32-bit words, filled with
- * the host CPU's index, the calling vCPU's exits so far and the CPU's
- * counters (EXIT_COUNT_* order), low 32 bits, as pollux found them handling the call.
- */
-#define HC_EXIT_COUNTS       0x504C0004u
-#define HC_EXIT_COUNTS_WORDS (2 + EXIT_COUNT_KINDS)
-
-#define HC_PUTS_MAX 4096
-
-#define HC_OK     0
-#define HC_EFAULT ((unsigned long)-2) /* bad address or length */
-#define HC_ENOSYS ((unsigned long)-1) /* unknown call number */
-#define HC_EPERM  ((unsigned long)-3) /* called from CPL > 0 */
-
-/* CPUID leaf 0x40000000 returns this signature in EBX, ECX, EDX. */
-#define POLLUX_CPUID_SIGNATURE "pollux\0\0\0\0\0\0"
-#define POLLUX_CPUID_BASE      0x40000000u
-#define POLLUX_CPUID_TIMING    0x40000010u /* EAX = TSC kHz, EBX = APIC timer kHz (0: none) */
+#include "abi/hypercall.h"
 
 struct vcpu;
-/* pollux's side: handle the call in v's registers from CPL cpl, return the value for RAX. */
+/* Handle the call in v's registers from CPL cpl, return the value for RAX. */
 unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl);
 
 #endif

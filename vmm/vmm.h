@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 #include "vmm/vm.h"
 
 /* Create and queue a VM per module. Returns how many modules were rejected. */

@@ -28,16 +28,7 @@
 #ifndef POLLUX_ARCH_X86_EXIT_COUNTS_H
 #define POLLUX_ARCH_X86_EXIT_COUNTS_H
 
-#define EXIT_COUNT_VMREAD     0
-#define EXIT_COUNT_VMWRITE    1
-#define EXIT_COUNT_VMCB_READ  2
-#define EXIT_COUNT_VMCB_WRITE 3
-#define EXIT_COUNT_RDMSR      4
-#define EXIT_COUNT_WRMSR      5
-#define EXIT_COUNT_XSETBV     6
-#define EXIT_COUNT_VMLOAD     7
-#define EXIT_COUNT_VMSAVE     8
-#define EXIT_COUNT_KINDS      9
+#include "abi/hypercall.h" /* the counters' kinds: EXIT_COUNT_* */
 
 /* struct percpu.exit_counts, right after its self pointer. */
 #define EXIT_COUNTS_GS_OFFSET 8

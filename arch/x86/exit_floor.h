@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "arch/x86/virt.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #define FLOOR_CPUID_LEAF 0 /* answered with a fixed maximum leaf and the vendor string */
 #define FLOOR_CPUID_MAX  0xdu

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "arch/x86/pmm.h"
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 
 extern struct pmm host_pmm;
 extern uint64_t kernel_cr3; /* final host page tables, loaded on every CPU */

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 
 #define PAGE_SIZE 4096ull
 

@@ -6,10 +6,10 @@
 #include "arch/x86/mm.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
-#include "boot/trampoline.h"
+#include "arch/x86/trampoline.h"
+#include "arch/x86/virt.h"
 #include "drivers/console.h"
 #include "lib/string.h"
-#include "sched/sched.h"
 
 #define TRAMPOLINE_LOW    0x1000ull
 #define TRAMPOLINE_HIGH   0x9f000ull /* below the usual EBDA */
@@ -52,15 +52,18 @@ static uint64_t find_trampoline_page(const struct boot_info *bi)
     return 0;
 }
 
+/* Set before the first AP starts, read only after. */
+static const struct smp_work *ap_work;
+
 void ap_main(struct percpu *p)
 {
     write_cr3(kernel_cr3);
     percpu_install(p);
     lapic_init();
     fpu_cpu_init();
-    sched_cpu_init();
+    ap_work->init(virt_cpu_enable());
     __atomic_store_n(&p->online, true, __ATOMIC_RELEASE);
-    sched_run(0);
+    ap_work->run();
     cpu_halt_forever();
 }
 
@@ -108,8 +111,10 @@ static bool start_ap(struct percpu *p, uint64_t page)
     return p->online;
 }
 
-unsigned smp_boot(const struct acpi_info *acpi, const struct boot_info *bi, unsigned maxcpus)
+unsigned smp_boot(const struct acpi_info *acpi, const struct boot_info *bi, unsigned maxcpus,
+                  const struct smp_work *work)
 {
+    ap_work = work;
     uint32_t self = lapic_id();
     uint64_t page = find_trampoline_page(bi);
     if (!page) {

@@ -3,6 +3,8 @@
 #include <stddef.h>
 
 #include "arch/x86/guest_regs.h"
+#include "arch/x86/percpu.h"
+#include "drivers/console.h"
 
 #define CHECK_OFFSET(field, off)                                                                   \
     _Static_assert(offsetof(struct guest_regs, field) == (off), "guest_regs." #field)
@@ -61,4 +63,16 @@ void virt_select(const struct virt_features *f)
 {
     virt_features = *f;
     virt = f->backend == VIRT_SVM ? &svm_ops : f->backend == VIRT_VMX ? &vmx_ops : 0;
+}
+
+bool virt_cpu_enable(void)
+{
+    if (!virt)
+        return false;
+    char err[128];
+    if (virt->cpu_enable(err, sizeof(err))) {
+        kprintf("pollux: cpu %u: cannot enable %s: %s\n", this_cpu()->cpu, virt->name, err);
+        return false;
+    }
+    return true;
 }

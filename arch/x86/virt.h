@@ -46,7 +46,7 @@ enum exit_reason {
 
 const char *exit_reason_name(enum exit_reason r);
 
-/* Instructions whose exits may arrive without a length (vmm/insn.h kinds). */
+/* Instructions whose exits may arrive without a length (arch/x86/insn.h kinds). */
 struct exit_record {
     enum exit_reason reason;
     uint64_t vendor_code; /* the raw exit code, for messages */
@@ -263,6 +263,11 @@ extern struct virt_features virt_features;
 
 /* Pick the backend for the detected features; NULL ops when none. */
 void virt_select(const struct virt_features *f);
+/*
+ * CPU bring-up, on every CPU once it is set up: turn the backend on here.
+ * False (after a line saying why) if there is none or it would not start.
+ */
+bool virt_cpu_enable(void);
 
 extern const struct virt_ops svm_ops;
 extern const struct virt_ops vmx_ops;

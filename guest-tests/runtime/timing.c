@@ -7,7 +7,7 @@
 #include "guest-tests/runtime/timing.h"
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/lapic.h"
-#include "vmm/hypercall.h"
+#include "abi/hypercall.h"
 
 #define PIT_HZ       1193182u
 #define PIT_CH2      0x42

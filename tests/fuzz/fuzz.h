@@ -42,7 +42,7 @@ static inline void fuzz_mem_free(struct fuzz_mem *m)
     free(m->bytes);
 }
 
-/* A phys_map_fn (boot/bootinfo.h): only whole ranges inside the memory are granted. */
+/* A phys_map_fn (arch/x86/bootinfo.h): only whole ranges inside the memory are granted. */
 static inline const void *fuzz_mem_map(uint64_t phys, size_t len, void *ctx)
 {
     const struct fuzz_mem *m = ctx;

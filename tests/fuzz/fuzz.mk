@@ -19,7 +19,7 @@ fuzz_acpi_SRCS := drivers/acpi.c
 FUZZ_TARGETS += mmio_decode
 fuzz_mmio_decode_SRCS := vmm/mmio_decode.c
 FUZZ_TARGETS += insn
-fuzz_insn_SRCS := vmm/insn.c
+fuzz_insn_SRCS := arch/x86/insn.c
 FUZZ_TARGETS += gpt
 fuzz_gpt_SRCS := vmm/gpt.c
 

@@ -7,7 +7,7 @@
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 
 #define INFO_BASE   0x10000ull
 #define KERNEL_BASE 0x100000ull

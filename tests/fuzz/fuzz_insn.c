@@ -1,11 +1,11 @@
 /*
- * The instruction-length decoder (vmm/insn.c): the first byte picks the
+ * The instruction-length decoder (arch/x86/insn.c): the first byte picks the
  * instruction the exit names and the code-segment size, the rest are the
  * guest's bytes at RIP. A length must lie within what was given and 15.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 #define KINDS (INSN_IRET + 1)
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "boot/bootinfo.h"
+#include "arch/x86/bootinfo.h"
 
 /*
  * Synthetic physical memory: MEM_SIZE bytes at FAKE_BASE, of which only the

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "vmm/fastpath_exit.h"
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"

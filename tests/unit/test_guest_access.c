@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vmm/guest_access.h"
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 #define CR0_PE  (1ull << 0)
 #define CR0_PG  (1ull << 31)

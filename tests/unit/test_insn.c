@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 /* Exactly sized arrays, so AddressSanitizer catches a read past avail. */
 #define BYTES(...)           ((const uint8_t[]){__VA_ARGS__})

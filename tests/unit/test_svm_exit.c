@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "arch/x86/svm/svm_exit.h"
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 static struct vmcb vmcb;
 

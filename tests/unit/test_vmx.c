@@ -21,7 +21,7 @@
 #include "arch/x86/vmx/vmx_controls.h"
 #include "arch/x86/vmx/vmx_exit.h"
 #include "arch/x86/vmx/vmx_timer.h"
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 static uint64_t cap(uint32_t forced, uint32_t allowed)
 {

@@ -1,6 +1,6 @@
 #include "arch/x86/svm/svm_exit.h"
 
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 /* Exits that refuse an instruction: the guest sees #UD, as on a CPU without it. */
 static int undefined_kind(uint32_t code)

@@ -7,7 +7,7 @@
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
 
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 /* svm_decode_exit's rare exits (out of line): reason, insn_kind and their fields. */
 void svm_decode_other(const struct vmcb *vmcb, struct exit_record *e);

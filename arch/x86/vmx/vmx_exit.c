@@ -3,7 +3,7 @@
 #include "arch/x86/vmx/vmcs.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 const struct vmx_insn_exit vmx_insn_exits[VMX_INSN_EXIT_REASONS] = {
     [VMX_EXIT_CPUID] = {EXIT_CPUID, INSN_CPUID},

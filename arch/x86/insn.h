@@ -11,8 +11,8 @@
  * gap) or do not fit in avail bytes. The caller stops the VM then rather
  * than guess.
  */
-#ifndef POLLUX_VMM_INSN_H
-#define POLLUX_VMM_INSN_H
+#ifndef POLLUX_ARCH_X86_INSN_H
+#define POLLUX_ARCH_X86_INSN_H
 
 #include <stdbool.h>
 #include <stddef.h>

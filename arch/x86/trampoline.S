@@ -2,7 +2,7 @@
  * AP trampoline: copied to a free page below 1 MiB; the startup IPI enters it
  * in real mode at CS = page >> 4, IP = 0. It finds its own base from CS, so
  * the code is position independent and only the parameter block at the end
- * (struct trampoline_params, boot/trampoline.h) is written by the BSP.
+ * (struct trampoline_params, arch/x86/trampoline.h) is written by the BSP.
  * Path: real mode -> 32-bit protected mode -> long mode on the early
  * identity map -> jump to params.entry(params.arg) on params.stack.
  */

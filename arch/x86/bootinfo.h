@@ -9,8 +9,8 @@
  * through the caller's phys_map callback, so host unit tests can feed
  * synthetic memory.
  */
-#ifndef POLLUX_BOOT_BOOTINFO_H
-#define POLLUX_BOOT_BOOTINFO_H
+#ifndef POLLUX_ARCH_X86_BOOTINFO_H
+#define POLLUX_ARCH_X86_BOOTINFO_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "vmm/insn.h"
+#include "arch/x86/insn.h"
 
 #include <stdbool.h>
 

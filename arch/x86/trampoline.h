@@ -1,6 +1,6 @@
-/* The AP trampoline's parameter block; layout fixed by boot/trampoline.S. */
-#ifndef POLLUX_BOOT_TRAMPOLINE_H
-#define POLLUX_BOOT_TRAMPOLINE_H
+/* The AP trampoline's parameter block; layout fixed by arch/x86/trampoline.S. */
+#ifndef POLLUX_ARCH_X86_TRAMPOLINE_H
+#define POLLUX_ARCH_X86_TRAMPOLINE_H
 
 #include <stdint.h>
 

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The include floors (docs/architecture.md): a file includes only headers of its own floor
+and of the floors below it.
+
+From the bottom: abi/ (constants shared with the guests) and lib/; the host machine (arch/x86/ and drivers/, which may use each other);
+stats/; sched/; vmm/; boot/ on top. Guests (guest-tests/) are freestanding programs of their
+own and include nothing of the hypervisor's but abi/. Prints one line per include that goes up, with its
+file and line, and exits 1 if there is one that is neither the named exception nor listed as
+debt still to pay (DEBT, each with its reason; the list only shrinks).
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FLOORS = {"abi": 0, "lib": 0, "arch": 1, "drivers": 1, "stats": 2, "sched": 3, "vmm": 4, "boot": 5}
+HYPERVISOR = tuple(FLOORS)
+GUESTS = "guest-tests"
+
+# The one exception by design: the exit fast path is inlined into the vendors' run loops, so
+# that the hottest exits cost no call (docs/architecture.md, "The named exception").
+EXCEPTIONS = {
+    ("arch/x86/svm/svm.c", "vmm/fastpath_exit.h"),
+    ("arch/x86/vmx/vmx.c", "vmm/fastpath_exit.h"),
+}
+
+# Upward includes that are still there, each to go (docs/architecture.md, "Debt").
+DEBT = {
+    ("arch/x86/svm/svm.c", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("arch/x86/vmx/vmx.c", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("arch/x86/vmx/vmx_events.c", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("arch/x86/vmx/vmx_vmcs.c", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("arch/x86/vmx/vmx_vcpu.c", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("arch/x86/vmx/vmx_vmcs.h", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("arch/x86/vmx/vmx_state.c", "vmm/vm.h"): "the backend reaches struct vcpu",
+    ("sched/sched.c", "vmm/fastpath.h"): "sched sees the vCPU (no sched_entity yet)",
+    ("sched/sched.c", "vmm/trace.h"): "sched sees the vCPU (no sched_entity yet)",
+    ("sched/sched.c", "vmm/vcpu.h"): "sched sees the vCPU (no sched_entity yet)",
+    ("sched/sched.c", "vmm/vmm.h"): "sched sees the vCPU (no sched_entity yet)",
+    ("sched/watchdog.c", "vmm/vmm.h"): "the state dump lists the VMs",
+    ("stats/collect.c", "vmm/hlt_intercept.h"): "stats reads vmm's structures",
+    ("stats/collect.c", "vmm/vmm.h"): "stats reads vmm's structures",
+    ("stats/collect.h", "vmm/vm.h"): "stats reads vmm's structures",
+    ("stats/report.c", "vmm/vmm.h"): "stats reads vmm's structures",
+    ("stats/report.h", "vmm/vm.h"): "stats reads vmm's structures",
+    ("stats/report.c", "sched/timer.h"): "stats arms its round on sched's timer",
+    ("stats/collect.c", "sched/sched.h"): "stats reads sched's CPU times",
+    ("vmm/vmconfig.c", "boot/cmdline.h"): "the GUESTS words use the option parser",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def top(path):
+    return path.split("/", 1)[0]
+
+
+def sources(root):
+    for folder in HYPERVISOR + (GUESTS,):
+        for dirpath, _, files in os.walk(os.path.join(root, folder)):
+            for name in sorted(files):
+                if name.endswith((".c", ".h", ".S")):
+                    yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def violations(root):
+    """(file, line number, included path, why) for every include that breaks a floor."""
+    for rel in sources(root):
+        with open(os.path.join(root, rel), errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                inc, here, there = m.group(1), top(rel), top(m.group(1))
+                if here == GUESTS:
+                    if there in FLOORS and there != "abi":
+                        yield rel, n, inc, "a guest includes a hypervisor header"
+                elif there in FLOORS and FLOORS[there] > FLOORS[here]:
+                    yield rel, n, inc, f"{here}/ (floor {FLOORS[here]}) includes {there}/ " \
+                                       f"(floor {FLOORS[there]})"
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else ROOT
+    bad = debt = 0
+    for rel, n, inc, why in violations(root):
+        if (rel, inc) in EXCEPTIONS:
+            continue
+        if (rel, inc) in DEBT:
+            debt += 1
+            continue
+        bad += 1
+        print(f"{rel}:{n}: #include \"{inc}\": {why}")
+    stale = [k for k in DEBT if not any((r, i) == k for r, _, i, _ in violations(root))]
+    for rel, inc in stale:
+        bad += 1
+        print(f"tools/floors.py: DEBT lists {rel} -> {inc}, which is paid: remove it from DEBT")
+    print(f"floors: {bad} upward include(s), {debt} listed as debt")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
