@@ -28,6 +28,7 @@
 #include "sched/watchdog.h"
 #include "vmm/hlt_intercept.h"
 #include "vmm/pause.h"
+#include "vmm/vcpu.h"
 #include "vmm/vmm.h"
 
 #define MB2_INFO_MAX (1u << 20)
@@ -249,10 +250,12 @@ void kernel_main(uint32_t magic, uint32_t info)
 
     fpu_cpu_init();
     sched_cpu_init(virt_cpu_enable());
+    vcpu_sched_register();
     pause_setup();
     hlt_intercept_setup();
     smp_boot(&acpi, &boot_info, (unsigned)hv_options.maxcpus, &ap_work);
     report_boot();
+    watchdog_set_dump(vmm_dump);
     watchdog_start();
 
     if (hv_options.fault_test)

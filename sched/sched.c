@@ -11,15 +11,12 @@
 #include "arch/x86/virt.h"
 #include "drivers/console.h"
 #include "sched/balance.h"
+#include "sched/entity.h"
 #include "sched/runqueue.h"
 #include "sched/timer.h"
 #include "sched/watchdog.h"
 #include "sched/yield.h"
 #include "stats/report.h"
-#include "vmm/fastpath.h"
-#include "vmm/trace.h"
-#include "vmm/vcpu.h"
-#include "vmm/vmm.h"
 
 struct sched_params sched_params = {
     .slice_us = 4000,
@@ -33,8 +30,8 @@ struct sched_params sched_params = {
 struct runqueue {
     struct spinlock lock;
     struct rq_list queue;
-    struct vcpu *current;
-    struct vcpu *handoff;            /* a directed yield's target: runs next, in no queue */
+    struct sched_entity *current;
+    struct sched_entity *handoff;    /* a directed yield's target: runs next, in no queue */
     uint64_t slice_start, slice_end; /* host TSC */
     bool idle;                       /* halted in sched_run waiting for work */
     bool wakeup_pending;             /* a woken vCPU waits at the head of the queue */
@@ -55,9 +52,16 @@ static inline struct runqueue *this_rq(void)
     return &runqueues[this_cpu()->cpu];
 }
 
-static inline struct vcpu *link_vcpu(struct rq_link *l)
+static inline struct sched_entity *link_entity(struct rq_link *l)
 {
-    return (struct vcpu *)((char *)l - offsetof(struct vcpu, rq_link));
+    return (struct sched_entity *)((char *)l - offsetof(struct sched_entity, rq_link));
+}
+
+static const struct sched_entity_ops *ops;
+
+void sched_set_entity_ops(const struct sched_entity_ops *o)
+{
+    ops = o;
 }
 
 /* sched_params in TSC cycles, converted once at boot (the exit path asks on every exit). */
@@ -69,14 +73,15 @@ static inline unsigned rq_cpu(const struct runqueue *rq)
 }
 
 /*
- * The slice timer and the kick are how a CPU learns that its current vCPU
- * should leave or look again: tell that vCPU's exit fast path (vmm/fastpath.h).
+ * The slice timer and the kick are how a CPU learns that its current
+ * entity should leave or look again: tell its owner (for a vCPU, its exit
+ * fast path: vmm/fastpath.h).
  */
 static void tell_current(void)
 {
-    struct vcpu *cur = __atomic_load_n(&this_rq()->current, __ATOMIC_ACQUIRE);
+    struct sched_entity *cur = __atomic_load_n(&this_rq()->current, __ATOMIC_ACQUIRE);
     if (cur)
-        vcpu_changes_raise(&cur->changed, CHANGE_HOST);
+        ops->notice(cur);
 }
 
 static void timer_irq(struct trap_frame *f)
@@ -147,7 +152,7 @@ int sched_place(int pin)
     return cpu;
 }
 
-void sched_unplace(const struct vcpu *v)
+void sched_unplace(const struct sched_entity *v)
 {
     __atomic_sub_fetch(&runqueues[v->cpu].placed, 1, __ATOMIC_RELAXED);
 }
@@ -172,7 +177,7 @@ static int idle_cpu_besides(unsigned cpu)
     return idle && balance_params.enabled ? __builtin_ctzll(idle) : -1;
 }
 
-void sched_wake(struct vcpu *v)
+void sched_wake(struct sched_entity *v)
 {
     struct runqueue *rq = &runqueues[v->cpu];
     uint64_t now = rdtsc();
@@ -204,7 +209,7 @@ static bool queue_empty(struct runqueue *rq)
     return __atomic_load_n(&rq->queue.count, __ATOMIC_ACQUIRE) == 0;
 }
 
-void sched_prepare_entry(struct vcpu *v)
+void sched_prepare_entry(struct sched_entity *v)
 {
     struct runqueue *rq = this_rq();
     uint64_t end = 0;
@@ -216,11 +221,11 @@ void sched_prepare_entry(struct vcpu *v)
             end = gran;
         spin_unlock(&rq->lock);
     }
-    if (end && virt->set_preemption_timer(v, end)) {
+    if (end && ops->arm_preemption(v, end)) {
         host_timer_program(0);
         return;
     }
-    virt->set_preemption_timer(v, 0);
+    ops->arm_preemption(v, 0);
     host_timer_program(end);
 }
 
@@ -250,11 +255,11 @@ bool sched_others_waiting(void)
     return !queue_empty(this_rq());
 }
 
-void sched_poll(struct vcpu *v, uint64_t deadline)
+void sched_poll(struct sched_entity *v, uint64_t deadline)
 {
     struct runqueue *rq = this_rq();
     uint64_t start = rdtsc(), now = start;
-    while (__atomic_load_n(&v->state, __ATOMIC_ACQUIRE) == VCPU_POLLING && now < deadline &&
+    while (__atomic_load_n(&v->state, __ATOMIC_ACQUIRE) == SCHED_POLLING && now < deadline &&
            queue_empty(rq)) {
         /* A timer that ran while interrupts were on may have re-armed one on this CPU. */
         host_timer_program(0);
@@ -266,7 +271,7 @@ void sched_poll(struct vcpu *v, uint64_t deadline)
 }
 
 /* Make v the CPU's current vCPU, with a fresh slice. Queue lock held. */
-static void start_slice(struct runqueue *rq, struct vcpu *v, uint64_t now)
+static void start_slice(struct runqueue *rq, struct sched_entity *v, uint64_t now)
 {
     rq->current = v;
     rq->slice_start = now;
@@ -275,9 +280,9 @@ static void start_slice(struct runqueue *rq, struct vcpu *v, uint64_t now)
     rq->wakeup_pending = false;
 }
 
-static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
+static struct sched_entity *pick_next(struct runqueue *rq, uint64_t now)
 {
-    struct vcpu *target = rq->handoff;
+    struct sched_entity *target = rq->handoff;
     if (target) {
         /* The rest of the spinner's slice, but at least the wake-up granularity. */
         rq->handoff = NULL;
@@ -290,7 +295,7 @@ static struct vcpu *pick_next(struct runqueue *rq, uint64_t now)
     struct rq_link *l = rq_pop(&rq->queue);
     if (!l)
         return NULL;
-    struct vcpu *v = link_vcpu(l);
+    struct sched_entity *v = link_entity(l);
     start_slice(rq, v, now);
     return v;
 }
@@ -311,9 +316,9 @@ static void unlock_pair(struct runqueue *a, struct runqueue *b)
 }
 
 /* May v, queued on another CPU, run on cpu now? Its queue's lock held. */
-static bool can_take(struct vcpu *v, unsigned cpu)
+static bool can_take(struct sched_entity *v, unsigned cpu)
 {
-    int tied = virt->unload_to_move ? v->loaded_cpu : -1;
+    int tied = ops->unload_to_move ? v->loaded_cpu : -1;
     return balance_may_run_on(v->pin, tied, __atomic_load_n(&v->on_cpu, __ATOMIC_ACQUIRE), cpu);
 }
 
@@ -324,7 +329,7 @@ static bool can_take(struct vcpu *v, unsigned cpu)
  * v->cpu; one that fires on the old CPU meanwhile only makes an interrupt
  * pending and re-arms on the new one).
  */
-static void move_locked(struct vcpu *v, struct runqueue *from, unsigned to)
+static void move_locked(struct sched_entity *v, struct runqueue *from, unsigned to)
 {
     rq_remove(&from->queue, &v->rq_link);
     if (rq_empty(&from->queue))
@@ -332,14 +337,14 @@ static void move_locked(struct vcpu *v, struct runqueue *from, unsigned to)
     __atomic_sub_fetch(&from->placed, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&runqueues[to].placed, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&v->cpu, to, __ATOMIC_RELAXED);
-    v->stats.migrations++;
+    v->migrations++;
 }
 
 /*
  * This CPU has nothing to run: take a vCPU waiting in another CPU's queue,
  * the busiest first, the first in queue order that may run here.
  */
-static struct vcpu *pull(struct runqueue *rq, uint64_t now)
+static struct sched_entity *pull(struct runqueue *rq, uint64_t now)
 {
     unsigned self = rq_cpu(rq), waiting[MAX_CPUS], order[MAX_CPUS];
     for (unsigned c = 0; c < cpu_count; c++)
@@ -347,10 +352,10 @@ static struct vcpu *pull(struct runqueue *rq, uint64_t now)
     unsigned n = balance_pull_order(waiting, cpu_count, self, order);
     for (unsigned i = 0; i < n; i++) {
         struct runqueue *src = &runqueues[order[i]];
-        struct vcpu *taken = NULL;
+        struct sched_entity *taken = NULL;
         lock_pair(rq, src);
         for (struct rq_link *l = src->queue.head.next; l != &src->queue.head; l = l->next) {
-            struct vcpu *v = link_vcpu(l);
+            struct sched_entity *v = link_entity(l);
             if (can_take(v, self)) {
                 move_locked(v, src, self);
                 start_slice(rq, v, now);
@@ -365,25 +370,25 @@ static struct vcpu *pull(struct runqueue *rq, uint64_t now)
     return NULL;
 }
 
-/* A directed yield in progress on this CPU: the spinner's VM. */
+/* A directed yield in progress on this CPU: the spinner's group. */
 struct yield_ctx {
-    struct vm *vm;
+    struct sched_group *group;
     struct runqueue *rq;
 };
 
 static void yield_look(void *p, unsigned index, struct yield_candidate *c)
 {
     struct yield_ctx *ctx = p;
-    struct vcpu *t = ctx->vm->vcpus[index];
-    enum vcpu_state st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+    struct sched_entity *t = ctx->group->members[index];
+    enum sched_state st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
     *c = (struct yield_candidate){
-        .on_cpu = st == VCPU_RUNNING || st == VCPU_POLLING,
-        /* Not runnable at all: halted, waiting for a startup IPI, stopped. */
-        .halted = st != VCPU_RUNNING && st != VCPU_POLLING && st != VCPU_RUNNABLE,
-        .irq_pending = nmi_waiting(&t->nmi) || vlapic_highest_pending(&t->lapic) >= 0,
-        .preempted_in_user = t->spin.preempted_in_user,
+        .on_cpu = st == SCHED_RUNNING || st == SCHED_POLLING,
+        /* Not runnable at all: halted, parked, stopped. */
+        .halted = st != SCHED_RUNNING && st != SCHED_POLLING && st != SCHED_RUNNABLE,
+        .irq_pending = ops->event_pending(t),
+        .preempted_in_user = t->preempted_in_user,
         .pinned_elsewhere = t->pin >= 0 && (unsigned)t->pin != rq_cpu(ctx->rq),
-        .spin = &t->spin.loop,
+        .spin = &t->spin_loop,
     };
 }
 
@@ -391,7 +396,7 @@ static void yield_look(void *p, unsigned index, struct yield_candidate *c)
 static enum yield_take yield_take(void *p, unsigned index)
 {
     struct yield_ctx *ctx = p;
-    struct vcpu *t = ctx->vm->vcpus[index];
+    struct sched_entity *t = ctx->group->members[index];
     unsigned here = rq_cpu(ctx->rq), from = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
     struct runqueue *src = &runqueues[from];
     lock_pair(ctx->rq, src);
@@ -411,50 +416,31 @@ static enum yield_take yield_take(void *p, unsigned index)
     return ok ? YIELD_TAKEN : YIELD_RACED;
 }
 
-bool sched_on_spin(struct vcpu *v)
+enum sched_spin_decision sched_on_spin(struct sched_entity *e, bool in_kernel,
+                                       struct sched_spin_result *r)
 {
-    struct vm *vm = v->vm;
+    struct sched_group *g = e->group;
     struct runqueue *rq = this_rq();
-    struct vcpu_stats *st = &v->stats;
-    struct guest_mode m;
-    virt->get_mode(v, &m);
-    yield_spin_begin(&v->spin.loop);
-    struct yield_ctx ctx = {vm, rq};
+    yield_spin_begin(&e->spin_loop);
+    struct yield_ctx ctx = {g, rq};
     struct yield_source src = {yield_look, yield_take, &ctx};
-    struct yield_outcome out;
-    unsigned last = __atomic_load_n(&vm->last_boosted, __ATOMIC_RELAXED);
-    enum yield_pivot pivot = (enum yield_pivot)yield_pivot;
-    yield_scan(&src, vm->nvcpus, v->id, pivot, m.cpl == 0, &last, &out);
-    unsigned skipped = 0;
-    for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++) {
-        st->directed_yield_skipped[i] += out.skipped[i];
-        skipped += out.skipped[i];
+    unsigned last = __atomic_load_n(&g->last_boosted, __ATOMIC_RELAXED);
+    r->pivot = (enum yield_pivot)yield_pivot;
+    yield_scan(&src, g->count, e->index, r->pivot, in_kernel, &last, &r->out);
+    if (r->out.target >= 0) {
+        __atomic_store_n(&g->last_boosted, last, __ATOMIC_RELAXED);
+        return SCHED_SPIN_BOOSTED;
     }
-    st->directed_yield_attempted += pivot != YIELD_PIVOT_NONE;
-    st->directed_yield_failed_tries += out.failed_tries;
-    st->directed_yield_gave_up += out.gave_up;
-    enum trace_ple decision;
-    if (out.target >= 0) {
-        __atomic_store_n(&vm->last_boosted, last, __ATOMIC_RELAXED);
-        st->directed_yield_successful++;
-        decision = TRACE_YIELD_BOOSTED;
-    } else if (!queue_empty(rq)) {
-        st->spin_slice_yields++;
-        decision = TRACE_YIELD_SLICE;
-    } else {
-        yield_spin_end(&v->spin.loop); /* it keeps running: no longer a preempted spinner */
-        decision = TRACE_YIELD_KEPT_CPU;
-    }
-    if (trace_on(TRACE_PLE))
-        trace_record(vm, TRACE_PLE, v->id, decision, (uint64_t)(out.target + 1),
-                     trace_yield_pack(pivot, skipped, out.failed_tries, out.gave_up));
-    return decision != TRACE_YIELD_KEPT_CPU;
+    if (!queue_empty(rq))
+        return SCHED_SPIN_SLICE;
+    yield_spin_end(&e->spin_loop); /* it keeps running: no longer a preempted spinner */
+    return SCHED_SPIN_KEPT_CPU;
 }
 
-static uint64_t run_cycles(const struct vcpu *v, uint64_t now)
+static uint64_t run_cycles(const struct sched_entity *v, uint64_t now)
 {
-    uint64_t c = v->stats.cycles[VCPU_RUNNING];
-    if (__atomic_load_n(&v->state, __ATOMIC_RELAXED) == VCPU_RUNNING && now > v->state_since)
+    uint64_t c = v->cycles[SCHED_RUNNING];
+    if (__atomic_load_n(&v->state, __ATOMIC_RELAXED) == SCHED_RUNNING && now > v->state_since)
         c += now - v->state_since;
     return c;
 }
@@ -475,15 +461,15 @@ static void balance_locked(struct runqueue *src, struct runqueue *dst, uint64_t 
     if (dst->current)
         dst_least = run_cycles(dst->current, now);
     for (struct rq_link *l = dst->queue.head.next; l != &dst->queue.head; l = l->next) {
-        uint64_t c = run_cycles(link_vcpu(l), now);
+        uint64_t c = run_cycles(link_entity(l), now);
         dst_least = c < dst_least ? c : dst_least;
     }
     struct balance_vcpu waiting[BALANCE_SCAN_MAX];
-    struct vcpu *who[BALANCE_SCAN_MAX];
+    struct sched_entity *who[BALANCE_SCAN_MAX];
     unsigned n = 0;
     for (struct rq_link *l = src->queue.head.next; l != &src->queue.head && n < BALANCE_SCAN_MAX;
          l = l->next) {
-        struct vcpu *v = link_vcpu(l);
+        struct sched_entity *v = link_entity(l);
         waiting[n] =
             (struct balance_vcpu){run_cycles(v, now), can_take(v, to) && !v->balance_moved};
         who[n++] = v;
@@ -500,7 +486,7 @@ static void balance_locked(struct runqueue *src, struct runqueue *dst, uint64_t 
     int pick = balance_choose(&m);
     if (pick < 0)
         return;
-    struct vcpu *v = who[pick];
+    struct sched_entity *v = who[pick];
     move_locked(v, src, to);
     v->balance_moved = true;
     rq_push_tail(&dst->queue, &v->rq_link);
@@ -563,54 +549,59 @@ static void idle(struct runqueue *rq)
     spin_unlock(&rq->lock);
 }
 
-static void run_one(struct runqueue *rq, struct vcpu *v, uint64_t now)
+static void run_one(struct runqueue *rq, struct sched_entity *v, uint64_t now)
 {
     spin_lock(&v->lock);
-    bool runnable = v->state == VCPU_RUNNABLE;
+    bool runnable = v->state == SCHED_RUNNABLE;
     if (runnable) {
-        vcpu_set_state(v, VCPU_RUNNING, now);
+        sched_set_state(v, SCHED_RUNNING, now);
         v->on_cpu = true;
     }
     spin_unlock(&v->lock);
     if (runnable) {
         v->loaded_cpu = (int)rq_cpu(rq);
         v->balance_moved = false;
-        enum run_result r = vcpu_run(v);
+        enum sched_run_result r = ops->run(v);
         uint64_t end = rdtsc();
         rq->busy_cycles += end - now;
         /*
          * Unloaded before it can be seen off this CPU (on_cpu below): it may
-         * next run elsewhere, or its VM be freed. A pinned vCPU keeps its
-         * context loaded: it comes back here.
+         * next run elsewhere, or its owner be freed. A pinned entity keeps
+         * its context loaded: it comes back here.
          */
-        if (r == RUN_STOPPED || r == RUN_OFF || (v->pin < 0 && virt->unload_to_move)) {
-            virt->vcpu_unload(v);
+        if (r == SCHED_RUN_STOPPED || r == SCHED_RUN_PARKED ||
+            (v->pin < 0 && ops->unload_to_move)) {
+            ops->unload(v);
             v->loaded_cpu = -1;
         }
-        if (r == RUN_STOPPED) {
-            vcpu_retire(v);
+        if (r == SCHED_RUN_STOPPED) {
+            ops->retire(v);
         } else {
-            bool retire = false;
+            bool retire_now = false;
             spin_lock(&v->lock);
             __atomic_store_n(&v->on_cpu, false, __ATOMIC_RELEASE);
-            if (r == RUN_PREEMPTED) {
-                vcpu_set_state(v, VCPU_RUNNABLE, end);
+            if (r == SCHED_RUN_PREEMPTED) {
+                sched_set_state(v, SCHED_RUNNABLE, end);
                 spin_lock(&rq->lock);
                 rq_push_tail(&rq->queue, &v->rq_link);
                 spin_unlock(&rq->lock);
-            } else if (v->state == VCPU_WAIT_SIPI) {
-                /* What happened while it was leaving: its VM stopped, or a startup IPI came. */
-                if (v->vm->stopping) {
-                    vcpu_set_state(v, VCPU_STOPPED, end);
-                    retire = true;
-                } else if (v->sipi_vector >= 0) {
-                    vcpu_set_state(v, VCPU_RUNNABLE, end);
+            } else if (v->state == SCHED_PARKED) {
+                /* What happened while it was leaving: its owner stops it, or wakes it. */
+                switch (ops->parked(v)) {
+                case SCHED_PARKED_RETIRE:
+                    retire_now = true;
+                    break;
+                case SCHED_PARKED_WAKE:
+                    sched_set_state(v, SCHED_RUNNABLE, end);
                     sched_wake(v);
+                    break;
+                case SCHED_PARKED_STAY:
+                    break;
                 }
             }
             spin_unlock(&v->lock);
-            if (retire)
-                vmm_vcpu_retired(v->vm);
+            if (retire_now)
+                ops->retire(v);
         }
     }
     spin_lock(&rq->lock);
@@ -631,7 +622,7 @@ void sched_run(bool (*done)(void))
         stats_poll();
         console_drain_while(nothing_queued, rq);
         spin_lock(&rq->lock);
-        struct vcpu *v = pick_next(rq, now);
+        struct sched_entity *v = pick_next(rq, now);
         spin_unlock(&rq->lock);
         if (!v && balance_params.enabled)
             v = pull(rq, now);
@@ -667,8 +658,10 @@ void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out)
 void sched_dump_cpu(unsigned cpu)
 {
     struct runqueue *rq = &runqueues[cpu];
-    struct vcpu *cur = rq->current;
-    kprintf("  runqueue: %u queued, running %s/%u, idle %d, resched %d, wakeup_pending %d\n",
-            rq->queue.count, cur ? cur->vm->cfg.name : "-", cur ? cur->id : 0, rq->idle,
-            rq->resched, rq->wakeup_pending);
+    struct sched_entity *cur = rq->current;
+    char name[48] = "-";
+    if (cur)
+        ops->name(cur, name, sizeof(name));
+    kprintf("  runqueue: %u queued, running %s, idle %d, resched %d, wakeup_pending %d\n",
+            rq->queue.count, name, rq->idle, rq->resched, rq->wakeup_pending);
 }

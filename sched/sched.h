@@ -1,5 +1,7 @@
 /*
- * The vCPU scheduler: per-CPU run queues, time slices, blocking and waking.
+ * The scheduler: per-CPU run queues, time slices, blocking and waking. It
+ * schedules entities (sched/entity.h), never vCPUs as such; below, "vCPU"
+ * is the entity a vCPU embeds, the only kind there is.
  *
  * Each host CPU runs the vCPUs queued on it, first come first served, for a
  * time slice each (sched_slice_us). A new vCPU is placed on the least
@@ -28,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct vcpu;
+#include "sched/entity.h"
 
 struct sched_params {
     uint64_t slice_us;              /* sched_slice_us: a vCPU's time slice */
@@ -45,10 +47,10 @@ bool sched_cpu_ready(unsigned cpu);
 /* The host CPU for a new vCPU: pin (if >= 0) or the least loaded one. -1 if none. */
 int sched_place(int pin);
 /* A placed vCPU's VM is gone: it no longer loads its CPU. */
-void sched_unplace(const struct vcpu *v);
+void sched_unplace(const struct sched_entity *e);
 
-/* A vCPU that just became RUNNABLE (its lock held): queue it and kick per the rule above. */
-void sched_wake(struct vcpu *v);
+/* An entity that just became RUNNABLE (its lock held): queue it and kick per the rule above. */
+void sched_wake(struct sched_entity *e);
 
 /* Run queued vCPUs forever (APs), or until done() is true (the boot CPU). */
 void sched_run(bool (*done)(void));
@@ -60,27 +62,37 @@ unsigned sched_this_cpu(void);
 void sched_kick(unsigned cpu);
 
 /* From the vCPU loop, interrupts off: arm the slice's end before entering the guest. */
-void sched_prepare_entry(struct vcpu *v);
+void sched_prepare_entry(struct sched_entity *e);
 /* From the vCPU loop after an exit: should the vCPU give up the CPU now? */
 bool sched_should_yield(void);
 
 /*
- * From the vCPU loop: v was caught spinning (vmm/pause.c). Directed yield
- * (sched/yield.h): a sibling preempted while it could run is taken from
- * whatever queue holds it and runs next on this CPU, in the rest of v's
- * slice (at least sched_wakeup_granularity_us). Without one, v gives up the
- * rest of its slice if another vCPU waits for this CPU. True: v must leave
- * the CPU now (back to the tail of its queue).
+ * From the vCPU loop: e was caught spinning (vmm/pause.c), at CPL 0 if
+ * in_kernel. Directed yield (sched/yield.h): a sibling preempted while it
+ * could run is taken from whatever queue holds it and runs next on this
+ * CPU, in the rest of e's slice (at least sched_wakeup_granularity_us).
+ * Without one, e gives up the rest of its slice if another entity waits for
+ * this CPU. *r says what the scan saw, for the caller's statistics.
  */
-bool sched_on_spin(struct vcpu *v);
+enum sched_spin_decision {
+    SCHED_SPIN_BOOSTED,  /* a sibling runs in e's place: e leaves the CPU now */
+    SCHED_SPIN_SLICE,    /* no sibling to run; another waits: e leaves the CPU now */
+    SCHED_SPIN_KEPT_CPU, /* no sibling and nobody else to run: e goes on */
+};
+struct sched_spin_result {
+    enum yield_pivot pivot;
+    struct yield_outcome out;
+};
+enum sched_spin_decision sched_on_spin(struct sched_entity *e, bool in_kernel,
+                                       struct sched_spin_result *r);
 
 /*
- * Halt polling, on v's CPU with interrupts off: spin with PAUSE, taking host
- * interrupts (timers, kicks) between spins, until v leaves the POLLING state
+ * Halt polling, on e's CPU with interrupts off: spin with PAUSE, taking host
+ * interrupts (timers, kicks) between spins, until e leaves the POLLING state
  * (a wake-up came), the host TSC reaches deadline, or another vCPU waits for
  * this CPU (KVM's single_task_running()). Returns with interrupts off.
  */
-void sched_poll(struct vcpu *v, uint64_t deadline);
+void sched_poll(struct sched_entity *e, uint64_t deadline);
 
 /* Does another vCPU wait for this CPU? (A lock-free look, for the halt path.) */
 bool sched_others_waiting(void);

@@ -9,9 +9,10 @@
 #include "sched/lockup.h"
 #include "sched/sched.h"
 #include "sched/timer.h"
-#include "vmm/vmm.h"
 
 #define TICKS_PER_TIMEOUT 4
+
+static void (*dump_more)(void);
 
 struct watchdog_params watchdog_params = {.ms = 2000};
 
@@ -67,11 +68,17 @@ static void state_dump(struct trap_frame *f)
             tsc_to_ns(watches[checker].stale) / 1000000, checker);
     sched_dump_cpu(me);
     if (me + 1 == cpu_count) {
-        vmm_dump();
+        if (dump_more)
+            dump_more();
         __atomic_store_n(&dump_turn, 0, __ATOMIC_RELEASE);
     } else {
         __atomic_store_n(&dump_turn, me + 1, __ATOMIC_RELEASE);
     }
+}
+
+void watchdog_set_dump(void (*dump)(void))
+{
+    dump_more = dump;
 }
 
 static void beat_for_console(void)

@@ -28,6 +28,9 @@ extern struct watchdog_params watchdog_params;
 /* On the boot CPU once every CPU is online: arm every CPU's tick. */
 void watchdog_start(void);
 
+/* What a state dump prints after the CPUs' lines (the VMs and their vCPUs); given at boot. */
+void watchdog_set_dump(void (*dump)(void));
+
 /* fault_test=4: make `cpu` spin with interrupts off from its timer interrupt, for good. */
 void watchdog_test_lockup(unsigned cpu);
 

@@ -34,13 +34,13 @@ void stats_collect_vcpu(const struct vcpu *v, struct stats_record *r,
     r->scope = STATS_SCOPE_VCPU;
     x[STATS_vm].s = v->vm->cfg.name;
     x[STATS_vcpu].n = v->id;
-    x[STATS_cpu].n = __atomic_load_n(&v->cpu, __ATOMIC_RELAXED);
+    x[STATS_cpu].n = __atomic_load_n(&v->se.cpu, __ATOMIC_RELAXED);
     x[STATS_spin_detector].s = spin_detector_name(v->spin.detector);
     /* Completed time only: adding the current state's share could count it twice. */
-    x[STATS_run_us].n = us(load(&st->cycles[VCPU_RUNNING]));
-    x[STATS_wait_us].n = us(load(&st->cycles[VCPU_RUNNABLE]));
-    x[STATS_polling_us].n = us(load(&st->cycles[VCPU_POLLING]));
-    x[STATS_blocked_us].n = us(load(&st->cycles[VCPU_BLOCKED]));
+    x[STATS_run_us].n = us(load(&v->se.cycles[SCHED_RUNNING]));
+    x[STATS_wait_us].n = us(load(&v->se.cycles[SCHED_RUNNABLE]));
+    x[STATS_polling_us].n = us(load(&v->se.cycles[SCHED_POLLING]));
+    x[STATS_blocked_us].n = us(load(&v->se.cycles[SCHED_BLOCKED]));
     for (unsigned i = 0; i < EXIT_REASON_COUNT; i++)
         exit_ns[i] = tsc_to_ns(load(&st->exit_cycles[i]));
     x[STATS_exits].by = st->exits;
@@ -82,7 +82,7 @@ void stats_collect_vcpu(const struct vcpu *v, struct stats_record *r,
     for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++)
         x[skipped[i]].n = load(&st->directed_yield_skipped[i]);
     x[STATS_spin_slice_yields].n = load(&st->spin_slice_yields);
-    x[STATS_migrations].n = load(&st->migrations);
+    x[STATS_migrations].n = load(&v->se.migrations);
 }
 
 void stats_collect_vm(const struct vm *vm, const struct stats_record *vcpus, unsigned n,

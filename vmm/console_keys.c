@@ -41,8 +41,8 @@ static void list_vm(struct vm *vm, void *ctx)
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         const struct vcpu *v = vm->vcpus[i];
         kprintf("pollux:   vcpu %u: %s on cpu %u\n", i,
-                vcpu_state_names[__atomic_load_n(&v->state, __ATOMIC_RELAXED)],
-                __atomic_load_n(&v->cpu, __ATOMIC_RELAXED));
+                vcpu_state_names[__atomic_load_n(&v->se.state, __ATOMIC_RELAXED)],
+                __atomic_load_n(&v->se.cpu, __ATOMIC_RELAXED));
     }
 }
 

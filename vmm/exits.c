@@ -104,7 +104,7 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 void handle_cr8(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t *reg = guest_gpr(&v->regs, e->cr8.gpr);
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool fault = e->cr8.write && (*reg >> 4);
     if (!fault) {
         if (e->cr8.write)
@@ -112,7 +112,7 @@ void handle_cr8(struct vcpu *v, const struct exit_record *e)
         else
             *reg = (v->lapic.tpr >> 4) & 0xf;
     }
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     if (fault)
         virt->inject_exception(v, VECTOR_GP, true, 0);
     else

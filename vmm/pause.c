@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "sched/sched.h"
 #include "vmm/trace.h"
 #include "vmm/vm.h"
 
@@ -127,8 +128,36 @@ void pause_exit(struct vcpu *v)
 
 void pause_sched_in(struct vcpu *v)
 {
-    yield_spin_end(&v->spin.loop);
+    yield_spin_end(&v->se.spin_loop);
     v->spin.sw.count = 0;
     if (hardware(v->spin.detector))
         set_window(v, spin_window_shrink(v->spin.window, window_params));
+}
+
+bool pause_directed_yield(struct vcpu *v)
+{
+    struct guest_mode m;
+    virt->get_mode(v, &m);
+    struct sched_spin_result r;
+    enum sched_spin_decision d = sched_on_spin(&v->se, m.cpl == 0, &r);
+    struct vcpu_stats *st = &v->stats;
+    unsigned skipped = 0;
+    for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++) {
+        st->directed_yield_skipped[i] += r.out.skipped[i];
+        skipped += r.out.skipped[i];
+    }
+    st->directed_yield_attempted += r.pivot != YIELD_PIVOT_NONE;
+    st->directed_yield_failed_tries += r.out.failed_tries;
+    st->directed_yield_gave_up += r.out.gave_up;
+    static const enum trace_ple traced[] = {
+        [SCHED_SPIN_BOOSTED] = TRACE_YIELD_BOOSTED,
+        [SCHED_SPIN_SLICE] = TRACE_YIELD_SLICE,
+        [SCHED_SPIN_KEPT_CPU] = TRACE_YIELD_KEPT_CPU,
+    };
+    st->directed_yield_successful += d == SCHED_SPIN_BOOSTED;
+    st->spin_slice_yields += d == SCHED_SPIN_SLICE;
+    if (trace_on(TRACE_PLE))
+        trace_record(v->vm, TRACE_PLE, v->id, traced[d], (uint64_t)(r.out.target + 1),
+                     trace_yield_pack(r.pivot, skipped, r.out.failed_tries, r.out.gave_up));
+    return d != SCHED_SPIN_KEPT_CPU;
 }

@@ -34,4 +34,10 @@ void pause_exit(struct vcpu *v);
 /* v is scheduled in: the window shrinks, and it is no longer a spinner (sched/yield.h). */
 void pause_sched_in(struct vcpu *v);
 
+/*
+ * v was caught spinning: the scheduler's directed yield (sched_on_spin),
+ * counted in v's statistics and traced. True: v must leave the CPU now.
+ */
+bool pause_directed_yield(struct vcpu *v);
+
 #endif

@@ -1,9 +1,12 @@
 /* The vCPU run loop: event injection before each entry, exits, timers. */
 #include "vmm/vcpu.h"
 
+#include <stddef.h>
+
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
+#include "lib/format.h"
 #include "sched/sched.h"
 #include "sched/watchdog.h"
 #include "vmm/exits.h"
@@ -20,17 +23,17 @@ static void timer_expired(struct timer *t, uint64_t now)
     struct vm *vm = v->vm;
     if (vm->deadline && now >= vm->deadline)
         vm_request_stop(vm, -1, "timeout");
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (vlapic_timer_expire(&v->lapic, now + vm->tsc_offset))
         vcpu_notify(v);
     vcpu_timer_update(v);
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
 }
 
 void vcpu_timer_update(struct vcpu *v)
 {
     /* Only a vCPU that can run has a timer: it is cancelled on its own CPU when it leaves. */
-    if (v->state == VCPU_WAIT_SIPI || v->state == VCPU_STOPPED) {
+    if (v->se.state == SCHED_PARKED || v->se.state == SCHED_STOPPED) {
         timer_cancel(&v->timer);
         return;
     }
@@ -50,7 +53,7 @@ void vcpu_timer_update(struct vcpu *v)
     if (vm_deadline && (!host || vm_deadline < host))
         host = vm_deadline;
     if (host)
-        timer_arm(&v->timer, v->cpu, host);
+        timer_arm(&v->timer, v->se.cpu, host);
     else
         timer_cancel(&v->timer);
 }
@@ -94,7 +97,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     if (!*window && !nmi_waiting(&v->nmi) && !v->init_pending && v->sipi_vector < 0 &&
         vlapic_highest_pending(&v->lapic) < 0)
         return true;
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (v->init_pending) {
         v->init_pending = false;
         if (v->id != 0) {
@@ -112,9 +115,9 @@ static bool prepare_entry(struct vcpu *v, bool *window)
             if (v->sipi_vector < 0) {
                 /* An AP goes back to waiting for a startup IPI. */
                 v->sipi_armed = true;
-                vcpu_set_state(v, VCPU_WAIT_SIPI, rdtsc());
+                sched_set_state(&v->se, SCHED_PARKED, rdtsc());
                 vcpu_timer_update(v);
-                spin_unlock_irqrestore(&v->lock, flags);
+                spin_unlock_irqrestore(&v->se.lock, flags);
                 return false;
             }
             /* The startup IPI came with the INIT: restart at once (below). */
@@ -159,69 +162,69 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     *window = vector >= 0 || v->nmi.pending;
     if (!offered)
         virt->set_interrupt_window(v, vector >= 0);
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     return true;
 }
 
-enum run_result vcpu_run(struct vcpu *v)
+enum sched_run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
     if (v->halt.active)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     pause_sched_in(v);
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     vcpu_timer_update(v);
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     fpu_guest_enter(&v->fpu);
     debugregs_load(&v->debug);
     guest_msrs_load(&v->msrs);
     if (virt->vcpu_load)
         virt->vcpu_load(v);
-    enum run_result result;
+    enum sched_run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
         /* Taken before anything is looked at: vmm/fastpath.h. */
         vcpu_changes_take(&v->changed);
         watchdog_beat();
         if (vm->stopping) {
-            result = RUN_STOPPED;
+            result = SCHED_RUN_STOPPED;
             break;
         }
         if (!prepare_entry(v, &window)) {
-            result = RUN_OFF;
+            result = SCHED_RUN_PARKED;
             break;
         }
-        sched_prepare_entry(v);
+        sched_prepare_entry(&v->se);
         struct exit_record e;
         if (virt->vcpu_run(v, &e) == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
         v->stats.exit_cycles[e.reason] += rdtsc() - v->exited_at;
         /*
-         * vcpu_halt's own decision, not v->state: a waker may already have
+         * vcpu_halt's own decision, not v->se.state: a waker may already have
          * made the vCPU RUNNABLE and queued it again.
          */
         if (v->halted) {
             v->halted = false;
-            result = RUN_BLOCKED;
+            result = SCHED_RUN_BLOCKED;
             break;
         }
         if (v->spin.detected) {
             v->spin.detected = false;
-            if (sched_on_spin(v)) {
-                result = RUN_PREEMPTED;
+            if (pause_directed_yield(v)) {
+                result = SCHED_RUN_PREEMPTED;
                 break;
             }
         }
         if (sched_should_yield()) {
-            result = RUN_PREEMPTED;
+            result = SCHED_RUN_PREEMPTED;
             break;
         }
     }
-    if (result == RUN_PREEMPTED && vm->nvcpus > 1) {
+    if (result == SCHED_RUN_PREEMPTED && vm->nvcpus > 1) {
         /* For its siblings' directed yields: a vCPU preempted in user mode holds no kernel lock. */
         struct guest_mode m;
         virt->get_mode(v, &m);
-        v->spin.preempted_in_user = m.cpl == 3;
+        v->se.preempted_in_user = m.cpl == 3;
     }
     if (virt->vcpu_put)
         virt->vcpu_put(v);
@@ -233,8 +236,77 @@ enum run_result vcpu_run(struct vcpu *v)
 void vcpu_retire(struct vcpu *v)
 {
     timer_cancel(&v->timer);
-    uint64_t flags = spin_lock_irqsave(&v->lock);
-    vcpu_set_state(v, VCPU_STOPPED, rdtsc());
-    spin_unlock_irqrestore(&v->lock, flags);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    sched_set_state(&v->se, SCHED_STOPPED, rdtsc());
+    spin_unlock_irqrestore(&v->se.lock, flags);
     vmm_vcpu_retired(v->vm);
+}
+
+static struct vcpu *entity_vcpu(const struct sched_entity *e)
+{
+    return (struct vcpu *)((char *)e - offsetof(struct vcpu, se));
+}
+
+static enum sched_run_result run_entity(struct sched_entity *e)
+{
+    return vcpu_run(entity_vcpu(e));
+}
+
+static void unload_entity(struct sched_entity *e)
+{
+    virt->vcpu_unload(entity_vcpu(e));
+}
+
+static void retire_entity(struct sched_entity *e)
+{
+    vcpu_retire(entity_vcpu(e));
+}
+
+/* Waiting for a startup IPI, it has just left its CPU: its VM stopped, or a startup IPI came. */
+static enum sched_parked parked_entity(struct sched_entity *e)
+{
+    struct vcpu *v = entity_vcpu(e);
+    if (v->vm->stopping)
+        return SCHED_PARKED_RETIRE;
+    return v->sipi_vector >= 0 ? SCHED_PARKED_WAKE : SCHED_PARKED_STAY;
+}
+
+static bool arm_entity(struct sched_entity *e, uint64_t deadline)
+{
+    return virt->set_preemption_timer(entity_vcpu(e), deadline);
+}
+
+/* Its CPU's slice timer or a kick: the exit fast path must take the full path (vmm/fastpath.h). */
+static void notice_entity(struct sched_entity *e)
+{
+    vcpu_changes_raise(&entity_vcpu(e)->changed, CHANGE_HOST);
+}
+
+static bool entity_event_pending(struct sched_entity *e)
+{
+    struct vcpu *v = entity_vcpu(e);
+    return nmi_waiting(&v->nmi) || vlapic_highest_pending(&v->lapic) >= 0;
+}
+
+static void name_entity(const struct sched_entity *e, char *buf, unsigned len)
+{
+    const struct vcpu *v = entity_vcpu(e);
+    snprintf(buf, len, "%s/%u", v->vm->cfg.name, v->id);
+}
+
+static struct sched_entity_ops vcpu_entity_ops = {
+    .run = run_entity,
+    .unload = unload_entity,
+    .retire = retire_entity,
+    .parked = parked_entity,
+    .arm_preemption = arm_entity,
+    .notice = notice_entity,
+    .event_pending = entity_event_pending,
+    .name = name_entity,
+};
+
+void vcpu_sched_register(void)
+{
+    vcpu_entity_ops.unload_to_move = virt && virt->unload_to_move;
+    sched_set_entity_ops(&vcpu_entity_ops);
 }

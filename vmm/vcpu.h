@@ -10,21 +10,14 @@
 
 #include "vmm/vm.h"
 
-enum run_result {
-    RUN_PREEMPTED, /* the slice ended or another vCPU should run: back on the queue */
-    RUN_BLOCKED,   /* halted with nothing to deliver: state is BLOCKED */
-    RUN_OFF,       /* INIT sent it back to WAIT_SIPI: off the CPU until a startup IPI */
-    RUN_STOPPED,   /* its VM is stopping: retire it */
-};
-
 /* Set up v's timer and event fields (at creation). */
 void vcpu_init_events(struct vcpu *v);
 
 /* Run v on this CPU (state RUNNING) until it must leave the CPU. */
-enum run_result vcpu_run(struct vcpu *v);
+enum sched_run_result vcpu_run(struct vcpu *v);
 
-/* Change state, charging the time since the last change to the old state. Lock held. */
-void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now);
+/* The scheduler's operations on a vCPU's entity (sched/entity.h), registered at boot. */
+void vcpu_sched_register(void);
 
 /*
  * An event for v became pending (lock held): wake it if it is halted and the
@@ -36,7 +29,7 @@ void vcpu_notify(struct vcpu *v);
 /*
  * Whether a pending event would end a halt: an NMI, INIT, a stop request, or
  * an interrupt the local APIC would deliver while the guest has IF=1. Exact
- * under v->lock. Without it (the exit fast path's HLT), a snapshot that errs
+ * under v->se.lock. Without it (the exit fast path's HLT), a snapshot that errs
  * only one way: an event it sees stays pending until v's own CPU delivers
  * it, and one it misses is seen by vcpu_halt under the lock.
  */

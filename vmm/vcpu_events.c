@@ -2,7 +2,7 @@
  * Halting, polling and waking a vCPU, without lost wake-ups.
  *
  * Every event (an interrupt in the local APIC's IRR, a pending NMI or INIT, a
- * startup IPI, a stop request) is made pending while holding v->lock, and the
+ * startup IPI, a stop request) is made pending while holding v->se.lock, and the
  * sender then calls vcpu_notify() under the same lock, which reads the vCPU's
  * state. A halting vCPU, in vcpu_halt(), takes that lock, re-checks for a
  * deliverable event and marks itself POLLING or BLOCKED before it lets go.
@@ -37,15 +37,6 @@
 #include "vmm/kvm_pv.h"
 #include "vmm/trace.h"
 
-void vcpu_set_state(struct vcpu *v, enum vcpu_state s, uint64_t now)
-{
-    uint64_t spent = now > v->state_since ? now - v->state_since : 0;
-    v->stats.cycles[v->state] += spent;
-    /* Released: the polling CPU reads the state without the lock. */
-    __atomic_store_n(&v->state, s, __ATOMIC_RELEASE);
-    v->state_since = now;
-}
-
 bool vcpu_has_wake_event(struct vcpu *v)
 {
     if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
@@ -56,20 +47,20 @@ bool vcpu_has_wake_event(struct vcpu *v)
 void vcpu_notify(struct vcpu *v)
 {
     vcpu_changes_raise(&v->changed, CHANGE_EVENT); /* before any kick: vmm/fastpath.h */
-    bool halted = v->state == VCPU_POLLING || v->state == VCPU_BLOCKED;
+    bool halted = v->se.state == SCHED_POLLING || v->se.state == SCHED_BLOCKED;
     if (halted && vcpu_has_wake_event(v)) {
         uint64_t now = rdtsc();
         v->halt.woken = now;
         v->halt.valid = !v->vm->stopping;
-        if (v->state == VCPU_POLLING) {
-            vcpu_set_state(v, VCPU_RUNNING, now);
+        if (v->se.state == SCHED_POLLING) {
+            sched_set_state(&v->se, SCHED_RUNNING, now);
         } else {
             v->stats.halt_wakeup++;
-            vcpu_set_state(v, VCPU_RUNNABLE, now);
-            sched_wake(v);
+            sched_set_state(&v->se, SCHED_RUNNABLE, now);
+            sched_wake(&v->se);
         }
-    } else if (v->state == VCPU_RUNNING && v->cpu != sched_this_cpu()) {
-        sched_kick(v->cpu);
+    } else if (v->se.state == SCHED_RUNNING && v->se.cpu != sched_this_cpu()) {
+        sched_kick(v->se.cpu);
     }
 }
 
@@ -88,9 +79,9 @@ static void trace_window(struct vcpu *v, const struct halt_poll_change *c)
 
 void vcpu_halt(struct vcpu *v)
 {
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (vcpu_has_wake_event(v)) {
-        spin_unlock_irqrestore(&v->lock, flags);
+        spin_unlock_irqrestore(&v->se.lock, flags);
         return;
     }
     uint64_t now = rdtsc();
@@ -111,34 +102,34 @@ void vcpu_halt(struct vcpu *v)
     }
     if (window) {
         v->halt.polled = true;
-        vcpu_set_state(v, VCPU_POLLING, now);
-        spin_unlock_irqrestore(&v->lock, flags);
+        sched_set_state(&v->se, SCHED_POLLING, now);
+        spin_unlock_irqrestore(&v->se.lock, flags);
         /* Checked where polling happens, not where it was decided: it must never count. */
         if (!kvm_pv_host_poll_allowed(v))
             v->stats.halt_attempted_poll_optout++;
-        sched_poll(v, now + ns_to_tsc(window));
-        flags = spin_lock_irqsave(&v->lock);
+        sched_poll(&v->se, now + ns_to_tsc(window));
+        flags = spin_lock_irqsave(&v->se.lock);
         now = rdtsc();
         v->halt.poll_end = now;
-        if (v->state != VCPU_POLLING) {
+        if (v->se.state != SCHED_POLLING) {
             /* A sender ended the halt while the CPU polled. */
-            spin_unlock_irqrestore(&v->lock, flags);
+            spin_unlock_irqrestore(&v->se.lock, flags);
             vcpu_halt_finish(v);
             return;
         }
     }
     v->halt.blocked = true;
-    vcpu_set_state(v, VCPU_BLOCKED, now);
+    sched_set_state(&v->se, SCHED_BLOCKED, now);
     v->halted = true;
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
 }
 
 void vcpu_halt_finish(struct vcpu *v)
 {
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     struct vcpu_halt h = v->halt;
     v->halt.active = false;
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     if (!h.active)
         return;
     struct vcpu_stats *st = &v->stats;

@@ -29,7 +29,7 @@ static bool addressed(struct vcpu *src, struct vcpu *target, const struct vlapic
 
 static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
 {
-    uint64_t flags = spin_lock_irqsave(&t->lock);
+    uint64_t flags = spin_lock_irqsave(&t->se.lock);
     switch (ipi->mode) {
     case APIC_DM_FIXED:
     case APIC_DM_LOWEST:
@@ -42,10 +42,10 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
         break;
     case APIC_DM_INIT:
         /* INIT de-assert (level 0) is a no-op since the Pentium 4. */
-        if (ipi->level && t->state != VCPU_WAIT_SIPI && t->state != VCPU_STOPPED) {
+        if (ipi->level && t->se.state != SCHED_PARKED && t->se.state != SCHED_STOPPED) {
             t->init_pending = true;
             vcpu_notify(t);
-        } else if (ipi->level && t->state == VCPU_WAIT_SIPI) {
+        } else if (ipi->level && t->se.state == SCHED_PARKED) {
             t->sipi_armed = true;
         }
         break;
@@ -53,12 +53,12 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
         /* One startup IPI starts the AP; a second finds it running and is ignored. */
         if (t->vm->stopping)
             break;
-        if (t->state == VCPU_WAIT_SIPI && t->sipi_armed && !t->on_cpu) {
+        if (t->se.state == SCHED_PARKED && t->sipi_armed && !t->se.on_cpu) {
             t->sipi_armed = false;
             t->sipi_vector = ipi->vector;
-            vcpu_set_state(t, VCPU_RUNNABLE, rdtsc());
-            sched_wake(t);
-        } else if ((t->init_pending || (t->state == VCPU_WAIT_SIPI && t->sipi_armed)) &&
+            sched_set_state(&t->se, SCHED_RUNNABLE, rdtsc());
+            sched_wake(&t->se);
+        } else if ((t->init_pending || (t->se.state == SCHED_PARKED && t->sipi_armed)) &&
                    t->sipi_vector < 0 && t->id != 0) {
             /* INIT not yet acted on, or the AP is still leaving its CPU: it restarts with this. */
             t->sipi_armed = false;
@@ -68,7 +68,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
     default: /* SMI and reserved modes: nothing to deliver */
         break;
     }
-    spin_unlock_irqrestore(&t->lock, flags);
+    spin_unlock_irqrestore(&t->se.lock, flags);
 }
 
 static void send_ipi_from(struct vm *vm, struct vcpu *src, const struct vlapic_ipi *ipi)
@@ -98,9 +98,9 @@ void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg)
 static void broadcast_eois(struct vcpu *v)
 {
     for (;;) {
-        uint64_t flags = spin_lock_irqsave(&v->lock);
+        uint64_t flags = spin_lock_irqsave(&v->se.lock);
         int vector = vlapic_take_eoi_broadcast(&v->lapic);
-        spin_unlock_irqrestore(&v->lock, flags);
+        spin_unlock_irqrestore(&v->se.lock, flags);
         if (vector < 0)
             return;
         vm_devices_eoi(v->vm, (uint8_t)vector);
@@ -115,7 +115,7 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
     uint32_t offset = (uint32_t)(e->npf.gpa - XAPIC_PAGE);
     struct vlapic_ipi ipi;
     bool send = false;
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool xapic = vlapic_enabled(&v->lapic) && !vlapic_x2apic(&v->lapic);
     if (op.write) {
         /* Only aligned 32-bit accesses reach registers; others are dropped, as on hardware. */
@@ -130,7 +130,7 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
         mmio_load_done(v, &op, value);
     }
     vcpu_timer_update(v);
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     vcpu_advance(v, op.len);
     if (send)
         send_ipi(v, &ipi);
@@ -141,9 +141,9 @@ enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *va
 {
     if (!vlapic_dev_owns_msr(index))
         return MSR_NOT_MINE;
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool ok = vlapic_msr_read(&v->lapic, index, value, guest_tsc(v));
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     return ok ? MSR_DONE : MSR_FAULT;
 }
 
@@ -153,10 +153,10 @@ enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t va
         return MSR_NOT_MINE;
     struct vlapic_ipi ipi;
     bool send = false;
-    uint64_t flags = spin_lock_irqsave(&v->lock);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool ok = vlapic_msr_write(&v->lapic, index, value, guest_tsc(v), &ipi, &send);
     vcpu_timer_update(v);
-    spin_unlock_irqrestore(&v->lock, flags);
+    spin_unlock_irqrestore(&v->se.lock, flags);
     if (send)
         send_ipi(v, &ipi);
     broadcast_eois(v);

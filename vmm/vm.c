@@ -17,17 +17,17 @@ static void stop_vcpus(struct vm *vm)
 {
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
-        uint64_t flags = spin_lock_irqsave(&v->lock);
+        uint64_t flags = spin_lock_irqsave(&v->se.lock);
         /*
          * WAIT_SIPI vCPUs hold no timer; STOPPED also turns away any startup
          * IPI. One still leaving its CPU is retired by that CPU (run_one).
          */
-        bool retire = v->state == VCPU_WAIT_SIPI && !v->on_cpu;
+        bool retire = v->se.state == SCHED_PARKED && !v->se.on_cpu;
         if (retire)
-            vcpu_set_state(v, VCPU_STOPPED, rdtsc());
+            sched_set_state(&v->se, SCHED_STOPPED, rdtsc());
         else
             vcpu_notify(v);
-        spin_unlock_irqrestore(&v->lock, flags);
+        spin_unlock_irqrestore(&v->se.lock, flags);
         if (retire)
             vmm_vcpu_retired(vm);
     }

@@ -14,7 +14,7 @@
 #include "arch/x86/spinlock.h"
 #include "arch/x86/virt.h"
 #include "sched/halt_poll.h"
-#include "sched/runqueue.h"
+#include "sched/entity.h"
 #include "sched/spin.h"
 #include "sched/timer.h"
 #include "sched/yield.h"
@@ -40,22 +40,12 @@
  * an interrupt off its CPU; WAIT_SIPI: an AP before its startup IPI (never
  * scheduled); STOPPED: its VM stopped and the vCPU has left its CPU.
  */
-enum vcpu_state {
-    VCPU_RUNNABLE,
-    VCPU_RUNNING,
-    VCPU_POLLING,
-    VCPU_BLOCKED,
-    VCPU_WAIT_SIPI,
-    VCPU_STOPPED,
-    VCPU_STATE_COUNT
-};
 
 /*
  * Time per state (host TSC cycles) and halt statistics; counters only grow.
  * The halt-polling counters carry KVM's names (docs/halt_polling.md).
  */
 struct vcpu_stats {
-    uint64_t cycles[VCPU_STATE_COUNT];
     uint64_t halts;         /* HLTs that halted (nothing was deliverable) */
     uint64_t hlt_in_shadow; /* HLTs completed at another exit (vcpu.c hlt_in_shadow) */
     uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
@@ -70,7 +60,6 @@ struct vcpu_stats {
     uint64_t halt_poll_fail_hist[HALT_HIST_BUCKETS];
     uint64_t halt_wait_hist[HALT_HIST_BUCKETS];
     uint64_t halt_attempted_poll_optout; /* polls while the guest had opted out: a pollux bug */
-    uint64_t migrations;                 /* moves to another host CPU */
     /* Spin detection and directed yield (docs/directed_yield.md). */
     uint64_t pause_exits;          /* PAUSE exits taken for spin detection */
     uint64_t pause_exits_backstop; /* ple=off: PAUSE exits kept only for preemption */
@@ -88,9 +77,7 @@ struct vcpu_spin {
     enum spin_detector detector;
     uint64_t window;        /* the hardware window now: ple_window or pause_filter_count */
     struct spin_sw sw;      /* the software detector's count */
-    struct yield_spin loop; /* KVM's spin_loop: in_spin_loop, dy_eligible */
     bool detected;          /* the last exit was a spin: the run loop acts on it */
-    bool preempted_in_user; /* it last left its CPU preempted at CPL 3 */
 };
 
 /* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu_events.c). */
@@ -114,30 +101,18 @@ struct vcpu {
     struct guest_msrs msrs;
     void *arch; /* vendor context: VMCB or VMCS */
     /*
-     * The host CPU it is on: it runs, polls or waits there, and wake-ups,
-     * kicks and its timer go there. Changed only while it is off every CPU,
-     * under the run-queue locks of both CPUs (sched/sched.c).
+     * What the scheduler runs (sched/entity.h). se.lock also protects lapic
+     * and the pending events below: an event is made pending and the state
+     * checked under it, which is what makes blocking and waking race-free
+     * (see vcpu_block in vmm/vcpu.c).
      */
-    unsigned cpu;
-    int pin;            /* pin=: the only CPU it may run on, -1 if any */
-    int loaded_cpu;     /* the CPU its vendor context was last active on, -1 once unloaded */
-    bool balance_moved; /* balancing moved it and it has not run since */
-    struct rq_link rq_link;
-    /*
-     * lock protects state, lapic and the pending events below: an event is
-     * made pending and the state checked under it, which is what makes
-     * blocking and waking race-free (see vcpu_block in vmm/vcpu.c).
-     */
-    struct spinlock lock;
-    enum vcpu_state state;
-    uint64_t state_since; /* host TSC of the last state change */
+    struct sched_entity se;
     struct vlapic lapic;
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
     struct nmi_state nmi;
     bool init_pending;
     bool sipi_armed;            /* in WAIT_SIPI and no startup IPI taken yet */
     bool halted;                /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
-    bool on_cpu;                /* between being picked to run and having left its CPU */
     int sipi_vector;            /* a startup IPI to act on before the next entry, -1 none */
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
     struct vcpu_spin spin;
@@ -182,7 +157,8 @@ struct vm {
     uint8_t pic_imr[2];          /* legacy PIC masks: stored, nothing is delivered through them */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
-    unsigned last_boosted;    /* the vCPU the last successful directed yield ran */
+    struct sched_group group; /* its vCPUs' entities, for the directed yield */
+    struct sched_entity *group_members[VM_MAX_VCPUS];
     uint64_t kvm_wall_clock;  /* MSR_KVM_WALL_CLOCK_NEW as written */
     uint32_t wall_clock_version;
     /* Set once, by the first stop request. */

@@ -64,7 +64,7 @@ static void vm_free(struct vm *vm)
         struct vcpu *v = vm->vcpus[i];
         if (!v)
             continue;
-        sched_unplace(v);
+        sched_unplace(&v->se);
         if (virt)
             virt->vcpu_destroy(v);
         fpu_state_free(&v->fpu);
@@ -245,9 +245,10 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         vm->vcpus[vm->nvcpus++] = v;
         v->vm = vm;
         v->id = i;
-        v->cpu = (unsigned)cpu;
-        v->pin = pin;
-        v->loaded_cpu = -1;
+        /* vCPU 0 starts at the entry; the others wait for INIT and a startup IPI. */
+        sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
+                          &vm->group, i, rdtsc());
+        vm->group_members[i] = &v->se;
         if (fpu_state_init(&v->fpu) || virt->vcpu_create(v)) {
             reject(name, "out of memory for the vCPUs");
             goto fail;
@@ -259,7 +260,6 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         pc_msrs_reset(&v->pc_msrs);
         v->poll_control = KVM_POLL_CONTROL_RESET;
         vlapic_reset(&v->lapic, i, i == 0);
-        v->state_since = rdtsc();
         if (i == 0) {
             virt->vcpu_reset_protected(v, img.entry);
             if (linux) {
@@ -269,13 +269,12 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
                 v->regs.rax = MB1_BOOT_MAGIC;
                 v->regs.rbx = info_gpa;
             }
-            v->state = VCPU_RUNNABLE;
         } else {
-            /* Application processors wait for INIT and a startup IPI. */
-            v->state = VCPU_WAIT_SIPI;
             v->sipi_armed = true;
         }
     }
+    vm->group.members = vm->group_members;
+    vm->group.count = vm->nvcpus;
     cpu_model_fill_cache(&vm->cpuid, vm->nvcpus);
     vm->live_vcpus = vm->nvcpus;
     return vm;
@@ -309,7 +308,7 @@ unsigned vmm_start(const struct boot_info *bi)
         json_u64(&j, "vcpus", vm->nvcpus);
         json_u64(&j, "mem_mb", vm->cfg.mem >> 20);
         json_hex(&j, "mem_hpa", vm->mem_hpa);
-        json_u64(&j, "cpu", vm->vcpus[0]->cpu);
+        json_u64(&j, "cpu", vm->vcpus[0]->se.cpu);
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
         __atomic_store_n(&vms_running[i], vm, __ATOMIC_RELEASE);
@@ -321,10 +320,9 @@ unsigned vmm_start(const struct boot_info *bi)
             vm->deadline = cycles > UINT64_MAX - start ? UINT64_MAX : start + cycles;
         }
         struct vcpu *v = vm->vcpus[0];
-        uint64_t flags = spin_lock_irqsave(&v->lock);
-        v->state_since = rdtsc();
-        sched_wake(v);
-        spin_unlock_irqrestore(&v->lock, flags);
+        uint64_t flags = spin_lock_irqsave(&v->se.lock);
+        sched_wake(&v->se);
+        spin_unlock_irqrestore(&v->se.lock, flags);
     }
     return rejected;
 }
@@ -388,11 +386,11 @@ static void report_stop(struct vm *vm)
         char id[8];
         snprintf(id, sizeof(id), "%u", i);
         json_object(&j, id);
-        json_u64(&j, "cpu", vm->vcpus[i]->cpu);
-        json_u64(&j, "run_us", to_us(st->cycles[VCPU_RUNNING]));
-        json_u64(&j, "wait_us", to_us(st->cycles[VCPU_RUNNABLE]));
-        json_u64(&j, "polling_us", to_us(st->cycles[VCPU_POLLING]));
-        json_u64(&j, "blocked_us", to_us(st->cycles[VCPU_BLOCKED]));
+        json_u64(&j, "cpu", vm->vcpus[i]->se.cpu);
+        json_u64(&j, "run_us", to_us(vm->vcpus[i]->se.cycles[SCHED_RUNNING]));
+        json_u64(&j, "wait_us", to_us(vm->vcpus[i]->se.cycles[SCHED_RUNNABLE]));
+        json_u64(&j, "polling_us", to_us(vm->vcpus[i]->se.cycles[SCHED_POLLING]));
+        json_u64(&j, "blocked_us", to_us(vm->vcpus[i]->se.cycles[SCHED_BLOCKED]));
         json_u64(&j, "halts", st->halts);
         json_object(&j, "timer");
         json_u64(&j, "delivered", vm->vcpus[i]->lapic.timer_stats.delivered);
@@ -442,9 +440,9 @@ void vmm_counts(uint64_t *running, uint64_t *stopped)
     *stopped = __atomic_load_n(&vms_stopped, __ATOMIC_ACQUIRE);
 }
 
-const char *const vcpu_state_names[VCPU_STATE_COUNT] = {
-    [VCPU_RUNNABLE] = "runnable", [VCPU_RUNNING] = "running",     [VCPU_POLLING] = "polling",
-    [VCPU_BLOCKED] = "blocked",   [VCPU_WAIT_SIPI] = "wait-sipi", [VCPU_STOPPED] = "stopped",
+const char *const vcpu_state_names[SCHED_STATE_COUNT] = {
+    [SCHED_RUNNABLE] = "runnable", [SCHED_RUNNING] = "running",     [SCHED_POLLING] = "polling",
+    [SCHED_BLOCKED] = "blocked",   [SCHED_PARKED] = "wait-sipi", [SCHED_STOPPED] = "stopped",
 };
 
 static int highest_vector(const uint32_t reg[8])
@@ -468,8 +466,8 @@ void vmm_dump(void)
             struct vcpu *v = vm->vcpus[n];
             kprintf("    vcpu %u: %s for %lu us on cpu %u%s%s, rip 0x%lx, if %d, irr %d, isr %d, "
                     "deliverable %d, nmi %d, init %d, sipi %d, timer %s %ld us\n",
-                    n, vcpu_state_names[v->state], to_us(now - v->state_since), v->cpu,
-                    v->on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->regs.rip,
+                    n, vcpu_state_names[v->se.state], to_us(now - v->se.state_since), v->se.cpu,
+                    v->se.on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->regs.rip,
                     !!(v->regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
                     highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic),
                     nmi_waiting(&v->nmi), v->init_pending, v->sipi_vector,

@@ -26,13 +26,13 @@ uint64_t tsc_khz = 1000000;
 static unsigned current_cpu;
 static bool kick_pending[2];
 
-void sched_poll(struct vcpu *pv, uint64_t deadline)
+void sched_poll(struct sched_entity *pv, uint64_t deadline)
 {
     (void)pv;
     (void)deadline;
 }
 
-void sched_wake(struct vcpu *w)
+void sched_wake(struct sched_entity *w)
 {
     (void)w;
 }
@@ -195,8 +195,8 @@ static int setup(void **state)
     memset(&vm, 0, sizeof(vm));
     memset(&v, 0, sizeof(v));
     v.vm = &vm;
-    v.state = VCPU_RUNNING;
-    v.cpu = 0;
+    v.se.state = SCHED_RUNNING;
+    v.se.cpu = 0;
     v.poll_control = KVM_POLL_CONTROL_RESET;
     v.regs.rflags = 0x202;
     vlapic_reset(&v.lapic, 0, true);
@@ -251,10 +251,10 @@ static uint32_t run_until_full_path(void (*between_check_and_entry)(void))
 
 static void send_interrupt(void)
 {
-    uint64_t flags = spin_lock_irqsave(&v.lock);
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
     if (vlapic_accept(&v.lapic, 0x40))
         vcpu_notify(&v);
-    spin_unlock_irqrestore(&v.lock, flags);
+    spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
 static unsigned sends_left;
@@ -416,7 +416,7 @@ static void test_hlt_with_a_deliverable_interrupt_is_over_at_once(void **state)
     assert_int_equal(instructions_ended, 1);
     assert_int_equal(v.stats.exits[EXIT_HLT], 1);
     assert_int_equal(v.stats.halts, 0); /* no halt began */
-    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
     assert_int_equal(vlapic_highest_pending(&v.lapic), 0x40); /* for prepare_entry to inject */
 }
 

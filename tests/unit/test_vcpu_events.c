@@ -34,20 +34,20 @@ static unsigned poll_spins;
  */
 static bool racing;
 
-void sched_poll(struct vcpu *pv, uint64_t deadline)
+void sched_poll(struct sched_entity *pv, uint64_t deadline)
 {
     (void)deadline;
     polls++;
     if (!racing)
-        assert_int_equal(pv->state, VCPU_POLLING);
+        assert_int_equal(pv->state, SCHED_POLLING);
     if (during_poll)
         during_poll();
     for (unsigned i = 0;
-         i < poll_spins && __atomic_load_n(&pv->state, __ATOMIC_ACQUIRE) == VCPU_POLLING; i++)
+         i < poll_spins && __atomic_load_n(&pv->state, __ATOMIC_ACQUIRE) == SCHED_POLLING; i++)
         ;
 }
 
-void sched_wake(struct vcpu *w)
+void sched_wake(struct sched_entity *w)
 {
     (void)w;
     __atomic_add_fetch(&wakes, 1, __ATOMIC_RELAXED);
@@ -103,7 +103,7 @@ static int setup(void **state)
     strcpy(vm.cfg.name, "vm0");
     vm.cfg.halt_poll_ns = -1;
     v.vm = &vm;
-    v.state = VCPU_RUNNING;
+    v.se.state = SCHED_RUNNING;
     v.poll_control = KVM_POLL_CONTROL_RESET;
     v.regs.rflags = 0x202; /* IF=1 */
     vlapic_reset(&v.lapic, 0, true);
@@ -126,17 +126,17 @@ static int setup(void **state)
 
 static void send_interrupt(uint8_t vector)
 {
-    uint64_t flags = spin_lock_irqsave(&v.lock);
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
     if (vlapic_accept(&v.lapic, vector))
         vcpu_notify(&v);
-    spin_unlock_irqrestore(&v.lock, flags);
+    spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
 static void test_halt_without_events_blocks(void **state)
 {
     (void)state;
     vcpu_halt(&v);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     assert_int_equal(v.stats.halts, 1);
 }
 
@@ -145,7 +145,7 @@ static void test_halt_with_pending_interrupt_continues(void **state)
     (void)state;
     vlapic_accept(&v.lapic, 0x40);
     vcpu_halt(&v);
-    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
     assert_int_equal(v.stats.halts, 0);
 }
 
@@ -155,15 +155,15 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     v.regs.rflags = 0x2;
     vlapic_accept(&v.lapic, 0x40);
     vcpu_halt(&v);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     send_interrupt(0x41);
-    assert_int_equal(v.state, VCPU_BLOCKED); /* IF=0: an interrupt does not end the halt */
+    assert_int_equal(v.se.state, SCHED_BLOCKED); /* IF=0: an interrupt does not end the halt */
     assert_int_equal(wakes, 0);
-    uint64_t flags = spin_lock_irqsave(&v.lock);
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
     nmi_send(&v.nmi); /* an NMI does */
     vcpu_notify(&v);
-    spin_unlock_irqrestore(&v.lock, flags);
-    assert_int_equal(v.state, VCPU_RUNNABLE);
+    spin_unlock_irqrestore(&v.se.lock, flags);
+    assert_int_equal(v.se.state, SCHED_RUNNABLE);
     assert_int_equal(wakes, 1);
 }
 
@@ -180,7 +180,7 @@ static void test_wake_from_block(void **state)
     (void)state;
     vcpu_halt(&v);
     send_interrupt(0x40);
-    assert_int_equal(v.state, VCPU_RUNNABLE);
+    assert_int_equal(v.se.state, SCHED_RUNNABLE);
     assert_int_equal(wakes, 1);
     assert_int_equal(kicks, 0);
     vcpu_halt_finish(&v); /* as vcpu_run does when it runs again */
@@ -194,7 +194,7 @@ static void test_wake_from_block(void **state)
 static void test_running_elsewhere_is_kicked(void **state)
 {
     (void)state;
-    v.cpu = 1;
+    v.se.cpu = 1;
     current_cpu = 0;
     send_interrupt(0x40);
     assert_int_equal(kicks, 1);
@@ -209,25 +209,25 @@ static void test_stop_wakes_a_halted_vcpu(void **state)
     (void)state;
     v.regs.rflags = 0x2;
     vcpu_halt(&v);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     vm.stopping = true;
-    uint64_t flags = spin_lock_irqsave(&v.lock);
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
     vcpu_notify(&v);
-    spin_unlock_irqrestore(&v.lock, flags);
-    assert_int_equal(v.state, VCPU_RUNNABLE);
+    spin_unlock_irqrestore(&v.se.lock, flags);
+    assert_int_equal(v.se.state, SCHED_RUNNABLE);
 }
 
 static void test_state_time_accounting(void **state)
 {
     (void)state;
-    v.state = VCPU_RUNNING;
-    v.state_since = 1000;
-    vcpu_set_state(&v, VCPU_BLOCKED, 5000);
-    vcpu_set_state(&v, VCPU_RUNNABLE, 5000 + 1000000); /* 1 ms at 1 GHz */
-    vcpu_set_state(&v, VCPU_RUNNING, 5000 + 1000000 + 300);
-    assert_int_equal(v.stats.cycles[VCPU_RUNNING], 4000);
-    assert_int_equal(v.stats.cycles[VCPU_BLOCKED], 1000000);
-    assert_int_equal(v.stats.cycles[VCPU_RUNNABLE], 300);
+    v.se.state = SCHED_RUNNING;
+    v.se.state_since = 1000;
+    sched_set_state(&v.se, SCHED_BLOCKED, 5000);
+    sched_set_state(&v.se, SCHED_RUNNABLE, 5000 + 1000000); /* 1 ms at 1 GHz */
+    sched_set_state(&v.se, SCHED_RUNNING, 5000 + 1000000 + 300);
+    assert_int_equal(v.se.cycles[SCHED_RUNNING], 4000);
+    assert_int_equal(v.se.cycles[SCHED_BLOCKED], 1000000);
+    assert_int_equal(v.se.cycles[SCHED_RUNNABLE], 300);
 }
 
 /* Account a halt as vcpu_run does once it is over: a valid one, polling allowed. */
@@ -276,9 +276,9 @@ static void interrupt_during_poll(void)
 static void stop_during_poll(void)
 {
     vm.stopping = true;
-    uint64_t flags = spin_lock_irqsave(&v.lock);
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
     vcpu_notify(&v);
-    spin_unlock_irqrestore(&v.lock, flags);
+    spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
 static void test_no_poll_with_a_zero_window(void **state)
@@ -286,7 +286,7 @@ static void test_no_poll_with_a_zero_window(void **state)
     (void)state;
     vcpu_halt(&v); /* every window starts at 0 */
     assert_int_equal(polls, 0);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     assert_true(v.halted);
 }
 
@@ -298,7 +298,7 @@ static void test_poll_caught_the_wakeup(void **state)
     vcpu_halt(&v);
     assert_int_equal(polls, 1);
     /* The sender found it POLLING: no queueing, no IPI, and it keeps its CPU. */
-    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
     assert_false(v.halted);
     assert_int_equal(wakes, 0);
     assert_int_equal(kicks, 0);
@@ -318,7 +318,7 @@ static void test_no_poll_when_another_vcpu_waits(void **state)
     others_waiting = true;
     vcpu_halt(&v);
     assert_int_equal(polls, 0);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     send_interrupt(0x40);
     vcpu_halt_finish(&v);
     assert_int_equal(v.stats.halt_attempted_poll, 0);
@@ -332,11 +332,11 @@ static void test_poll_missed_then_blocked(void **state)
     v.halt_poll.window_ns = 50000;
     vcpu_halt(&v);
     assert_int_equal(polls, 1);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     assert_true(v.halted);
     assert_true(v.halt.active);
     send_interrupt(0x40);
-    assert_int_equal(v.state, VCPU_RUNNABLE);
+    assert_int_equal(v.se.state, SCHED_RUNNABLE);
     assert_int_equal(wakes, 1);
     assert_int_equal(v.stats.halt_wakeup, 1);
     vcpu_halt_finish(&v); /* as vcpu_run does when it runs again */
@@ -350,7 +350,7 @@ static void test_stop_ends_a_poll_as_invalid(void **state)
     v.halt_poll.window_ns = 40000;
     during_poll = stop_during_poll;
     vcpu_halt(&v);
-    assert_int_equal(v.state, VCPU_RUNNING);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
     assert_int_equal(v.stats.halt_successful_poll, 1);
     assert_int_equal(v.stats.halt_poll_invalid, 1);
     assert_int_equal(v.halt_poll.window_ns, 20000); /* shrunk, as KVM does */
@@ -364,9 +364,9 @@ static void test_guest_opt_out(void **state)
     trace_mask = 1u << TRACE_HALT_POLL;
     vcpu_halt(&v);
     assert_int_equal(polls, 0);
-    assert_int_equal(v.state, VCPU_BLOCKED);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
     send_interrupt(0x40);
-    assert_int_equal(v.state, VCPU_RUNNABLE); /* its wake-ups still work */
+    assert_int_equal(v.se.state, SCHED_RUNNABLE); /* its wake-ups still work */
     vcpu_halt_finish(&v);
     /* Neither used nor adjusted, and nothing traced. */
     assert_int_equal(v.halt_poll.window_ns, 50000);
@@ -502,9 +502,9 @@ static void test_no_lost_wakeup_race(void **state)
         send_interrupt(0x40);
         pthread_barrier_wait(&barrier);
         /* Both sides are done: a halted vCPU with an interrupt pending would be a lost wake-up. */
-        assert_int_not_equal(v.state, VCPU_BLOCKED);
-        assert_int_not_equal(v.state, VCPU_POLLING);
-        if (v.state == VCPU_RUNNABLE)
+        assert_int_not_equal(v.se.state, SCHED_BLOCKED);
+        assert_int_not_equal(v.se.state, SCHED_POLLING);
+        if (v.se.state == SCHED_RUNNABLE)
             blocked_then_woken++;
         else
             never_blocked++;
@@ -513,7 +513,7 @@ static void test_no_lost_wakeup_race(void **state)
             v.stats.halt_successful_poll = 0;
         }
         v.halt.active = false;
-        v.state = VCPU_RUNNING;
+        v.se.state = SCHED_RUNNING;
         vlapic_ack(&v.lapic, 0x40);
         struct vlapic_ipi ipi;
         bool send;

@@ -45,7 +45,7 @@ unit_mmio_decode_SRCS := vmm/mmio_decode.c
 UNIT_TESTS += runqueue
 unit_runqueue_SRCS :=
 UNIT_TESTS += vcpu_events
-unit_vcpu_events_SRCS := vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c vmm/trace.c \
+unit_vcpu_events_SRCS := sched/entity.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c vmm/trace.c \
 	sched/halt_poll.c sched/yield.c
 UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
@@ -89,7 +89,7 @@ unit_svm_intr_SRCS := arch/x86/svm/svm_intr.c vmm/vlapic.c
 UNIT_TESTS += hlt_intercept
 unit_hlt_intercept_SRCS := vmm/hlt_intercept.c
 UNIT_TESTS += fastpath
-unit_fastpath_SRCS := vmm/msr_owner.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c \
+unit_fastpath_SRCS := sched/entity.c vmm/msr_owner.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c \
 	vmm/trace.c sched/halt_poll.c sched/yield.c
 UNIT_TESTS += stats
 unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c

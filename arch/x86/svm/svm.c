@@ -499,15 +499,15 @@ static inline __attribute__((always_inline)) void svm_enter_exit(struct svm_cpu 
         s->offered = vx.still_offered;
         s->reinject = vx.reinject;
         if (vx.taken >= 0) {
-            uint64_t flags = spin_lock_irqsave(&v->lock);
+            uint64_t flags = spin_lock_irqsave(&v->se.lock);
             vlapic_ack(&v->lapic, (uint8_t)vx.taken);
-            spin_unlock_irqrestore(&v->lock, flags);
+            spin_unlock_irqrestore(&v->se.lock, flags);
         }
     }
     if ((vmcb->vintr & SVM_VINTR_V_TPR) != v_tpr) {
-        uint64_t flags = spin_lock_irqsave(&v->lock);
+        uint64_t flags = spin_lock_irqsave(&v->se.lock);
         v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
-        spin_unlock_irqrestore(&v->lock, flags);
+        spin_unlock_irqrestore(&v->se.lock, flags);
     }
     v->regs.rax = vmcb->rax;
     v->regs.rsp = vmcb->rsp;
