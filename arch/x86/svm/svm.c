@@ -723,16 +723,6 @@ static void svm_set_hlt_intercept(enum hlt_intercept mode)
     hlt_mode = mode;
 }
 
-static void svm_set_intercept(struct vcpu *v, enum intercept what, bool on)
-{
-    (void)what; /* INTERCEPT_HLT */
-    struct vmcb *vmcb = svm(v)->vmcb;
-    if (on)
-        vmcb->intercept_misc1 |= SVM_INTERCEPT_HLT;
-    else
-        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_HLT;
-}
-
 /* Every SVM CPU can intercept PAUSE; a pause filter makes it exit only on a loop. */
 static enum pause_hw svm_pause_hw(void)
 {
@@ -868,7 +858,6 @@ const struct virt_ops svm_ops = {
     .end_emulated_instruction = svm_end_emulated_instruction,
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
-    .set_intercept = svm_set_intercept,
     .set_hlt_intercept = svm_set_hlt_intercept,
     .pause_hw = svm_pause_hw,
     .set_pause_exiting = svm_set_pause_exiting,
