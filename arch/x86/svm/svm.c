@@ -24,6 +24,7 @@
 #include "arch/x86/svm/svm_state.h"
 #include "arch/x86/svm/svm_vcpu.h"
 #include "arch/x86/svm/vmcb.h"
+#include "arch/x86/vectors.h"
 #include "arch/x86/virt.h"
 #include "drivers/console.h"
 #include "lib/format.h"
@@ -31,10 +32,8 @@
 #include "vmm/fastpath_exit.h"
 #include "vmm/vm.h"
 
-#define CR0_PG      (1u << 31)
 #define IOPM_PAGES  3
 #define MSRPM_PAGES 2
-#define VECTOR_DB   1
 
 struct svm_setup svm_setup = {.hlt_mode = HLT_INTERCEPT_PLAIN, .virq_check = SVM_VIRQ_UNPROBED};
 

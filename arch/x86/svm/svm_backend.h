@@ -9,13 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/regs.h"
 #include "arch/x86/svm/svm_intr.h"
 #include "arch/x86/svm/svm_sched.h"
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
 #include "vmm/vm.h"
-
-#define PAT_DEFAULT 0x0007040600070406ull
 
 void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
 

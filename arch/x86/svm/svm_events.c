@@ -6,9 +6,8 @@
 #include "arch/x86/svm/svm_backend.h"
 #include "arch/x86/svm/svm_intr.h"
 #include "arch/x86/svm/vmcb.h"
+#include "arch/x86/vectors.h"
 #include "vmm/vm.h"
-
-#define VECTOR_DB 1
 
 void svm_end_emulated_instruction(struct vcpu *v)
 {

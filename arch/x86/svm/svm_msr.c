@@ -6,8 +6,6 @@
 #include "arch/x86/svm/vmcb.h"
 #include "vmm/vm.h"
 
-#define CR0_PG (1u << 31)
-
 extern uint32_t boot_efer_nxe;
 
 static bool pat_valid(uint64_t pat)

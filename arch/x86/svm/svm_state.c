@@ -6,8 +6,6 @@
 #include "arch/x86/svm/vmcb.h"
 #include "vmm/vm.h"
 
-#define CR0_PG (1u << 31)
-
 void svm_get_mode(struct vcpu *v, struct guest_mode *m)
 {
     const struct vmcb *vmcb = svm(v)->vmcb;
