@@ -1,5 +1,7 @@
 #include "boot/cmdline.h"
 
+#include <stdarg.h>
+
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -134,11 +136,19 @@ static bool parse_bool(struct token t, bool *out)
  */
 static char reason_buf[160];
 
+const char *option_reason(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason_buf, sizeof(reason_buf), fmt, ap);
+    va_end(ap);
+    return reason_buf;
+}
+
 static const char *range_reason(const struct option *o)
 {
-    snprintf(reason_buf, sizeof(reason_buf), "out of range [%llu, %llu]",
-             (unsigned long long)o->min, (unsigned long long)o->max);
-    return reason_buf;
+    return option_reason("out of range [%llu, %llu]", (unsigned long long)o->min,
+                         (unsigned long long)o->max);
 }
 
 static const char *enum_reason(const struct option *o, const char *lead)
@@ -182,18 +192,23 @@ static const char *apply_flags(const struct option *o, struct token val)
 }
 
 /* Returns NULL when the value was stored, else why it was rejected. */
-static const char *apply(const struct option *o, struct token val)
+static const char *apply(const struct option *o, struct token word, struct token val)
 {
     uint64_t n;
     bool b;
 
     switch (o->type) {
     case OPT_UINT:
-        if (!parse_size(val, &n))
+    case OPT_NUMBER:
+    case OPT_COUNT:
+        if (!(o->type == OPT_UINT ? parse_size(val, &n) : parse_u64(val, &n)))
             return "not a number";
         if (n < o->min || n > o->max)
             return range_reason(o);
-        *(uint64_t *)o->value = n;
+        if (o->type == OPT_COUNT)
+            *(unsigned *)o->value = (unsigned)n;
+        else
+            *(uint64_t *)o->value = n;
         return NULL;
     case OPT_BOOL:
         if (!parse_bool(val, &b))
@@ -209,12 +224,69 @@ static const char *apply(const struct option *o, struct token val)
     }
     case OPT_FLAGS:
         return apply_flags(o, val);
+    case OPT_CUSTOM: {
+        const struct option_custom *c = o->value;
+        return c->parse(word, val, c->ctx);
+    }
+    case OPT_REST:
+        break; /* options_parse_with's own */
     }
     return "unsupported option type";
 }
 
-unsigned options_parse(const char *cmdline, const struct option *opts, size_t nopts,
-                       option_report_fn report, void *ctx)
+void option_format_value(const struct option *o, char *buf, size_t len)
+{
+    unsigned v;
+    size_t used = 0;
+
+    if (!len)
+        return;
+    buf[0] = '\0';
+    switch (o->type) {
+    case OPT_UINT:
+    case OPT_NUMBER:
+        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)o->value);
+        return;
+    case OPT_COUNT:
+        snprintf(buf, len, "%u", *(const unsigned *)o->value);
+        return;
+    case OPT_BOOL:
+        snprintf(buf, len, "%s", *(const bool *)o->value ? "on" : "off");
+        return;
+    case OPT_ENUM:
+        snprintf(buf, len, "%s", o->choices[*(const unsigned *)o->value]);
+        return;
+    case OPT_FLAGS:
+        v = *(const unsigned *)o->value;
+        if (!v)
+            snprintf(buf, len, "none");
+        for (unsigned i = 0; o->choices[i] && used < len; i++) {
+            if (v & (1u << i))
+                used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+                                         o->choices[i]);
+        }
+        return;
+    case OPT_REST:
+        snprintf(buf, len, "%s", (const char *)o->value);
+        return;
+    case OPT_CUSTOM:
+        return;
+    }
+}
+
+/* The rest of the line into an OPT_REST option; NULL when stored. */
+static const char *apply_rest(const struct option *o, struct token val)
+{
+    size_t len = strnlen(val.s, (size_t)o->max + 1);
+
+    if (len > o->max)
+        return option_reason("%s longer than %llu characters", o->name, (unsigned long long)o->max);
+    memcpy(o->value, val.s, len + 1);
+    return NULL;
+}
+
+unsigned options_parse_with(const struct option_parser *p, const char *cmdline,
+                            option_report_fn report, void *ctx)
 {
     const char *cursor = cmdline;
     struct token key, val;
@@ -224,24 +296,42 @@ unsigned options_parse(const char *cmdline, const struct option *opts, size_t no
         struct token word = {key.s, (size_t)(cursor - key.s)};
         const struct option *o = NULL;
         const char *reason;
+        bool rest = false;
 
-        for (size_t i = 0; i < nopts && !o; i++) {
-            if (token_eq(key, opts[i].name))
-                o = &opts[i];
+        for (size_t i = 0; i < p->nopts && !o; i++) {
+            if (token_eq(key, p->opts[i].name))
+                o = &p->opts[i];
         }
         /* An unknown key is reported as such even without a value: the key is the real mistake. */
-        if (!o)
-            reason = "unknown option";
-        else if (!val.s || val.len == 0)
+        if (!o) {
+            reason = p->unknown;
+        } else if (o->type == OPT_REST && val.s) {
+            /* It swallows the rest of the line, spaces and '=' included, and may be empty. */
+            rest = true;
+            word = (struct token){key.s, key.len + 1};
+            reason = apply_rest(o, val);
+        } else if (!val.s || val.len == 0) {
             reason = "missing value";
-        else
-            reason = apply(o, val);
+        } else {
+            reason = apply(o, word, val);
+        }
 
         if (reason) {
             bad++;
             if (report)
                 report(word, reason, ctx);
+            if (p->stop_at_first)
+                break;
         }
+        if (rest)
+            break;
     }
     return bad;
+}
+
+unsigned options_parse(const char *cmdline, const struct option *opts, size_t nopts,
+                       option_report_fn report, void *ctx)
+{
+    const struct option_parser p = {opts, nopts, "unknown option", false};
+    return options_parse_with(&p, cmdline, report, ctx);
 }

@@ -1,11 +1,13 @@
 /*
  * Command-line options: a tokenizer for "key=value key2=value2" strings and
- * a registry-driven parser for the hypervisor's own command line.
+ * the one table-driven parser of such lines, for the hypervisor's own
+ * command line (boot/options.c) and a VM module's words (vmm/vmconfig.c).
  *
- * Contract: parsing never stops at a bad option. Each unknown key, missing
- * value, malformed or out-of-range value is passed to the report callback
- * with the offending token, and the option keeps its default. The return
- * value is the number of bad options.
+ * Contract of options_parse: parsing never stops at a bad option. Each
+ * unknown key, missing value, malformed or out-of-range value is passed to
+ * the report callback with the offending token, and the option keeps its
+ * default. The return value is the number of bad options.
+ * options_parse_with can stop at the first bad option instead.
  */
 #ifndef POLLUX_BOOT_CMDLINE_H
 #define POLLUX_BOOT_CMDLINE_H
@@ -37,10 +39,28 @@ bool parse_u64(struct token t, uint64_t *out);
 bool parse_size(struct token t, uint64_t *out);
 
 enum option_type {
-    OPT_UINT,  /* uint64_t, checked against [min, max] */
-    OPT_BOOL,  /* bool: 0/1, yes/no, on/off, true/false */
-    OPT_ENUM,  /* unsigned index into choices (NULL-terminated) */
-    OPT_FLAGS, /* unsigned bit mask: a comma-separated list of choices, bit i for choices[i] */
+    OPT_UINT,   /* uint64_t, checked against [min, max] */
+    OPT_BOOL,   /* bool: 0/1, yes/no, on/off, true/false */
+    OPT_ENUM,   /* unsigned index into choices (NULL-terminated) */
+    OPT_FLAGS,  /* unsigned bit mask: a comma-separated list of choices, bit i for choices[i] */
+    OPT_NUMBER, /* uint64_t as OPT_UINT, but a plain number (parse_u64: no K/M/G suffix) */
+    OPT_COUNT,  /* unsigned: a plain number checked against [min, max] */
+    /*
+     * char[max + 1]: the rest of the line after '=', spaces included, maybe
+     * empty; it ends the parse. Longer than max: "<name> longer than <max>
+     * characters", reported with the word "<name>=".
+     */
+    OPT_REST,
+    OPT_CUSTOM, /* value is a struct option_custom: its parse function checks and stores */
+};
+
+/*
+ * An OPT_CUSTOM option's parser: NULL when it stored the value, else why it
+ * refused it (option_reason formats one). word is the whole word, val its value.
+ */
+struct option_custom {
+    const char *(*parse)(struct token word, struct token val, void *ctx);
+    void *ctx;
 };
 
 struct option {
@@ -62,5 +82,21 @@ typedef void (*option_report_fn)(struct token word, const char *reason, void *ct
 
 unsigned options_parse(const char *cmdline, const struct option *opts, size_t nopts,
                        option_report_fn report, void *ctx);
+
+struct option_parser {
+    const struct option *opts;
+    size_t nopts;
+    const char *unknown; /* the reason for a key no option has ("unknown option") */
+    bool stop_at_first;  /* the first bad option ends the parse */
+};
+
+unsigned options_parse_with(const struct option_parser *p, const char *cmdline,
+                            option_report_fn report, void *ctx);
+
+/* A reason with numbers in it, for OPT_CUSTOM parsers: valid until the next one. */
+const char *option_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The option's current value as the command line would write it ("on", "4000", "none"). */
+void option_format_value(const struct option *o, char *buf, size_t len);
 
 #endif

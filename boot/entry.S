@@ -5,16 +5,10 @@
  * this image) both enter here in 32-bit protected mode with paging off; the
  * image is linked at its physical address, so _start is valid for both.
  */
+#include "arch/x86/regs.h"
 #include "boot/multiboot.h"
 
 #define COM1 0x3f8
-#define MSR_EFER 0xc0000080
-#define EFER_LME (1 << 8)
-#define EFER_NXE (1 << 11)
-#define CR0_PE 1
-#define CR0_WP (1 << 16)
-#define CR0_PG (1 << 31)
-#define CR4_PAE (1 << 5)
 
     .section .multiboot, "a"
     .balign 4

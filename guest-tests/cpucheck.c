@@ -31,10 +31,6 @@
 #include "guest-tests/runtime/timing.h"
 #include "abi/hypercall.h"
 
-#define VECTOR_DB    1
-#define VECTOR_NMI   2
-#define VECTOR_UD    6
-#define VECTOR_GP    13
 #define VECTOR_TIMER 0x40
 #define VECTOR_GO    0x41
 #define NO_FAULT     0xff
@@ -47,7 +43,6 @@
 #define CR4_PKE     (1u << 22)
 #define CR4_PKS     (1u << 24)
 
-#define MSR_APIC_BASE    0x1b
 #define MSR_TSC_ADJUST   0x3b
 #define MSR_SPEC_CTRL    0x48
 #define MSR_PRED_CMD     0x49

@@ -6,7 +6,6 @@
 #include "guest-tests/runtime/runtime.h"
 
 #define COM1_RBR 0x3f8
-#define COM1_LSR 0x3fd
 #define LSR_DR   0x01
 #define LINE_MAX 80
 

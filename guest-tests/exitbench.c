@@ -28,7 +28,6 @@
 #define SAMPLES 65536u
 
 #define MSR_IA32_PAT 0x277
-#define COM1_LSR     0x3fd
 
 /* The 64-bit timing loops, one per instruction (long_time below). */
 extern const char time_cpuid64[], time_vmmcall64[], time_vmcall64[], time_in64[], time_rdmsr64[];

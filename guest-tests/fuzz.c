@@ -9,12 +9,9 @@
  * Arguments: "OPS SEED" (defaults 2000 and 1).
  */
 #include "guest-tests/runtime/cpu.h"
+#include "guest-tests/runtime/lapic.h"
 #include "guest-tests/runtime/runtime.h"
 #include "abi/hypercall.h"
-
-#define VECTOR_NMI 2
-#define VECTOR_GP  13
-#define XAPIC_BASE 0xfee00000u
 
 struct frame {
     uint32_t eip, cs, eflags;

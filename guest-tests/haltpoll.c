@@ -17,7 +17,6 @@
 #define KVM_CPUID_FEATURES       0x40000101u
 #define KVM_FEATURE_POLL_CONTROL (1u << 12)
 #define MSR_KVM_POLL_CONTROL     0x4b564d05u
-#define VECTOR_GP                13
 #define WRMSR_LEN                2
 #define ITERS_DEFAULT            200u
 #define ITERS_MAX                100000u

@@ -24,9 +24,6 @@
 #include "guest-tests/runtime/runtime.h"
 #include "abi/hypercall.h"
 
-#define VECTOR_NMI      2
-#define VECTOR_UD       6
-#define VECTOR_GP       13
 #define XAPIC_ICR_LO    0xfee00300u
 #define XAPIC_SVR       0xfee000f0u
 #define ICR_NMI_TO_SELF ((4u << 8) | (1u << 14) | (1u << 18)) /* NMI, assert, shorthand self */

@@ -1,5 +1,6 @@
 #include "vmm/cpuid.h"
 
+#include "arch/x86/regs.h"
 #include "lib/string.h"
 #include "vmm/cpuid_policy.h"
 #include "vmm/hypercall.h"
@@ -8,8 +9,6 @@
 #define HYPERVISOR_FIRST 0x40000000u
 #define HYPERVISOR_LAST  0x4fffffffu
 #define EXTENDED_FIRST   0x80000000u
-#define CR4_OSXSAVE      (1u << 18)
-#define CR4_PKE          (1u << 22)
 
 /* Feature bits the rest of pollux acts on, in the guest's (filtered) view. */
 #define L7D_IBRS_IBPB   (1u << 26)

@@ -8,6 +8,7 @@
 #include "arch/x86/fpu.h"
 #include "arch/x86/guest_regs.h"
 #include "arch/x86/lapic.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
 #include "vmm/cpu_model.h"
 #include "vmm/guest_access.h"
@@ -20,8 +21,6 @@
 #include "vmm/vm_devices.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
-
-#define CR4_OSXSAVE (1u << 18)
 
 typedef void (*exit_handler)(struct vcpu *v, const struct exit_record *e);
 

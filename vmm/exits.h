@@ -2,15 +2,13 @@
 #ifndef POLLUX_VMM_EXITS_H
 #define POLLUX_VMM_EXITS_H
 
+#include "arch/x86/vectors.h"
 #include "vmm/cpuid_cache.h"
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
 #include "vmm/msr.h"
 #include "vmm/vm.h"
-
-#define VECTOR_UD 6  /* invalid opcode */
-#define VECTOR_GP 13 /* general protection */
 
 void handle_exit(struct vcpu *v, const struct exit_record *e);
 

@@ -1,7 +1,6 @@
 #include "vmm/gpt.h"
 
-#define CR0_WP   (1ull << 16)
-#define EFER_NXE (1ull << 11)
+#include "arch/x86/regs.h"
 
 #define PTE_RW (1ull << 1)
 #define PTE_US (1ull << 2)

@@ -1,11 +1,11 @@
 #include "vmm/guest_access.h"
 
+#include "arch/x86/regs.h"
 #include "lib/string.h"
 #include "vmm/gpt_memo.h"
 #include "arch/x86/insn.h"
 
 #define PAGE   4096ull
-#define CR0_PG (1ull << 31)
 
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
 {

@@ -10,7 +10,6 @@
 #define MSR_TSC            0x10
 #define MSR_FEATURE_CTL    0x3a
 #define MSR_BIOS_SIGN_ID   0x8b
-#define FEATURE_CTL_LOCKED 1
 
 static bool is_perf_counter(uint32_t i)
 {

@@ -35,7 +35,6 @@
 #define APIC_VERSION 0x50014u
 
 #define SVR_SW_ENABLE (1u << 8)
-#define LVT_MASKED    (1u << 16)
 #define LVT_VECTOR    0xffu
 
 #define TIMER_ONESHOT  0u

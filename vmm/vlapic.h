@@ -23,16 +23,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/regs.h"
+
 #define VLAPIC_BASE_DEFAULT 0xfee00000u
 #define MSR_IA32_APIC_BASE  0x1b
-#define MSR_TSC_DEADLINE    0x6e0
 #define MSR_X2APIC_FIRST    0x800
 #define MSR_X2APIC_LAST     0x8ff
 
 /* IA32_APIC_BASE bits */
 #define APIC_BASE_BSP    (1u << 8)
 #define APIC_BASE_EXTD   (1u << 10) /* x2APIC mode */
-#define APIC_BASE_ENABLE (1u << 11)
 
 /* ICR delivery modes (bits 10:8) */
 enum apic_delivery {

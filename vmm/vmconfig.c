@@ -11,11 +11,11 @@
 #define MEM_ALIGN 0x1000ull
 #define PIN_CPUS  64
 
-static int fail(char *err, size_t errlen, struct token word, const char *fmt, ...)
+static void fail(char *err, size_t errlen, struct token word, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Every reason quotes the offending word, so the user can find it in a long line. */
-static int fail(char *err, size_t errlen, struct token word, const char *fmt, ...)
+static void fail(char *err, size_t errlen, struct token word, const char *fmt, ...)
 {
     va_list ap;
     int used;
@@ -28,7 +28,20 @@ static int fail(char *err, size_t errlen, struct token word, const char *fmt, ..
             va_end(ap);
         }
     }
-    return -1;
+}
+
+/* One parse: the configuration being filled and where its first error goes. */
+struct vmparse {
+    struct vmconfig *out;
+    char *err;
+    size_t errlen;
+    struct token pin_word; /* the last pin= word, for the count check at the end */
+};
+
+static void report(struct token word, const char *reason, void *ctx)
+{
+    struct vmparse *vp = ctx;
+    fail(vp->err, vp->errlen, word, "%s", reason);
 }
 
 static void copy_token(char *dst, struct token t)
@@ -43,23 +56,66 @@ static bool name_char(char c)
            c == '.' || c == '-';
 }
 
-static int set_name(struct vmconfig *cfg, struct token word, struct token val, char *err,
-                    size_t errlen)
+static const char *set_name(struct token word, struct token val, void *ctx)
 {
+    struct vmparse *vp = ctx;
+    (void)word;
     if (val.len > VM_NAME_MAX)
-        return fail(err, errlen, word, "name longer than %u characters", VM_NAME_MAX);
+        return option_reason("name longer than %u characters", VM_NAME_MAX);
     for (size_t i = 0; i < val.len; i++) {
         if (!name_char(val.s[i]))
-            return fail(err, errlen, word, "name may hold only A-Z, a-z, 0-9, '_', '.' and '-'");
+            return "name may hold only A-Z, a-z, 0-9, '_', '.' and '-'";
     }
-    copy_token(cfg->name, val);
-    return 0;
+    copy_token(vp->out->name, val);
+    return NULL;
+}
+
+/* path= and initrd=: ctx is the field. */
+static const char *set_path(struct token word, struct token val, void *ctx)
+{
+    (void)word;
+    if (val.len > VM_PATH_MAX)
+        return option_reason("path longer than %u characters", VM_PATH_MAX);
+    copy_token(ctx, val);
+    return NULL;
+}
+
+static const char *set_mem(struct token word, struct token val, void *ctx)
+{
+    struct vmparse *vp = ctx;
+    uint64_t n;
+    (void)word;
+    if (!parse_size(val, &n))
+        return "not a size";
+    if (n < MEM_MIN)
+        return "below the 1 MiB minimum";
+    if (n % MEM_ALIGN)
+        return "not a multiple of 4 KiB";
+    if (n >= VM_MEM_LIMIT)
+        return option_reason("must be below 0x%llx", (unsigned long long)VM_MEM_LIMIT);
+    vp->out->mem = n;
+    return NULL;
+}
+
+static const char *set_unbacked(struct token word, struct token val, void *ctx)
+{
+    struct vmparse *vp = ctx;
+    (void)word;
+    if (token_eq(val, "stop"))
+        vp->out->unbacked = UNBACKED_STOP;
+    else if (token_eq(val, "ignore"))
+        vp->out->unbacked = UNBACKED_IGNORE;
+    else
+        return "expected stop or ignore";
+    vp->out->unbacked_given = true;
+    return NULL;
 }
 
 /* Replaces any earlier pin list; the count against vcpus is checked once all words are read. */
-static int set_pins(struct vmconfig *cfg, struct token word, struct token val, char *err,
-                    size_t errlen)
+static const char *set_pins(struct token word, struct token val, void *ctx)
 {
+    struct vmparse *vp = ctx;
+    struct vmconfig *cfg = vp->out;
     struct token item = {val.s, 0};
     const char *end = val.s + val.len;
     uint64_t cpu;
@@ -71,39 +127,25 @@ static int set_pins(struct vmconfig *cfg, struct token word, struct token val, c
             continue;
         }
         if (!parse_u64(item, &cpu))
-            return fail(err, errlen, word, "not a comma-separated list of CPU numbers");
+            return "not a comma-separated list of CPU numbers";
         if (cpu >= PIN_CPUS)
-            return fail(err, errlen, word, "CPU %llu is not below %u", (unsigned long long)cpu,
-                        PIN_CPUS);
+            return option_reason("CPU %llu is not below %u", (unsigned long long)cpu, PIN_CPUS);
         /* vcpus never exceeds VM_MAX_VCPUS, so a longer list is always too long. */
         if (cfg->npins == VM_MAX_VCPUS)
-            return fail(err, errlen, word, "more than %u pins", VM_MAX_VCPUS);
+            return option_reason("more than %u pins", VM_MAX_VCPUS);
         cfg->pins[cfg->npins++] = (unsigned)cpu;
         item.s = p + 1;
         item.len = 0;
     }
-    return 0;
-}
-
-static const char *const keys[] = {"name",         "path",     "vcpus", "mem",  "timeout_ms",
-                                   "halt_poll_ns", "unbacked", "pin",   "args", "initrd"};
-
-static bool known_key(struct token key)
-{
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        if (token_eq(key, keys[i]))
-            return true;
-    }
-    return false;
+    vp->pin_word = word;
+    return NULL;
 }
 
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,
                    char *err, size_t errlen)
 {
     unsigned vcpu_limit = max_vcpus < VM_MAX_VCPUS ? max_vcpus : VM_MAX_VCPUS;
-    const char *cursor = cmdline;
-    struct token key, val, pin_word = {NULL, 0};
-    uint64_t n;
+    struct vmparse vp = {out, err, errlen, {NULL, 0}};
 
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "vm%u", index);
@@ -112,80 +154,31 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     out->halt_poll_ns = -1;
     out->unbacked = UNBACKED_STOP;
 
-    while (cmdline_next(&cursor, &key, &val)) {
-        struct token word = {key.s, (size_t)(cursor - key.s)};
+    struct option_custom name = {set_name, &vp}, path = {set_path, out->path},
+                         initrd = {set_path, out->initrd}, mem = {set_mem, &vp},
+                         unbacked = {set_unbacked, &vp}, pin = {set_pins, &vp};
+    const struct option opts[] = {
+        {"name", OPT_CUSTOM, &name, 0, 0, NULL, "the VM's name"},
+        {"path", OPT_CUSTOM, &path, 0, 0, NULL, "the module's path, for messages"},
+        {"vcpus", OPT_COUNT, &out->vcpus, 1, vcpu_limit, NULL, "vCPUs"},
+        {"mem", OPT_CUSTOM, &mem, 0, 0, NULL, "guest memory, a size"},
+        {"timeout_ms", OPT_NUMBER, &out->timeout_ms, 0, UINT64_MAX, NULL, "stop after N ms"},
+        /* int64_t, stored as its unsigned counterpart: never above VM_HALT_POLL_NS_MAX */
+        {"halt_poll_ns", OPT_NUMBER, (uint64_t *)&out->halt_poll_ns, 0, VM_HALT_POLL_NS_MAX, NULL,
+         "this VM's halt-polling maximum"},
+        {"unbacked", OPT_CUSTOM, &unbacked, 0, 0, NULL, "stop or ignore"},
+        {"pin", OPT_CUSTOM, &pin, 0, 0, NULL, "CPUs to pin the vCPUs to"},
+        {"args", OPT_REST, out->args, 0, VM_ARGS_MAX, NULL, "the rest of the line"},
+        {"initrd", OPT_CUSTOM, &initrd, 0, 0, NULL, "the next module's path"},
+    };
+    const struct option_parser parser = {opts, sizeof(opts) / sizeof(opts[0]), "unknown key", true};
+    if (options_parse_with(&parser, cmdline, report, &vp))
+        return -1;
 
-        /* args= swallows the rest of the line, spaces and '=' included, and may be empty. */
-        if (token_eq(key, "args") && val.s) {
-            size_t len = strnlen(val.s, VM_ARGS_MAX + 1);
-
-            if (len > VM_ARGS_MAX)
-                return fail(err, errlen, (struct token){key.s, key.len + 1},
-                            "args longer than %u characters", VM_ARGS_MAX);
-            memcpy(out->args, val.s, len + 1);
-            break;
-        }
-        if (!known_key(key))
-            return fail(err, errlen, word, "unknown key");
-        if (!val.s || val.len == 0)
-            return fail(err, errlen, word, "missing value");
-
-        if (token_eq(key, "name")) {
-            if (set_name(out, word, val, err, errlen))
-                return -1;
-        } else if (token_eq(key, "path")) {
-            if (val.len > VM_PATH_MAX)
-                return fail(err, errlen, word, "path longer than %u characters", VM_PATH_MAX);
-            copy_token(out->path, val);
-        } else if (token_eq(key, "initrd")) {
-            if (val.len > VM_PATH_MAX)
-                return fail(err, errlen, word, "path longer than %u characters", VM_PATH_MAX);
-            copy_token(out->initrd, val);
-        } else if (token_eq(key, "vcpus")) {
-            if (!parse_u64(val, &n))
-                return fail(err, errlen, word, "not a number");
-            if (n < 1 || n > vcpu_limit)
-                return fail(err, errlen, word, "out of range [1, %u]", vcpu_limit);
-            out->vcpus = (unsigned)n;
-        } else if (token_eq(key, "mem")) {
-            if (!parse_size(val, &n))
-                return fail(err, errlen, word, "not a size");
-            if (n < MEM_MIN)
-                return fail(err, errlen, word, "below the 1 MiB minimum");
-            if (n % MEM_ALIGN)
-                return fail(err, errlen, word, "not a multiple of 4 KiB");
-            if (n >= VM_MEM_LIMIT)
-                return fail(err, errlen, word, "must be below 0x%llx",
-                            (unsigned long long)VM_MEM_LIMIT);
-            out->mem = n;
-        } else if (token_eq(key, "timeout_ms")) {
-            if (!parse_u64(val, &out->timeout_ms))
-                return fail(err, errlen, word, "not a number");
-        } else if (token_eq(key, "halt_poll_ns")) {
-            if (!parse_u64(val, &n))
-                return fail(err, errlen, word, "not a number");
-            if (n > VM_HALT_POLL_NS_MAX)
-                return fail(err, errlen, word, "out of range [0, %llu]",
-                            (unsigned long long)VM_HALT_POLL_NS_MAX);
-            out->halt_poll_ns = (int64_t)n;
-        } else if (token_eq(key, "unbacked")) {
-            if (token_eq(val, "stop"))
-                out->unbacked = UNBACKED_STOP;
-            else if (token_eq(val, "ignore"))
-                out->unbacked = UNBACKED_IGNORE;
-            else
-                return fail(err, errlen, word, "expected stop or ignore");
-            out->unbacked_given = true;
-        } else {
-            /* Only pin is left: args without '=' was refused as a missing value. */
-            if (set_pins(out, word, val, err, errlen))
-                return -1;
-            pin_word = word;
-        }
+    if (out->npins > out->vcpus) {
+        fail(err, errlen, vp.pin_word, "%u pins but vcpus=%u", out->npins, out->vcpus);
+        return -1;
     }
-
-    if (out->npins > out->vcpus)
-        return fail(err, errlen, pin_word, "%u pins but vcpus=%u", out->npins, out->vcpus);
     return 0;
 }
 

@@ -6,38 +6,7 @@
 #include <stdint.h>
 
 #include "arch/x86/exit_counts.h"
-
-#define MSR_APIC_BASE          0x1b
-#define MSR_SYSENTER_CS        0x174
-#define MSR_SYSENTER_ESP       0x175
-#define MSR_SYSENTER_EIP       0x176
-#define MSR_PAT                0x277
-#define MSR_FEATURE_CONTROL    0x3a
-#define MSR_VMX_BASIC          0x480
-#define MSR_VMX_PINBASED       0x481
-#define MSR_VMX_PROCBASED      0x482
-#define MSR_VMX_EXIT           0x483
-#define MSR_VMX_ENTRY          0x484
-#define MSR_VMX_MISC           0x485
-#define MSR_VMX_PROCBASED2     0x48b
-#define MSR_VMX_EPT_VPID_CAP   0x48c
-#define MSR_VMX_TRUE_PINBASED  0x48d
-#define MSR_VMX_TRUE_PROCBASED 0x48e
-#define MSR_EFER               0xc0000080
-#define MSR_STAR               0xc0000081
-#define MSR_LSTAR              0xc0000082
-#define MSR_CSTAR              0xc0000083
-#define MSR_SFMASK             0xc0000084
-#define MSR_FS_BASE            0xc0000100
-#define MSR_GS_BASE            0xc0000101
-#define MSR_KERNEL_GS_BASE     0xc0000102
-#define MSR_VM_CR              0xc0010114
-
-#define EFER_SCE  (1u << 0)
-#define EFER_LME  (1u << 8)
-#define EFER_LMA  (1u << 10)
-#define EFER_NXE  (1u << 11)
-#define EFER_SVME (1u << 12)
+#include "arch/x86/regs.h"
 
 #define RFLAGS_TF (1u << 8)
 #define RFLAGS_IF (1u << 9)

@@ -1,5 +1,7 @@
 #include "arch/x86/features.h"
 
+#include "arch/x86/regs.h"
+#include "arch/x86/vmx/vmcs.h"
 #include "lib/string.h"
 
 #ifndef HOST_TEST
@@ -9,7 +11,6 @@
 /* CPUID.1:ECX */
 #define CPUID1_VMX          (1u << 5)
 #define CPUID1_X2APIC       (1u << 21)
-#define CPUID1_TSC_DEADLINE (1u << 24)
 /* CPUID.80000001 */
 #define EXT1_ECX_SVM (1u << 2)
 #define EXT1_EDX_NX  (1u << 20)
@@ -26,25 +27,8 @@
 /* VM_CR */
 #define VM_CR_LOCK   (1u << 3)
 #define VM_CR_SVMDIS (1u << 4)
-/* IA32_FEATURE_CONTROL */
-#define FC_LOCKED            (1u << 0)
-#define FC_VMXON_OUTSIDE_SMX (1u << 2)
-/* VMX capability bits, in the allowed-1 (high) half of the control MSRs */
-#define VMX_BASIC_TRUE_CTLS  (1ull << 55)
-#define PIN_PREEMPTION_TIMER (1ull << (32 + 6))
-#define PROC_SECONDARY       (1ull << (32 + 31))
-#define PROC2_EPT            (1ull << (32 + 1))
-#define PROC2_RDTSCP         (1ull << (32 + 3))
-#define PROC2_VPID           (1ull << (32 + 5))
-#define PROC2_UNRESTRICTED   (1ull << (32 + 7))
-#define PROC2_PLE            (1ull << (32 + 10))
-#define PROC2_INVPCID        (1ull << (32 + 12))
-#define PROC2_XSAVES         (1ull << (32 + 20))
-#define EPT_CAP_WALK4        (1ull << 6)
-#define EPT_CAP_WB           (1ull << 14)
-#define EPT_CAP_2M           (1ull << 16)
-#define EPT_CAP_1G           (1ull << 17)
-#define EPT_CAP_AD           (1ull << 21)
+/* A VMX control bit (arch/x86/vmx/vmcs.h) in the allowed-1 (high) half of its capability MSR. */
+#define ALLOWED1(bit) ((uint64_t)(bit) << 32)
 
 const char *virt_backend_name(enum virt_backend b)
 {
@@ -78,17 +62,17 @@ static void decode_svm(const struct cpu_raw *raw, struct virt_features *f)
 static void decode_vmx(const struct cpu_raw *raw, struct virt_features *f)
 {
     f->true_controls = raw->vmx_basic & VMX_BASIC_TRUE_CTLS;
-    f->preemption_timer = raw->vmx_pinbased & PIN_PREEMPTION_TIMER;
+    f->preemption_timer = raw->vmx_pinbased & ALLOWED1(PIN_PREEMPTION_TIMER);
     f->preemption_timer_shift = raw->vmx_misc & 0x1f;
-    if (raw->vmx_procbased & PROC_SECONDARY) {
-        f->ept = raw->vmx_procbased2 & PROC2_EPT;
-        f->vpid = raw->vmx_procbased2 & PROC2_VPID;
-        f->unrestricted_guest = raw->vmx_procbased2 & PROC2_UNRESTRICTED;
-        f->ple = raw->vmx_procbased2 & PROC2_PLE;
+    if (raw->vmx_procbased & ALLOWED1(PROC_SECONDARY)) {
+        f->ept = raw->vmx_procbased2 & ALLOWED1(PROC2_EPT);
+        f->vpid = raw->vmx_procbased2 & ALLOWED1(PROC2_VPID);
+        f->unrestricted_guest = raw->vmx_procbased2 & ALLOWED1(PROC2_UNRESTRICTED);
+        f->ple = raw->vmx_procbased2 & ALLOWED1(PROC2_PLE);
         /* Without its control each raises #UD in the guest (vmx_derive_controls sets them). */
-        f->guest_rdtscp = raw->vmx_procbased2 & PROC2_RDTSCP;
-        f->guest_invpcid = raw->vmx_procbased2 & PROC2_INVPCID;
-        f->guest_xsaves = raw->vmx_procbased2 & PROC2_XSAVES;
+        f->guest_rdtscp = raw->vmx_procbased2 & ALLOWED1(PROC2_RDTSCP);
+        f->guest_invpcid = raw->vmx_procbased2 & ALLOWED1(PROC2_INVPCID);
+        f->guest_xsaves = raw->vmx_procbased2 & ALLOWED1(PROC2_XSAVES);
     }
     if (f->ept) {
         uint64_t cap = raw->vmx_ept_vpid_cap;
@@ -99,7 +83,7 @@ static void decode_vmx(const struct cpu_raw *raw, struct virt_features *f)
         if (!(cap & EPT_CAP_WALK4) || !f->ept_wb)
             f->ept = false; /* pollux builds 4-level write-back EPT only */
     }
-    if ((raw->feature_control & FC_LOCKED) && !(raw->feature_control & FC_VMXON_OUTSIDE_SMX))
+    if ((raw->feature_control & FEATURE_CTL_LOCKED) && !(raw->feature_control & FEATURE_CTL_VMXON))
         f->reason = "VMX disabled by firmware (IA32_FEATURE_CONTROL locked without VMXON)";
     else if (!f->ept)
         f->reason = "no EPT (4-level, write-back)";
@@ -159,9 +143,9 @@ void features_read(struct cpu_raw *raw)
         raw->vmx_procbased = rdmsr(true_ctls ? MSR_VMX_TRUE_PROCBASED : MSR_VMX_PROCBASED);
         raw->vmx_misc = rdmsr(MSR_VMX_MISC);
         /* These MSRs exist only when the capability bits say so (#GP otherwise). */
-        if (raw->vmx_procbased & PROC_SECONDARY) {
+        if (raw->vmx_procbased & ALLOWED1(PROC_SECONDARY)) {
             raw->vmx_procbased2 = rdmsr(MSR_VMX_PROCBASED2);
-            if (raw->vmx_procbased2 & (PROC2_EPT | PROC2_VPID))
+            if (raw->vmx_procbased2 & ALLOWED1(PROC2_EPT | PROC2_VPID))
                 raw->vmx_ept_vpid_cap = rdmsr(MSR_VMX_EPT_VPID_CAP);
         }
     }

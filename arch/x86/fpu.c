@@ -4,14 +4,6 @@
 #include "arch/x86/mm.h"
 #include "lib/string.h"
 
-#define CR0_MP         (1u << 1)
-#define CR0_EM         (1u << 2)
-#define CR0_TS         (1u << 3)
-#define CR0_NE         (1u << 5)
-#define CR4_OSFXSR     (1u << 9)
-#define CR4_OSXMMEXCPT (1u << 10)
-#define CR4_OSXSAVE    (1u << 18)
-#define CR4_PKE        (1u << 22)
 #define CPUID7_ECX_PKU (1u << 3)
 
 #define XCR0_X87  (1u << 0)

@@ -3,8 +3,6 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/trap.h"
 
-#define APIC_BASE_ENABLE (1u << 11)
-
 #define LAPIC_ID        0x020
 #define LAPIC_TPR       0x080
 #define LAPIC_EOI       0x0b0
@@ -21,7 +19,6 @@
 #define LAPIC_TDCR      0x3e0
 
 #define SVR_ENABLE          (1u << 8)
-#define LVT_MASKED          (1u << 16)
 #define LVT_DELIVERY_NMI    (4u << 8)
 #define ICR_PENDING         (1u << 12)
 #define ICR_ASSERT          (1u << 14)
@@ -32,8 +29,6 @@
 #define ICR_ALL_BUT_SELF    (3u << 18)
 #define TDCR_DIV16          0x3
 #define LVT_TSC_DEADLINE    (2u << 17)
-#define MSR_TSC_DEADLINE    0x6e0
-#define CPUID1_TSC_DEADLINE (1u << 24)
 
 uint64_t lapic_timer_khz;
 static volatile uint32_t *lapic_mmio;

@@ -6,7 +6,8 @@
  * Path: real mode -> 32-bit protected mode -> long mode on the early
  * identity map -> jump to params.entry(params.arg) on params.stack.
  */
-#define MSR_EFER 0xc0000080
+#include "arch/x86/regs.h"
+
 #define OFF(sym) ((sym) - trampoline_start)
 
     .section .rodata

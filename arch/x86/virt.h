@@ -106,8 +106,6 @@ struct guest_code_mode {
 
 enum msr_result { MSR_NOT_MINE, MSR_DONE, MSR_FAULT };
 
-enum intercept { INTERCEPT_HLT };
-
 /* Which instruction-level intercept makes a guest's HLT exit (vmm/hlt_intercept.h chooses). */
 enum hlt_intercept {
     HLT_INTERCEPT_PLAIN, /* every HLT exits */
@@ -192,7 +190,6 @@ struct virt_ops {
      */
     enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
-    void (*set_intercept)(struct vcpu *v, enum intercept what, bool on);
     /* For every vCPU reset from now on; PLAIN only where the CPU lacks Idle HLT. */
     void (*set_hlt_intercept)(enum hlt_intercept mode);
     enum pause_hw (*pause_hw)(void);

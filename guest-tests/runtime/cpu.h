@@ -35,6 +35,14 @@
 #define EFER_LME (1ull << 8)
 #define EFER_LMA (1ull << 10)
 
+#define MSR_APIC_BASE 0x1b
+
+/* Exception vectors. */
+#define VECTOR_DB  1
+#define VECTOR_NMI 2
+#define VECTOR_UD  6
+#define VECTOR_GP  13
+
 /* What an __attribute__((interrupt)) handler gets (no privilege change: no ESP, SS). */
 struct interrupt_frame {
     uint32_t eip, cs, eflags;

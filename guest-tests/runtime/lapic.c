@@ -5,8 +5,6 @@
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/timing.h"
 
-#define XAPIC_BASE       0xfee00000u
-#define MSR_APIC_BASE    0x1b
 #define APIC_BASE_EXTD   (1u << 10) /* x2APIC mode */
 #define MSR_X2APIC_FIRST 0x800
 #define MSR_X2APIC_ICR   0x830
@@ -22,7 +20,6 @@
 #define ICR_NMI              (4u << 8)
 #define ICR_INIT             (5u << 8)
 #define ICR_STARTUP          (6u << 8)
-#define LVT_MASKED           (1u << 16)
 
 #define INIT_DELAY_US    10000
 #define STARTUP_DELAY_US 200

@@ -9,6 +9,8 @@
 
 #include "guest-tests/runtime/runtime.h"
 
+#define XAPIC_BASE 0xfee00000u /* the xAPIC's registers, where IA32_APIC_BASE leaves them */
+
 /* xAPIC register offsets; x2APIC MSR = 0x800 + offset / 16 */
 #define LAPIC_ID        0x020
 #define LAPIC_EOI       0x0b0
@@ -21,6 +23,7 @@
 #define LAPIC_TDCR      0x3e0
 
 #define LAPIC_SPURIOUS_VECTOR 0xff
+#define LVT_MASKED            (1u << 16)
 
 enum lapic_timer_mode {
     LAPIC_TIMER_ONESHOT = 0,

@@ -8,7 +8,6 @@
 #include <stddef.h>
 
 #define COM1_THR  0x3f8
-#define COM1_LSR  0x3fd
 #define LSR_THRE  (1u << 5) /* transmit holding register empty */
 #define EXIT_PORT 0xf4      /* isa-debug-exit */
 

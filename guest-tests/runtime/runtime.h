@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define COM1_LSR        0x3fd       /* the 16550 line status register of COM1 */
 #define MB_BOOT_MAGIC   0x2BADB002u /* EAX at entry from a multiboot1 loader */
 #define MB_INFO_CMDLINE (1u << 2)
 

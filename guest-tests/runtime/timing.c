@@ -23,7 +23,6 @@
 #define PIT_COUNT      (PIT_HZ * PIT_WINDOW_MS / 1000)
 #define APIC_WINDOW_US 50000
 #define TDCR_DIVIDE_1  0xb
-#define LVT_MASKED     (1u << 16)
 #define TMICT_MAX      0xffffffffu
 
 static uint32_t tsc_rate;  /* kHz */

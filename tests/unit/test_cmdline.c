@@ -376,6 +376,31 @@ static void test_options_flags(void **state)
     assert_string_equal(r.reason[3], "missing value");
 }
 
+/* The defaults the list of valid options prints, and a table that stops at its first bad word. */
+static void test_options_format_and_stop(void **state)
+{
+    (void)state;
+    struct option o[NOPTS];
+    struct config c;
+    struct reports r = {0};
+    char buf[32];
+
+    make_opts(o, &c);
+    option_format_value(&o[0], buf, sizeof(buf));
+    assert_string_equal(buf, "1");
+    option_format_value(&o[3], buf, sizeof(buf));
+    assert_string_equal(buf, "on");
+    option_format_value(&o[4], buf, sizeof(buf));
+    assert_string_equal(buf, "auto");
+
+    const struct option_parser p = {o, NOPTS, "unknown key", true};
+    assert_int_equal(options_parse_with(&p, "cpus=2 what=1 cpus=3", record, &r), 1);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.word[0], "what=1");
+    assert_string_equal(r.reason[0], "unknown key");
+    assert_int_equal(c.cpus, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_options_range_bounds),
         cmocka_unit_test(test_options_without_report),
         cmocka_unit_test(test_options_flags),
+        cmocka_unit_test(test_options_format_and_stop),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,12 +8,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "arch/x86/regs.h"
 #include "vmm/cpuid_cache.h"
 
 uint64_t tsc_khz = 2500000; /* vmm/kvm_pv.c's kvmclock reads it */
-
-#define CR4_OSXSAVE (1u << 18)
-#define CR4_PKE     (1u << 22)
 
 static const struct cpuid_view vm_view = {.nvcpus = 64,
                                           .exec = CPUID_EXEC_RDTSCP,

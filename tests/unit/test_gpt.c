@@ -8,17 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86/regs.h"
 #include "vmm/gpt.h"
-
-#define CR0_PE   (1ull << 0)
-#define CR0_WP   (1ull << 16)
-#define CR0_PG   (1ull << 31)
-#define CR4_PSE  (1ull << 4)
-#define CR4_PAE  (1ull << 5)
-#define CR4_LA57 (1ull << 12)
-#define EFER_LME (1ull << 8)
-#define EFER_LMA (1ull << 10)
-#define EFER_NXE (1ull << 11)
 
 #define P   (1ull << 0)
 #define RW  (1ull << 1)

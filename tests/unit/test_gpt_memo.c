@@ -12,18 +12,8 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "arch/x86/regs.h"
 #include "vmm/gpt_memo.h"
-
-#define CR0_PE   (1ull << 0)
-#define CR0_WP   (1ull << 16)
-#define CR0_PG   (1ull << 31)
-#define CR4_PSE  (1ull << 4)
-#define CR4_PAE  (1ull << 5)
-#define CR4_OSXS (1ull << 18)
-#define CR4_LA57 (1ull << 12)
-#define EFER_LME (1ull << 8)
-#define EFER_LMA (1ull << 10)
-#define EFER_NXE (1ull << 11)
 
 #define P  (1ull << 0)
 #define RW (1ull << 1)
@@ -340,7 +330,7 @@ static void test_bits_the_walk_ignores_keep_the_memo(void **state)
     assert_int_equal(use(&m, LA64), 0x80abc);
     struct gpt_mode same = m;
     same.cr0 |= CR0_WP;
-    same.cr4 |= CR4_OSXS;
+    same.cr4 |= CR4_OSXSAVE;
     same.efer |= EFER_NXE;
     same.cpl = 3;
     assert_true(gpt_memo_valid(&memo, &same, LA64));

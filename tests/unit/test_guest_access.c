@@ -12,12 +12,10 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "arch/x86/regs.h"
 #include "vmm/guest_access.h"
 #include "arch/x86/insn.h"
 
-#define CR0_PE  (1ull << 0)
-#define CR0_PG  (1ull << 31)
-#define CR4_PAE (1ull << 5)
 #define PTE     3ull /* present, writable */
 #define PS      (1ull << 7)
 

@@ -1,4 +1,12 @@
-/* AMD SVM backend behind the vendor seam (arch/x86/virt.h). */
+/*
+ * AMD SVM backend behind the vendor seam (arch/x86/virt.h): enabling SVM on
+ * each CPU, entering and leaving the guest (the exit path, kept in this one
+ * file), and the ops table. The other files hold one concept each: vCPU
+ * life and reset (svm_vcpu.c), nested paging (npt.c), guest control state
+ * (svm_state.c), MSRs (svm_msr.c), events (svm_events.c), exit decoding
+ * (svm_exit.c), and the pure rules of V_IRQ (svm_intr.c) and of ASIDs and
+ * the pause filter (svm_sched.c).
+ */
 #include <stddef.h>
 
 #include "arch/x86/cpu.h"
@@ -6,10 +14,17 @@
 #include "arch/x86/mm.h"
 #include "arch/x86/pagetable.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/svm/npt.h"
+#include "arch/x86/svm/svm_backend.h"
+#include "arch/x86/svm/svm_events.h"
 #include "arch/x86/svm/svm_exit.h"
 #include "arch/x86/svm/svm_intr.h"
+#include "arch/x86/svm/svm_msr.h"
 #include "arch/x86/svm/svm_sched.h"
+#include "arch/x86/svm/svm_state.h"
+#include "arch/x86/svm/svm_vcpu.h"
 #include "arch/x86/svm/vmcb.h"
+#include "arch/x86/vectors.h"
 #include "arch/x86/virt.h"
 #include "drivers/console.h"
 #include "lib/format.h"
@@ -17,76 +32,19 @@
 #include "vmm/fastpath_exit.h"
 #include "vmm/vm.h"
 
-#define CR0_PG      (1u << 31)
-#define PAT_DEFAULT 0x0007040600070406ull
 #define IOPM_PAGES  3
 #define MSRPM_PAGES 2
-#define VECTOR_DB   1
 
-void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
+struct svm_setup svm_setup = {.hlt_mode = HLT_INTERCEPT_PLAIN, .virq_check = SVM_VIRQ_UNPROBED};
 
-/* Per host CPU. ASIDs are per CPU (svm_sched.h). */
-struct svm_cpu {
-    uint64_t hsave_pa;
-    uint64_t host_vmcb_pa;
-    struct svm_asid_cpu asids;
-    uint64_t host_cr0;        /* what #VMEXIT must leave in CR0 (svm_keep_host_cr0) */
-    uint64_t cr0_restores;    /* times a #VMEXIT did not (QEMU 7.2) */
-};
-
-struct svm_vcpu {
-    struct vmcb *vmcb;
-    struct svm_asid_vcpu asid;
-    /* set_pause_exiting's request, applied again after every reset. */
-    enum pause_exiting pause_mode;
-    uint32_t pause_window, pause_gap;
-    uint64_t reinject;  /* EXITINTINFO of an event interrupted by the exit, to deliver again */
-    int offered;        /* the vector in V_IRQ at the last VMRUN, -1 for none */
-    bool virq_at_entry; /* V_IRQ was set at the last VMRUN: an offered vector or a window */
-    /*
-     * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
-     * injecting an NMI pollux intercepts IRET and counts the guest as in its
-     * NMI handler until RIP leaves that IRET.
-     */
-    bool nmi_masked;
-    bool iret_seen;
-    uint64_t iret_rip;
-    /*
-     * With an NMI pending but blocked (the handler's IRET not yet executed,
-     * an interrupt shadow, an event being delivered), pollux single-steps the
-     * guest one instruction with TF and the #DB intercept, as KVM does: the
-     * trap after that instruction is the NMI window SVM does not have.
-     */
-    bool nmi_step;
-    bool nmi_step_guest_tf;   /* the guest had TF set itself: the step's #DB is its own */
-    bool nmi_step_restore_tf; /* TF was pollux's, not the guest's: clear it after the step */
-};
-
-static uint64_t iopm_pa, msrpm_pa;
+/*
+ * Only the entry and exit read these: file statics, whose address never
+ * escapes, so the exit path may read them after its stores through pointers.
+ */
 static uint32_t max_asid;
 static bool has_nrips;
-static enum hlt_intercept hlt_mode = HLT_INTERCEPT_PLAIN;
-static enum svm_virq_check virq_check = SVM_VIRQ_UNPROBED;
 
-static inline struct svm_vcpu *svm(struct vcpu *v)
-{
-    return v->arch;
-}
-
-static inline void clgi(void)
-{
-    __asm__ volatile("clgi" ::: "memory");
-}
-
-static inline void stgi(void)
-{
-    __asm__ volatile("stgi" ::: "memory");
-}
-
-static void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t limit)
-{
-    *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
-}
+/* ------------------------------------------------------------ enable */
 
 /*
  * One VMRUN of a guest that runs STI; NOP; HLT from IF=0, with V_IRQ pending
@@ -103,8 +61,8 @@ static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, u
     vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_VINTR |
                             SVM_INTERCEPT_HLT | SVM_INTERCEPT_SHUTDOWN;
     vmcb->intercept_misc2 = SVM_INTERCEPT_VMRUN;
-    vmcb->iopm_base_pa = iopm_pa;
-    vmcb->msrpm_base_pa = msrpm_pa;
+    vmcb->iopm_base_pa = svm_setup.iopm_pa;
+    vmcb->msrpm_base_pa = svm_setup.msrpm_pa;
     vmcb->asid = 1;
     vmcb->tlb_control = SVM_TLB_FLUSH_ALL;
     vmcb->vintr = SVM_VINTR_MASKING | SVM_VINTR_V_IRQ | ((uint64_t)prio << SVM_VINTR_PRIO_SHIFT) |
@@ -165,7 +123,7 @@ static int svm_cpu_enable(char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for SVM host state");
         return -1;
     }
-    bool first = !iopm_pa;
+    bool first = !svm_setup.iopm_pa;
     if (first) {
         /* One all-ones bitmap pair for every VM: every port and MSR exits. */
         uint8_t *iopm = page_alloc_zeroed(IOPM_PAGES);
@@ -176,10 +134,10 @@ static int svm_cpu_enable(char *err, size_t errlen)
         }
         memset(iopm, 0xff, IOPM_PAGES * PAGE_SIZE);
         memset(msrpm, 0xff, MSRPM_PAGES * PAGE_SIZE);
-        msrpm_pa = (uint64_t)msrpm;
+        svm_setup.msrpm_pa = (uint64_t)msrpm;
         max_asid = virt_features.svm_asids;
         has_nrips = virt_features.nrips;
-        __atomic_store_n(&iopm_pa, (uint64_t)iopm, __ATOMIC_RELEASE);
+        __atomic_store_n(&svm_setup.iopm_pa, (uint64_t)iopm, __ATOMIC_RELEASE);
     }
     wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
     if (!(rdmsr(MSR_EFER) & EFER_SVME)) {
@@ -193,11 +151,11 @@ static int svm_cpu_enable(char *err, size_t errlen)
     wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
     p->virt = c;
     if (first) {
-        virq_check = probe_virq(c);
-        virt_features.virq = svm_virq_check_name(virq_check);
+        svm_setup.virq_check = probe_virq(c);
+        virt_features.virq = svm_virq_check_name(svm_setup.virq_check);
         kprintf("pollux: V_IRQ priority check: %s, %s at entry; pending interrupts %s\n",
                 virt_features.virq, virt_features.virq_at_entry ? "taken" : "not taken",
-                virq_check == SVM_VIRQ_NONE ? "injected at entry only"
+                svm_setup.virq_check == SVM_VIRQ_NONE ? "injected at entry only"
                 : virt_features.virq_at_entry
                     ? "offered through V_IRQ"
                     : "offered through V_IRQ when the guest cannot take them at entry");
@@ -205,147 +163,7 @@ static int svm_cpu_enable(char *err, size_t errlen)
     return 0;
 }
 
-extern uint32_t boot_efer_nxe;
-
-static int svm_vm_init(struct vm *vm)
-{
-    struct pagetable *pt = page_alloc_zeroed(1);
-    if (!pt)
-        return -1;
-    mm_pagetable_init(pt, boot_efer_nxe ? &pt_format_x86_nx : &pt_format_x86);
-    if (pt_init(pt)) {
-        pmm_free(&host_pmm, (uint64_t)pt, 1);
-        return -1;
-    }
-    vm->arch = pt;
-    return 0;
-}
-
-static int svm_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms)
-{
-    /* Nested page-table accesses count as user accesses: U must be set. */
-    return pt_map(vm->arch, gpa, hpa, len, perms | PT_USER, PT_2M);
-}
-
-static void svm_vm_destroy(struct vm *vm)
-{
-    struct pagetable *pt = vm->arch;
-    if (!pt)
-        return;
-    pt_destroy(pt, mm_free_table);
-    pmm_free(&host_pmm, (uint64_t)pt, 1);
-    vm->arch = 0;
-}
-
-static int svm_vcpu_create(struct vcpu *v)
-{
-    struct svm_vcpu *s = page_alloc_zeroed(1);
-    struct vmcb *vmcb = page_alloc_zeroed(1);
-    if (!s || !vmcb) {
-        if (s)
-            pmm_free(&host_pmm, (uint64_t)s, 1);
-        if (vmcb)
-            pmm_free(&host_pmm, (uint64_t)vmcb, 1);
-        return -1;
-    }
-    s->vmcb = vmcb;
-    s->asid.cpu = -1;
-    v->arch = s;
-    return 0;
-}
-
-static void svm_vcpu_destroy(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    if (!s)
-        return;
-    pmm_free(&host_pmm, (uint64_t)s->vmcb, 1);
-    pmm_free(&host_pmm, (uint64_t)s, 1);
-    v->arch = 0;
-}
-
-static void apply_pause(struct svm_vcpu *s)
-{
-    struct svm_pause_fields f = svm_pause_filter(s->pause_mode, s->pause_window, s->pause_gap,
-                                                 virt_features.pause_filter_thresh);
-    struct vmcb *vmcb = s->vmcb;
-    if (f.intercept)
-        vmcb->intercept_misc1 |= SVM_INTERCEPT_PAUSE;
-    else
-        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_PAUSE;
-    vmcb->pause_filter_count = f.count;
-    vmcb->pause_filter_thresh = f.thresh;
-}
-
-/* State shared by every reset: intercepts, nested paging, TSC offset, no pending event. */
-static struct vmcb *reset_common(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    struct vmcb *vmcb = s->vmcb;
-    struct pagetable *npt = v->vm->arch;
-    memset(vmcb, 0, sizeof(*vmcb));
-
-    vmcb->intercept_misc1 = SVM_INTERCEPT_INTR | SVM_INTERCEPT_NMI | SVM_INTERCEPT_CPUID |
-                            SVM_INTERCEPT_INVD | SVM_INTERCEPT_INVLPGA | SVM_INTERCEPT_IOIO |
-                            SVM_INTERCEPT_MSR | SVM_INTERCEPT_SHUTDOWN;
-    vmcb->intercept_misc2 = SVM_INTERCEPT_VMRUN | SVM_INTERCEPT_VMMCALL | SVM_INTERCEPT_VMLOAD |
-                            SVM_INTERCEPT_VMSAVE | SVM_INTERCEPT_STGI | SVM_INTERCEPT_CLGI |
-                            SVM_INTERCEPT_SKINIT | SVM_INTERCEPT_WBINVD | SVM_INTERCEPT_MONITOR |
-                            SVM_INTERCEPT_MWAIT | SVM_INTERCEPT_XSETBV | SVM_INTERCEPT_RDPRU;
-    struct svm_hlt_bits hlt = svm_hlt_intercept(
-        hlt_mode, (struct svm_hlt_bits){vmcb->intercept_misc1, vmcb->intercept_misc3});
-    vmcb->intercept_misc1 = hlt.misc1;
-    vmcb->intercept_misc3 = hlt.misc3;
-    vmcb->iopm_base_pa = iopm_pa;
-    vmcb->msrpm_base_pa = msrpm_pa;
-    vmcb->tsc_offset = v->vm->tsc_offset;
-    /* With V_INTR_MASKING the host's IF, not the guest's, gates physical interrupts. */
-    vmcb->vintr = SVM_VINTR_MASKING;
-    vmcb->np_enable = 1;
-    vmcb->n_cr3 = npt->root;
-    apply_pause(s);
-
-    set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
-    set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
-    set_seg(&vmcb->gdtr, 0, 0, 0xffff);
-    set_seg(&vmcb->idtr, 0, 0, 0xffff);
-    vmcb->cpl = 0;
-    vmcb->efer = EFER_SVME;
-    vmcb->cr4 = 0;
-    vmcb->dr6 = 0xffff0ff0;
-    vmcb->dr7 = 0x400;
-    vmcb->g_pat = PAT_DEFAULT;
-    v->regs = (struct guest_regs){.rflags = 0x2};
-    s->asid.cpu = -1; /* the VMCB's ASID was just cleared */
-    s->reinject = 0;
-    s->offered = -1;
-    s->nmi_masked = false;
-    s->iret_seen = false;
-    s->nmi_step = false;
-    return vmcb;
-}
-
-static void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
-{
-    struct vmcb *vmcb = reset_common(v);
-    /* Multiboot entry state: flat 32-bit segments, protected mode, paging off. */
-    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
-    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
-    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
-    vmcb->cr0 = 0x11; /* PE | ET */
-    v->regs.rip = entry;
-}
-
-static void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector)
-{
-    struct vmcb *vmcb = reset_common(v);
-    set_seg(&vmcb->cs, (uint16_t)(sipi_vector << 8), 0x9b, 0xffff);
-    vmcb->cs.base = (uint64_t)sipi_vector << 12;
-    set_seg(&vmcb->ds, 0, 0x93, 0xffff);
-    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
-    vmcb->cr0 = 0x10; /* ET; caches on (CD/NW would only slow an emulated guest) */
-    v->regs.rip = 0;
-}
+/* ------------------------------------------------------------ entry and exit */
 
 static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
 {
@@ -358,14 +176,6 @@ static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
     s->vmcb->tlb_control = e.tlb_control;
     if (e.clear_clean)
         s->vmcb->clean_bits = 0;
-}
-
-static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
-{
-    uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
-    if (has_error)
-        ev |= SVM_EVTINJ_VALID_ERR | ((uint64_t)error << 32);
-    svm(v)->vmcb->event_inj = ev;
 }
 
 /*
@@ -384,7 +194,7 @@ static void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
  * a read of CR0 only at a mode switch, where it is a no-op elsewhere.
  */
 static inline __attribute__((always_inline)) void svm_keep_host_cr0(struct svm_cpu *c,
-                                                                   const struct vmcb *vmcb)
+                                                                    const struct vmcb *vmcb)
 {
     if (__builtin_expect((vmcb->efer & EFER_LME) && !(vmcb->cr0 & CR0_PG), 0) &&
         read_cr0() != c->host_cr0) {
@@ -455,11 +265,9 @@ static __attribute__((noinline)) void floor_loop(struct svm_cpu *c, struct vcpu 
  * Inline twice in svm_vcpu_run: the first entry, and the fast path's
  * re-entries (reentry), which skip what only a full entry can need.
  */
-static inline __attribute__((always_inline)) void svm_enter_exit(struct svm_cpu *c, struct vcpu *v,
-                                                                 struct svm_vcpu *s,
-                                                                 uint64_t host_vmcb_pa,
-                                                                 struct exit_record *e,
-                                                                 bool reentry)
+static inline __attribute__((always_inline)) void
+svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t host_vmcb_pa,
+               struct exit_record *e, bool reentry)
 {
     struct vmcb *vmcb = s->vmcb;
     vmcb->rax = v->regs.rax;
@@ -486,7 +294,7 @@ static inline __attribute__((always_inline)) void svm_enter_exit(struct svm_cpu 
     guest_msrs_exit(&v->msrs);
 
     /*
-     * A re-entry (reentry) follows a plain entry (entry_is_plain): no ASID
+     * A re-entry (reentry) follows a plain entry (svm_entry_is_plain): no ASID
      * flush asked, nothing injected or offered, no NMI-window step. What
      * only those need is skipped after it.
      */
@@ -545,22 +353,6 @@ static inline __attribute__((always_inline)) void svm_enter_exit(struct svm_cpu 
     svm_decode_exit(vmcb, has_nrips, e);
 }
 
-/* An event injected now, or one interrupted at the last exit: the two words tested as one. */
-static bool event_queued(struct svm_vcpu *s)
-{
-    return (s->vmcb->event_inj | s->reinject) & SVM_EVTINJ_VALID;
-}
-
-/*
- * The next entry only resumes the guest: nothing injected or re-injected, no
- * V_IRQ offered at the last VMRUN or now, no NMI-window single step.
- */
-static bool entry_is_plain(struct svm_vcpu *s)
-{
-    return !event_queued(s) && !s->virq_at_entry && !(s->vmcb->vintr & SVM_VINTR_V_IRQ) &&
-           !s->nmi_step;
-}
-
 static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
 {
     struct percpu *p = this_cpu();
@@ -575,7 +367,7 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     clgi();
     /*
      * The fast path re-enters only after an exit that left nothing to inject,
-     * offer or re-inject (entry_is_plain), on this CPU: the entry work above
+     * offer or re-inject (svm_entry_is_plain), on this CPU: the entry work above
      * has nothing to do for it.
      */
     const uint64_t host_vmcb_pa = c->host_vmcb_pa;
@@ -584,7 +376,7 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     svm_enter_exit(c, v, s, host_vmcb_pa, e, false);
     enum fastpath_result r;
     while ((r = fastpath_exit(v, e)) == FASTPATH_REENTER) {
-        if (!entry_is_plain(s)) {
+        if (!svm_entry_is_plain(s)) {
             r = FASTPATH_HANDLED;
             break;
         }
@@ -597,140 +389,11 @@ static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
     return r;
 }
 
-static void svm_get_mode(struct vcpu *v, struct guest_mode *m)
-{
-    const struct vmcb *vmcb = svm(v)->vmcb;
-    m->cr0 = vmcb->cr0;
-    m->cr3 = vmcb->cr3;
-    m->cr4 = vmcb->cr4;
-    m->efer = vmcb->efer & ~(uint64_t)EFER_SVME;
-    m->cpl = vmcb->cpl;
-    m->cs_base = vmcb->cs.base;
-    if (!(vmcb->cr0 & 1))
-        m->code_bits = 16;
-    else if ((vmcb->efer & EFER_LMA) && (vmcb->cs.attrib & (1u << 9)))
-        m->code_bits = 64;
-    else
-        m->code_bits = (vmcb->cs.attrib & (1u << 10)) ? 32 : 16;
-}
-
-static void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m)
-{
-    const struct vmcb *vmcb = svm(v)->vmcb;
-    m->cr0 = vmcb->cr0;
-    m->cs_base = vmcb->cs.base;
-    m->code64 = false;
-    if (!(m->cr0 & CR0_PG))
-        return;
-    m->cr3 = vmcb->cr3;
-    m->cr4 = vmcb->cr4;
-    m->efer = vmcb->efer & ~(uint64_t)EFER_SVME;
-    /* EFER.LMA (bit 10) and CS.L (attribute bit 9, moved up to 10): no branch. */
-    m->code64 = (m->efer & ((uint64_t)vmcb->cs.attrib << 1)) >> 10 & 1;
-}
-
-static void svm_end_emulated_instruction(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    s->vmcb->interrupt_shadow &= ~1ull;
-    /* While pollux steps towards an NMI window with a TF of its own, TF is not the guest's. */
-    bool guest_tf = (v->regs.rflags & RFLAGS_TF) && (!s->nmi_step || s->nmi_step_guest_tf);
-    if (guest_tf) {
-        s->vmcb->dr6 = dr6_single_step(s->vmcb->dr6);
-        svm_inject_exception(v, VECTOR_DB, false, 0);
-    }
-}
-
-static bool pat_valid(uint64_t pat)
-{
-    for (int i = 0; i < 8; i++) {
-        uint8_t t = (pat >> (8 * i)) & 0xff;
-        if (t == 2 || t == 3 || t > 7)
-            return false;
-    }
-    return true;
-}
-
-/* The MSRs whose guest copies VMRUN/VMLOAD switch from the VMCB. */
-static uint64_t *vmcb_msr(struct vmcb *vmcb, uint32_t index)
-{
-    switch (index) {
-    case MSR_STAR:
-        return &vmcb->star;
-    case MSR_LSTAR:
-        return &vmcb->lstar;
-    case MSR_CSTAR:
-        return &vmcb->cstar;
-    case MSR_SFMASK:
-        return &vmcb->sfmask;
-    case MSR_KERNEL_GS_BASE:
-        return &vmcb->kernel_gs_base;
-    case MSR_FS_BASE:
-        return &vmcb->fs.base;
-    case MSR_GS_BASE:
-        return &vmcb->gs.base;
-    case MSR_SYSENTER_CS:
-        return &vmcb->sysenter_cs;
-    case MSR_SYSENTER_ESP:
-        return &vmcb->sysenter_esp;
-    case MSR_SYSENTER_EIP:
-        return &vmcb->sysenter_eip;
-    case MSR_PAT:
-        return &vmcb->g_pat;
-    default:
-        return 0;
-    }
-}
-
-static enum msr_result svm_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
-{
-    struct vmcb *vmcb = svm(v)->vmcb;
-    if (index == MSR_EFER) {
-        *value = vmcb->efer & ~(uint64_t)EFER_SVME;
-        return MSR_DONE;
-    }
-    uint64_t *field = vmcb_msr(vmcb, index);
-    if (!field)
-        return MSR_NOT_MINE;
-    *value = *field;
-    return MSR_DONE;
-}
-
-static enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
-{
-    struct vmcb *vmcb = svm(v)->vmcb;
-    if (index == MSR_EFER) {
-        uint64_t allowed = EFER_SCE | EFER_LME | EFER_LMA | (boot_efer_nxe ? EFER_NXE : 0);
-        if (value & ~allowed)
-            return MSR_FAULT;
-        /* LME may not change while paging is on; LMA is the CPU's to set. */
-        if ((vmcb->cr0 & CR0_PG) && ((value ^ vmcb->efer) & EFER_LME))
-            return MSR_FAULT;
-        vmcb->efer = (value & ~(uint64_t)EFER_LMA) | (vmcb->efer & EFER_LMA) | EFER_SVME;
-        return MSR_DONE;
-    }
-    uint64_t *field = vmcb_msr(vmcb, index);
-    if (!field)
-        return MSR_NOT_MINE;
-    if (index == MSR_PAT && !pat_valid(value))
-        return MSR_FAULT;
-    *field = (index == MSR_SFMASK || index == MSR_SYSENTER_CS) ? (uint32_t)value : value;
-    return MSR_DONE;
-}
+/* ------------------------------------------------------------ settings for the next entry */
 
 static void svm_set_hlt_intercept(enum hlt_intercept mode)
 {
-    hlt_mode = mode;
-}
-
-static void svm_set_intercept(struct vcpu *v, enum intercept what, bool on)
-{
-    (void)what; /* INTERCEPT_HLT */
-    struct vmcb *vmcb = svm(v)->vmcb;
-    if (on)
-        vmcb->intercept_misc1 |= SVM_INTERCEPT_HLT;
-    else
-        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_HLT;
+    svm_setup.hlt_mode = mode;
 }
 
 /* Every SVM CPU can intercept PAUSE; a pause filter makes it exit only on a loop. */
@@ -748,96 +411,12 @@ static void svm_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint3
     s->pause_mode = mode;
     s->pause_window = window;
     s->pause_gap = gap;
-    apply_pause(s);
+    svm_apply_pause(s);
 }
 
 static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
 {
     svm(v)->vmcb->tsc_offset = offset;
-}
-
-static bool svm_interrupt_allowed(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    return (v->regs.rflags & RFLAGS_IF) && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
-}
-
-static bool svm_in_interrupt_shadow(struct vcpu *v)
-{
-    return svm(v)->vmcb->interrupt_shadow & 1;
-}
-
-static void svm_inject_interrupt(struct vcpu *v, uint8_t vector)
-{
-    svm(v)->vmcb->event_inj = vector | SVM_EVTINJ_TYPE_INTR | SVM_EVTINJ_VALID;
-}
-
-/*
- * A virtual interrupt the guest cannot mask by TPR: the CPU exits (VINTR)
- * when the guest could take it, i.e. once IF=1 and no shadow.
- */
-static void svm_set_interrupt_window(struct vcpu *v, bool on)
-{
-    struct vmcb *vmcb = svm(v)->vmcb;
-    const uint64_t vintr = SVM_VINTR_V_IRQ | SVM_VINTR_IGN_TPR | SVM_VINTR_PRIO_MAX;
-    if (on) {
-        vmcb->vintr |= vintr;
-        vmcb->intercept_misc1 |= SVM_INTERCEPT_VINTR;
-    } else {
-        vmcb->vintr &= ~vintr;
-        vmcb->intercept_misc1 &= ~SVM_INTERCEPT_VINTR;
-    }
-}
-
-/*
- * V_IRQ means a virtual interrupt offered to the CPU: a pending vector or the
- * interrupt window's. One offered at the last entry may have been taken,
- * leaving the next pending vector to offer: the full path looks.
- */
-static bool svm_offer_interrupt(struct vcpu *v, int vector)
-{
-    if (virq_check != SVM_VIRQ_EXACT && virq_check != SVM_VIRQ_AT_EQUAL)
-        return false;
-    struct svm_vcpu *s = svm(v);
-    s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, v->lapic.tpr, virq_check);
-    s->offered = vector;
-    return true;
-}
-
-static bool svm_nmi_allowed(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    return !s->nmi_masked && !(s->vmcb->interrupt_shadow & 1) && !event_queued(s);
-}
-
-static bool svm_nmi_in_service(struct vcpu *v)
-{
-    return svm(v)->nmi_masked; /* from the injection until the handler's IRET */
-}
-
-static void svm_inject_nmi(struct vcpu *v)
-{
-    struct svm_vcpu *s = svm(v);
-    s->vmcb->event_inj = 2 | SVM_EVTINJ_TYPE_NMI | SVM_EVTINJ_VALID;
-    s->nmi_masked = true;
-    s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET;
-}
-
-static void svm_set_nmi_window(struct vcpu *v, bool on)
-{
-    struct svm_vcpu *s = svm(v);
-    if (!on || s->nmi_step)
-        return;
-    if (s->nmi_masked && !s->iret_seen) {
-        s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET; /* still in the handler */
-        return;
-    }
-    s->nmi_step = true;
-    s->nmi_step_guest_tf = v->regs.rflags & RFLAGS_TF;
-    /* An IRET loads RFLAGS from the guest's stack: then TF is the guest's own again. */
-    s->nmi_step_restore_tf = !s->nmi_step_guest_tf && !s->iret_seen;
-    v->regs.rflags |= RFLAGS_TF;
-    s->vmcb->intercept_exceptions |= 1u << VECTOR_DB;
 }
 
 static void svm_vcpu_unload(struct vcpu *v)
@@ -868,7 +447,6 @@ const struct virt_ops svm_ops = {
     .end_emulated_instruction = svm_end_emulated_instruction,
     .msr_read = svm_msr_read,
     .msr_write = svm_msr_write,
-    .set_intercept = svm_set_intercept,
     .set_hlt_intercept = svm_set_hlt_intercept,
     .pause_hw = svm_pause_hw,
     .set_pause_exiting = svm_set_pause_exiting,

@@ -15,8 +15,6 @@
 #define MSR_VMX_CR4_FIXED1  0x489
 #define MSR_VMX_TRUE_EXIT   0x48f
 #define MSR_VMX_TRUE_ENTRY  0x490
-#define FEATURE_CTL_LOCKED  (1ull << 0)
-#define FEATURE_CTL_VMXON   (1ull << 2) /* VMXON allowed outside SMX */
 #define VMX_BASIC_REVISION  0x7fffffffull
 #define VMX_BASIC_TRUE_CTLS (1ull << 55)
 #define VMX_MISC_TIMER_RATE 0x1full
@@ -26,6 +24,8 @@
 #define EPT_CAP_WALK4         (1ull << 6)
 #define EPT_CAP_UC            (1ull << 8)
 #define EPT_CAP_WB            (1ull << 14)
+#define EPT_CAP_2M            (1ull << 16)
+#define EPT_CAP_1G            (1ull << 17)
 #define EPT_CAP_AD            (1ull << 21)
 #define EPT_CAP_INVEPT        (1ull << 20)
 #define EPT_CAP_INVEPT_SINGLE (1ull << 25)
@@ -311,23 +311,9 @@
 #define CR_QUAL_REG_SHIFT  8
 #define CR_QUAL_LMSW_SHIFT 16
 
-/* Control registers and EFER bits the backend reasons about */
-#define CR0_PE         (1ull << 0)
-#define CR0_MP         (1ull << 1)
-#define CR0_EM         (1ull << 2)
-#define CR0_TS         (1ull << 3)
-#define CR0_ET         (1ull << 4)
-#define CR0_NE         (1ull << 5)
-#define CR0_WP         (1ull << 16)
-#define CR0_NW         (1ull << 29)
-#define CR0_CD         (1ull << 30)
-#define CR0_PG         (1ull << 31)
-#define CR4_PAE        (1ull << 5)
-#define CR4_VMXE       (1ull << 13)
-#define CR4_PCIDE      (1ull << 17)
+/* RFLAGS and PAE PDPTE bits the backend reasons about (CR0, CR4, EFER: arch/x86/regs.h) */
 #define RFLAGS_FIXED   (1ull << 1)
 #define RFLAGS_VM      (1ull << 17)
-#define PAT_DEFAULT    0x0007040600070406ull
 #define PDPTE_RESERVED 0x1e6ull /* bits 2:1 and 8:5 of a present PAE PDPTE */
 
 /* VM-instruction error numbers (SDM 30.4) that entry failures report. */

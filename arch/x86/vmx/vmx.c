@@ -547,14 +547,6 @@ static void vmx_vcpu_put(struct vcpu *v)
 
 /* ------------------------------------------------------------ settings for the next entry */
 
-/* Control changes reach the VMCS at the next entry (prepare_entry). */
-static void vmx_set_intercept(struct vcpu *v, enum intercept what, bool on)
-{
-    (void)what; /* INTERCEPT_HLT */
-    struct vmx_vcpu *s = v->arch;
-    set_proc_bit(s, PROC_HLT, on);
-}
-
 static enum pause_hw vmx_pause_hw(void)
 {
     if (vmx.ctls.available & VMX_OPT_PLE)
@@ -610,7 +602,6 @@ const struct virt_ops vmx_ops = {
     .end_emulated_instruction = vmx_end_emulated_instruction,
     .msr_read = vmx_msr_read,
     .msr_write = vmx_msr_write,
-    .set_intercept = vmx_set_intercept,
     .pause_hw = vmx_pause_hw,
     .set_pause_exiting = vmx_set_pause_exiting,
     .set_tsc_offset = vmx_set_tsc_offset,

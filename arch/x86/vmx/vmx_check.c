@@ -22,7 +22,6 @@
 #define PENDING_DBG_RSVD   0xfffffffffffeaff0ull /* 11:4, 13, 15, 63:17 */
 #define PENDING_DBG_BS     (1ull << 14)
 #define DEBUGCTL_BTF       (1ull << 1)
-#define PDPTE_RESERVED     0x1e6ull /* bits 2:1 and 8:5 of a present PDPTE */
 #define INTR_INFO_RESERVED 0x7ffff000u
 #define EFER_KNOWN         (EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE)
 

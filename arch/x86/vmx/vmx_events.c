@@ -3,13 +3,12 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/debugreg.h"
+#include "arch/x86/vectors.h"
 #include "arch/x86/vmx/vmx_backend.h"
 #include "arch/x86/vmx/vmx_insn.h"
 #include "arch/x86/vmx/vmx_state.h"
 #include "arch/x86/vmx/vmx_vmcs.h"
 #include "vmm/vm.h"
-
-#define VECTOR_DB 1
 
 void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {

@@ -1,0 +1,87 @@
+/*
+ * What the SVM backend's files share; vmm/ sees none of it, only
+ * arch/x86/virt.h. The state kept per host CPU and per vCPU, what setup
+ * found once for all of them (svm.c), and the entry stub (vmrun.S).
+ */
+#ifndef POLLUX_ARCH_X86_SVM_SVM_BACKEND_H
+#define POLLUX_ARCH_X86_SVM_SVM_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/regs.h"
+#include "arch/x86/svm/svm_intr.h"
+#include "arch/x86/svm/svm_sched.h"
+#include "arch/x86/svm/vmcb.h"
+#include "arch/x86/virt.h"
+#include "vmm/vm.h"
+
+void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
+
+/* Per host CPU. ASIDs are per CPU (svm_sched.h). */
+struct svm_cpu {
+    uint64_t hsave_pa;
+    uint64_t host_vmcb_pa;
+    struct svm_asid_cpu asids;
+    uint64_t host_cr0;     /* what #VMEXIT must leave in CR0 (svm_keep_host_cr0) */
+    uint64_t cr0_restores; /* times a #VMEXIT did not (QEMU 7.2) */
+};
+
+struct svm_vcpu {
+    struct vmcb *vmcb;
+    struct svm_asid_vcpu asid;
+    /* set_pause_exiting's request, applied again after every reset. */
+    enum pause_exiting pause_mode;
+    uint32_t pause_window, pause_gap;
+    uint64_t reinject;  /* EXITINTINFO of an event interrupted by the exit, to deliver again */
+    int offered;        /* the vector in V_IRQ at the last VMRUN, -1 for none */
+    bool virq_at_entry; /* V_IRQ was set at the last VMRUN: an offered vector or a window */
+    /*
+     * SVM has no virtual-NMI blocking here (neither emulator has vNMI): after
+     * injecting an NMI pollux intercepts IRET and counts the guest as in its
+     * NMI handler until RIP leaves that IRET.
+     */
+    bool nmi_masked;
+    bool iret_seen;
+    uint64_t iret_rip;
+    /*
+     * With an NMI pending but blocked (the handler's IRET not yet executed,
+     * an interrupt shadow, an event being delivered), pollux single-steps the
+     * guest one instruction with TF and the #DB intercept, as KVM does: the
+     * trap after that instruction is the NMI window SVM does not have.
+     */
+    bool nmi_step;
+    bool nmi_step_guest_tf;   /* the guest had TF set itself: the step's #DB is its own */
+    bool nmi_step_restore_tf; /* TF was pollux's, not the guest's: clear it after the step */
+};
+
+/* What setup found and made, once, for every CPU and vCPU (svm.c). */
+struct svm_setup {
+    uint64_t iopm_pa, msrpm_pa;     /* every VM's: all ones, every port and MSR exits */
+    enum hlt_intercept hlt_mode;    /* for every reset from now on (set_hlt_intercept) */
+    enum svm_virq_check virq_check; /* how this CPU checks V_IRQ's priority (svm_intr.h) */
+};
+
+extern struct svm_setup svm_setup;
+
+static inline struct svm_vcpu *svm(struct vcpu *v)
+{
+    return v->arch;
+}
+
+static inline void clgi(void)
+{
+    __asm__ volatile("clgi" ::: "memory");
+}
+
+static inline void stgi(void)
+{
+    __asm__ volatile("stgi" ::: "memory");
+}
+
+static inline void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, uint32_t limit)
+{
+    *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
+}
+
+#endif

@@ -1,0 +1,16 @@
+/*
+ * The guest's control state as it sees it: SVM keeps CR0, CR3, CR4, EFER
+ * (with SVME, which pollux hides), the CPL and the segments in the VMCB,
+ * and lets the guest change them without an exit.
+ */
+#ifndef POLLUX_ARCH_X86_SVM_SVM_STATE_H
+#define POLLUX_ARCH_X86_SVM_SVM_STATE_H
+
+#include "arch/x86/virt.h"
+
+struct vcpu;
+
+void svm_get_mode(struct vcpu *v, struct guest_mode *m);
+void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * Creating, resetting and destroying vCPUs (a VMCB each): the virt_ops of
+ * the same names. A reset writes the whole VMCB: intercepts, nested paging,
+ * the TSC offset and the pause filter, then the architectural state of
+ * INIT (real mode at the startup IPI's vector) or of a multiboot entry.
+ */
+#ifndef POLLUX_ARCH_X86_SVM_SVM_VCPU_H
+#define POLLUX_ARCH_X86_SVM_SVM_VCPU_H
+
+#include <stdint.h>
+
+#include "arch/x86/svm/svm_backend.h"
+
+struct vcpu;
+
+int svm_vcpu_create(struct vcpu *v);
+void svm_vcpu_destroy(struct vcpu *v);
+void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry);
+void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector);
+
+/* set_pause_exiting's request (s->pause_*) into the VMCB: the intercept and the filter. */
+void svm_apply_pause(struct svm_vcpu *s);
+
+#endif
