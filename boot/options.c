@@ -1,7 +1,7 @@
 #include "boot/options.h"
 
 #include "arch/x86/percpu.h"
-#include "boot/cmdline.h"
+#include "lib/options.h"
 #include "drivers/console.h"
 #include "sched/balance.h"
 #include "sched/halt_poll.h"

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-#include "boot/cmdline.h"
+#include "lib/options.h"
 #include "lib/format.h"
 #include "lib/string.h"
 

@@ -1,5 +1,5 @@
 /*
- * The command-line parsers: the hypervisor's options (boot/cmdline.c, with
+ * The command-line parsers: the hypervisor's options (lib/options.c, with
  * an option of every type) and a module's VM options (vmm/vmconfig.c), both
  * on the input as one NUL-terminated line. Each bad option is reported once
  * with a word that lies inside the line; a parsed VM configuration keeps
@@ -7,7 +7,7 @@
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "boot/cmdline.h"
+#include "lib/options.h"
 #include "vmm/vmconfig.h"
 
 #define MAX_VCPUS 8

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "boot/cmdline.h"
+#include "lib/options.h"
 
 static struct token tok(const char *s)
 {

@@ -3,7 +3,7 @@
 # provides the string functions, so lib/string.c is never listed.
 UNIT_TESTS :=
 UNIT_TESTS += cmdline
-unit_cmdline_SRCS := boot/cmdline.c
+unit_cmdline_SRCS := lib/options.c
 UNIT_TESTS += bootinfo
 unit_bootinfo_SRCS := boot/mb.c
 UNIT_TESTS += pmm
@@ -21,7 +21,7 @@ unit_json_SRCS := lib/json.c
 UNIT_TESTS += loader
 unit_loader_SRCS := vmm/loader.c vmm/e820.c
 UNIT_TESTS += vmconfig
-unit_vmconfig_SRCS := vmm/vmconfig.c boot/cmdline.c
+unit_vmconfig_SRCS := vmm/vmconfig.c lib/options.c
 UNIT_TESTS += insn
 unit_insn_SRCS := arch/x86/insn.c
 UNIT_TESTS += gpt

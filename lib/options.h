@@ -9,8 +9,8 @@
  * default. The return value is the number of bad options.
  * options_parse_with can stop at the first bad option instead.
  */
-#ifndef POLLUX_BOOT_CMDLINE_H
-#define POLLUX_BOOT_CMDLINE_H
+#ifndef POLLUX_LIB_OPTIONS_H
+#define POLLUX_LIB_OPTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "boot/cmdline.h"
+#include "lib/options.h"
 
 #include <stdarg.h>
 
