@@ -679,7 +679,7 @@ static void read_cpu_times(unsigned cpu, void *out)
 }
 
 static const struct stats_cpus cpu_stats = {&sched_cpu_stats_table, sizeof(struct sched_cpu_times),
-                                             read_cpu_times};
+                                            read_cpu_times};
 static struct timer stats_timer;
 static bool (*stats_done)(void);
 

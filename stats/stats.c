@@ -28,8 +28,7 @@ static const struct stats_desc global_rows[] = {
               "VMs stopped"),
     STATS_ROW(console_bytes, COUNTER, NONE, S_GLOBAL, struct stats_global, console_bytes,
               "bytes written to the console"),
-    STATS_ROW(console_full_waits, COUNTER, NONE, S_GLOBAL, struct stats_global,
-              console_full_waits,
+    STATS_ROW(console_full_waits, COUNTER, NONE, S_GLOBAL, struct stats_global, console_full_waits,
               "writes that found the console buffer full and drained it themselves"),
 };
 const struct stats_table stats_global_table = STATS_TABLE(global_rows, 0);
@@ -246,9 +245,10 @@ void stats_event_json(struct json *j, const struct stats_table *t, const void *b
 }
 
 static const char *const kind_names[] = {
-    [STATS_COUNTER] = "counter",     [STATS_GAUGE] = "gauge",   [STATS_HIST] = "histogram",
-    [STATS_BY_REASON] = "by reason", [STATS_STRING] = "string", [STATS_INT] = "integer",
-    [STATS_HEX] = "hex",             [STATS_OBJECT] = "object",
+    [STATS_COUNTER] = "counter", [STATS_GAUGE] = "gauge",
+    [STATS_HIST] = "histogram",  [STATS_BY_REASON] = "by reason",
+    [STATS_STRING] = "string",   [STATS_INT] = "integer",
+    [STATS_HEX] = "hex",         [STATS_OBJECT] = "object",
 };
 static const char *const unit_names[] = {
     [STATS_UNIT_NONE] = "",
@@ -285,8 +285,8 @@ void stats_doc(const struct stats_table *const *tables, unsigned n,
                 if (in & (1u << s))
                     len += (size_t)snprintf(scopes + len, sizeof(scopes) - len, "%s%s",
                                             len ? ", " : "", stats_scope_names[s]);
-            snprintf(buf, sizeof(buf), "| `%s` | %s | %s | %s | %s |", d->name,
-                     kind_names[d->kind], unit_names[d->unit], scopes, d->doc);
+            snprintf(buf, sizeof(buf), "| `%s` | %s | %s | %s | %s |", d->name, kind_names[d->kind],
+                     unit_names[d->unit], scopes, d->doc);
             line(buf, ctx);
         }
     }

@@ -82,10 +82,10 @@ struct stats_desc {
     const char *doc;
     size_t offset; /* the field in the table's struct */
     size_t size;   /* its size: a number of 1, 2, 4 or 8 bytes, an array of uint64_t, ... */
-    stats_number_fn number;         /* a number derived from the field; NULL: the field's value */
-    stats_string_fn string;         /* a string derived from the field; NULL: the field */
-    stats_present_fn present;       /* events: the key only where it says so */
-    const struct stats_table *sub;  /* STATS_OBJECT */
+    stats_number_fn number;        /* a number derived from the field; NULL: the field's value */
+    stats_string_fn string;        /* a string derived from the field; NULL: the field */
+    stats_present_fn present;      /* events: the key only where it says so */
+    const struct stats_table *sub; /* STATS_OBJECT */
 };
 
 #define STATS_F_TABLE 1u /* a row of the human tables (stats/table.h) */
@@ -104,8 +104,8 @@ struct stats_table {
  * (.number = stats_cycles_us, .flags = STATS_F_TABLE).
  */
 #define STATS_ROW(key, kind_, unit_, scopes_, type, field, doc_, ...)                              \
-    {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_, .doc = doc_,      \
-     .offset = offsetof(type, field), .size = sizeof(((type *)0)->field), __VA_ARGS__}
+    {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \
+     .doc = doc_, .offset = offsetof(type, field), .size = sizeof(((type *)0)->field), __VA_ARGS__}
 /* A row derived from the whole struct: its function gets the base. */
 #define STATS_FN(key, kind_, unit_, scopes_, doc_, ...)                                            \
     {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \

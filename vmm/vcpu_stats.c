@@ -87,8 +87,8 @@ static const struct stats_desc vcpu_rows[] = {
     ROW(hlt_in_shadow, COUNTER, NONE, S_GUEST, stats.hlt_in_shadow,
         "HLTs pollux completed at another exit: STI; HLT interrupted in STI's shadow, with an "
         "interrupt pending (docs/virtual_interrupts.md)"),
-    ROW(halt_attempted_poll, COUNTER, NONE, S_GUEST, stats.halt_attempted_poll,
-        "halts that polled", TABLE),
+    ROW(halt_attempted_poll, COUNTER, NONE, S_GUEST, stats.halt_attempted_poll, "halts that polled",
+        TABLE),
     ROW(halt_successful_poll, COUNTER, NONE, S_GUEST, stats.halt_successful_poll,
         "halts whose poll caught the wake-up: the vCPU never blocked", TABLE),
     ROW(halt_poll_invalid, COUNTER, NONE, S_GUEST, stats.halt_poll_invalid,
@@ -117,8 +117,7 @@ static const struct stats_desc vcpu_rows[] = {
     ROW(spins_detected, COUNTER, NONE, S_GUEST, stats.spins_detected,
         "hardware spin exits, or runs of `spin_sw_threshold` software-counted ones", TABLE),
     ROW(ple_window, GAUGE, NONE, S_VCPU, spin.window,
-        "the hardware window (`ple_window`, `pause_filter_count`); 0 for `software`, `off`",
-        TABLE),
+        "the hardware window (`ple_window`, `pause_filter_count`); 0 for `software`, `off`", TABLE),
     ROW(directed_yield_attempted, COUNTER, NONE, S_GUEST, stats.directed_yield_attempted,
         "spins that scanned for a target", TABLE),
     ROW(directed_yield_successful, COUNTER, NONE, S_GUEST, stats.directed_yield_successful,
@@ -168,7 +167,8 @@ static const struct stats_desc vm_stop_vcpu_rows[] = {
 const struct stats_table vm_stop_vcpu_table = STATS_TABLE(vm_stop_vcpu_rows, &vcpu_exit_reasons);
 
 #undef ROW
-#define ROW(key, kind, unit, field, ...) STATS_ROW(key, kind, unit, 0, struct vm, field, 0, __VA_ARGS__)
+#define ROW(key, kind, unit, field, ...)                                                           \
+    STATS_ROW(key, kind, unit, 0, struct vm, field, 0, __VA_ARGS__)
 
 static bool involuntary(const void *base)
 {

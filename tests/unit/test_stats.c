@@ -129,8 +129,10 @@ struct want {
     uint64_t a, b, c;
 };
 
+// clang-format off
 #define NUM(key, v)   {#key, "%lu", true, v, 0, 0}
 #define GAUGE(key, v) {#key, "%lu", false, v, 0, 0}
+// clang-format on
 
 /* In the order of the old STATS_KEYS (docs/stats.md): the console's order. */
 static const struct want vcpu_want[] = {
@@ -254,16 +256,16 @@ static void test_cpu_and_global_rows(void **state)
     (void)state;
     char buf[1024];
     static struct stats_record r;
-    struct sched_cpu_times t = {.busy = 3000000, .idle = 4000000, .poll = 1000000, .placed = 5,
-                                .cpu = 2};
+    struct sched_cpu_times t = {
+        .busy = 3000000, .idle = 4000000, .poll = 1000000, .placed = 5, .cpu = 2};
     stats_read(&r, STATS_SCOPE_CPU, &sched_cpu_stats_table, &t);
     r.head.round = 9;
     r.head.t = 10;
     assert_string_equal(stats_json(&r, buf, sizeof(buf)),
                         "{\"scope\":\"cpu\",\"round\":9,\"t\":10,\"cpu\":2,\"busy_us\":3000,"
                         "\"idle_us\":4000,\"poll_us\":1000,\"placed\":5}");
-    struct stats_global g = {.cpus = 2, .vms_running = 3, .vms_stopped = 4, .console_bytes = 5,
-                             .console_full_waits = 6};
+    struct stats_global g = {
+        .cpus = 2, .vms_running = 3, .vms_stopped = 4, .console_bytes = 5, .console_full_waits = 6};
     stats_read(&r, STATS_SCOPE_GLOBAL, &stats_global_table, &g);
     assert_string_equal(stats_json(&r, buf, sizeof(buf)),
                         "{\"scope\":\"global\",\"round\":0,\"t\":0,\"cpus\":2,\"vms_running\":3,"
@@ -330,9 +332,8 @@ static void test_vm_stop_keys(void **state)
     vm.stop_detail[0] = 0;
     vm.stop_has_address = false;
     text = vm_stop_json(buf, sizeof(buf));
-    assert_int_equal(strncmp(text, "{\"vm\":\"vm1\",\"code\":0,\"reason\":\"debug-exit\",\"run_us\":",
-                             52),
-                     0);
+    assert_int_equal(
+        strncmp(text, "{\"vm\":\"vm1\",\"code\":0,\"reason\":\"debug-exit\",\"run_us\":", 52), 0);
 }
 
 /* A record of the test's own table: one row of each kind. */
@@ -560,13 +561,15 @@ static void test_key_table_blocks_fit_the_width(void **state)
     bool seen = false;
     for (unsigned i = 0; i < l.n; i++) {
         if (!strncmp(l.text[i], "halt_exits ", 11) && !seen) {
-            assert_string_equal(l.text[i], "halt_exits                                 0            "
-                                           "10            20            30            40");
+            assert_string_equal(l.text[i],
+                                "halt_exits                                 0            "
+                                "10            20            30            40");
             seen = true;
         }
     }
     assert_true(seen);
-    assert_string_equal(l.text[2 + rows], "                                      vcpu 5        vcpu 6");
+    assert_string_equal(l.text[2 + rows],
+                        "                                      vcpu 5        vcpu 6");
     char want[128];
     snprintf(want, sizeof(want), "%-30s%14u%14s", "halt_poll_ns", 71, " 1234567890123");
     bool wide = false;
