@@ -210,6 +210,6 @@ unit: $(UNIT_BINS)
 .PHONY: stats-doc
 stats-doc:
 	@mkdir -p $(BUILD)
-	$(HOSTCC) -std=c11 $(WARN) -I. -DHOST_TEST tools/statsdoc.c stats/stats.c lib/json.c -o $(BUILD)/statsdoc
+	$(HOSTCC) -std=c11 $(WARN) -I. -DHOST_TEST tools/statsdoc.c $(STATS_TABLE_SRCS) -o $(BUILD)/statsdoc
 	sed -i '/^| key |/,$$d' docs/stats.md
 	$(BUILD)/statsdoc >> docs/stats.md

@@ -264,7 +264,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     if (boot_info.mod_count == 0)
         kprintf("pollux: no guest modules given, nothing to run\n");
     failures += vmm_start(&boot_info);
-    stats_periodic_start();
+    sched_stats_start(vmm_all_stopped);
     console_keys_start();
     sched_run(vmm_all_stopped);
     stats_report_shutdown();

@@ -653,6 +653,34 @@ void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out)
     out->idle = __atomic_load_n(&rq->idle_cycles, __ATOMIC_RELAXED);
     out->poll = __atomic_load_n(&rq->poll_cycles, __ATOMIC_RELAXED);
     out->placed = __atomic_load_n(&rq->placed, __ATOMIC_RELAXED);
+    out->cpu = cpu;
+}
+
+static void read_cpu_times(unsigned cpu, void *out)
+{
+    sched_cpu_times(cpu, out);
+}
+
+static const struct stats_cpus cpu_stats = {&sched_cpu_stats_table, sizeof(struct sched_cpu_times),
+                                            read_cpu_times};
+static struct timer stats_timer;
+static bool (*stats_done)(void);
+
+static void stats_timer_fired(struct timer *t, uint64_t now)
+{
+    stats_round_due();
+    if (!stats_done())
+        timer_arm(t, this_cpu()->cpu, now + (uint64_t)stats_interval_ms * tsc_khz);
+}
+
+void sched_stats_start(bool (*done)(void))
+{
+    stats_register_cpus(&cpu_stats);
+    if (!stats_interval_ms)
+        return;
+    stats_done = done;
+    timer_init(&stats_timer, stats_timer_fired);
+    timer_arm(&stats_timer, this_cpu()->cpu, rdtsc() + (uint64_t)stats_interval_ms * tsc_khz);
 }
 
 void sched_dump_cpu(unsigned cpu)

@@ -32,6 +32,8 @@
 
 #include "sched/entity.h"
 
+struct stats_table;
+
 struct sched_params {
     uint64_t slice_us;              /* sched_slice_us: a vCPU's time slice */
     uint64_t wakeup_granularity_us; /* sched_wakeup_granularity_us: minimum run before a woken vCPU
@@ -101,8 +103,18 @@ bool sched_others_waiting(void);
 struct sched_cpu_times {
     uint64_t busy, idle, poll; /* poll: the part of busy spent halt polling */
     unsigned placed;           /* vCPUs of live VMs on it */
+    unsigned cpu;
 };
 void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out);
+
+/* Its statistics: the rows over struct sched_cpu_times (sched/cpu_stats.c). */
+extern const struct stats_table sched_cpu_stats_table;
+
+/*
+ * At boot: give stats/ the CPUs' rows, and arm the periodic statistics
+ * rounds (stats_interval_ms) until done() says every VM stopped.
+ */
+void sched_stats_start(bool (*done)(void));
 
 /* For a state dump (sched/watchdog.h): one line about a CPU's run queue, read without its lock. */
 void sched_dump_cpu(unsigned cpu);

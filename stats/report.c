@@ -5,28 +5,39 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "lib/format.h"
-#include "sched/timer.h"
-#include "stats/collect.h"
 #include "stats/table.h"
-#include "vmm/vmm.h"
 
 unsigned stats_interval_ms;
 bool stats_tables = true;
+
+static const struct stats_vms *vm_source;
+static const struct stats_cpus *cpu_source;
+
+void stats_register_vms(const struct stats_vms *v)
+{
+    vm_source = v;
+}
+
+void stats_register_cpus(const struct stats_cpus *c)
+{
+    if (c->size <= STATS_BASE_MAX)
+        cpu_source = c;
+}
 
 /*
  * One round at a time: the records are built in this scratch space (a VM's
  * vCPUs at once, for its table) and their lines never interleave with
  * another round's.
  */
+#define VCPUS_MAX 64 /* vmm/vcpu_stats.c checks VM_MAX_VCPUS against it */
 static struct spinlock round_lock = SPINLOCK_INIT;
 static uint64_t rounds;
 static struct {
-    struct stats_record vcpu[VM_MAX_VCPUS];
-    uint64_t exit_ns[VM_MAX_VCPUS][EXIT_REASON_COUNT];
+    struct stats_record vcpu[VCPUS_MAX];
     struct stats_record vm;
-    struct stats_vm_sums sums;
     struct stats_record cpu[MAX_CPUS];
     struct stats_record global;
+    _Alignas(8) unsigned char base[STATS_BASE_MAX];
     char json[4096];
 } scratch;
 
@@ -44,10 +55,9 @@ static void begin(struct round *r, bool tables)
 
 static void print_record(const struct round *r, struct stats_record *rec)
 {
-    rec->v[STATS_round].n = r->number;
-    rec->v[STATS_t].n = r->t;
-    kprintf("@stats %s\n",
-            stats_json(rec, &stats_exit_reasons, scratch.json, sizeof(scratch.json)));
+    rec->head.round = r->number;
+    rec->head.t = r->t;
+    kprintf("@stats %s\n", stats_json(rec, scratch.json, sizeof(scratch.json)));
 }
 
 static void print_line(const char *text, void *ctx)
@@ -56,75 +66,62 @@ static void print_line(const char *text, void *ctx)
     kprintf("%s\n", text);
 }
 
-/* The scheduler's counters per vCPU, under KVM's names. */
-static const enum stats_key vcpu_rows[] = {
-    STATS_cpu,
-    STATS_run_us,
-    STATS_wait_us,
-    STATS_polling_us,
-    STATS_blocked_us,
-    STATS_halt_exits,
-    STATS_halt_attempted_poll,
-    STATS_halt_successful_poll,
-    STATS_halt_wakeup,
-    STATS_halt_poll_ns,
-    STATS_halt_poll_success_ns,
-    STATS_halt_poll_fail_ns,
-    STATS_halt_wait_ns,
-    STATS_pause_exits,
-    STATS_spins_detected,
-    STATS_ple_window,
-    STATS_directed_yield_attempted,
-    STATS_directed_yield_successful,
-    STATS_spin_slice_yields,
-    STATS_migrations,
-};
+/* The values of rec's row name (an array), or NULL. */
+static const uint64_t *values(const struct stats_record *rec, const char *name)
+{
+    unsigned slot;
+    return stats_find(rec->table, name, &slot) ? &rec->slot[slot] : 0;
+}
 
-static const enum stats_key cpu_rows[] = {STATS_busy_us, STATS_idle_us, STATS_poll_us,
-                                          STATS_placed};
-
-static void report_vm(struct vm *vm, void *ctx)
+static void report_vm(const struct stats_vm *vm, void *ctx)
 {
     const struct round *r = ctx;
-    unsigned n = vm->nvcpus;
+    unsigned n = vm->n < VCPUS_MAX ? vm->n : VCPUS_MAX;
+    if (!vm_source || !n)
+        return;
     for (unsigned i = 0; i < n; i++)
-        stats_collect_vcpu(vm->vcpus[i], &scratch.vcpu[i], scratch.exit_ns[i]);
-    stats_collect_vm(vm, scratch.vcpu, n, &scratch.vm, &scratch.sums);
+        stats_read(&scratch.vcpu[i], STATS_SCOPE_VCPU, vm_source->vcpu, vm->vcpus[i]);
+    stats_sum(&scratch.vm, STATS_SCOPE_VM, scratch.vcpu, n);
     for (unsigned i = 0; i < n; i++)
         print_record(r, &scratch.vcpu[i]);
     print_record(r, &scratch.vm);
     if (!r->tables)
         return;
     char title[64];
-    snprintf(title, sizeof(title), "VM %s, %u vCPUs, round %lu", vm->cfg.name, n,
+    snprintf(title, sizeof(title), "VM %s, %u vCPUs, round %lu", vm->name, n,
              (unsigned long)r->number);
+    const uint64_t *exits = values(&scratch.vm, "exits"), *exit_ns = values(&scratch.vm, "exit_ns");
     kprintf("\n");
-    stats_exit_table(title, scratch.sums.exits, scratch.sums.exit_ns, &stats_exit_reasons,
-                     print_line, 0);
+    if (exits && exit_ns)
+        stats_exit_table(title, exits, exit_ns, vm_source->vcpu->reasons, print_line, 0);
     kprintf("\n");
-    stats_key_table(title, scratch.vcpu, n, STATS_vcpu, vcpu_rows,
-                    sizeof(vcpu_rows) / sizeof(vcpu_rows[0]), print_line, 0);
+    stats_key_table(title, scratch.vcpu, n, "vcpu", print_line, 0);
     kprintf("\n");
 }
 
 static void report_host(const struct round *r)
 {
-    for (unsigned c = 0; c < cpu_count; c++) {
-        stats_collect_cpu(c, &scratch.cpu[c]);
+    unsigned ncpus = cpu_source ? cpu_count : 0;
+    for (unsigned c = 0; c < ncpus; c++) {
+        cpu_source->read(c, scratch.base);
+        stats_read(&scratch.cpu[c], STATS_SCOPE_CPU, cpu_source->table, scratch.base);
         print_record(r, &scratch.cpu[c]);
     }
-    stats_collect_global(&scratch.global);
+    struct stats_global g = {.cpus = cpu_count};
+    if (vm_source)
+        vm_source->counts(&g.vms_running, &g.vms_stopped);
+    console_counts(&g.console_bytes, &g.console_full_waits);
+    stats_read(&scratch.global, STATS_SCOPE_GLOBAL, &stats_global_table, &g);
     print_record(r, &scratch.global);
-    if (r->tables) {
+    if (r->tables && ncpus) {
         char title[48];
         snprintf(title, sizeof(title), "host CPUs, round %lu", (unsigned long)r->number);
-        stats_key_table(title, scratch.cpu, cpu_count, STATS_cpu, cpu_rows,
-                        sizeof(cpu_rows) / sizeof(cpu_rows[0]), print_line, 0);
+        stats_key_table(title, scratch.cpu, ncpus, "cpu", print_line, 0);
         kprintf("\n");
     }
 }
 
-void stats_report_vm_stop(struct vm *vm)
+void stats_report_vm_stop(const struct stats_vm *vm)
 {
     struct round r;
     uint64_t flags = spin_lock_irqsave(&round_lock);
@@ -138,7 +135,8 @@ void stats_report_round(bool tables)
     struct round r;
     uint64_t flags = spin_lock_irqsave(&round_lock);
     begin(&r, tables);
-    vmm_for_each_vm(report_vm, &r);
+    if (vm_source)
+        vm_source->for_each(report_vm, &r);
     report_host(&r);
     spin_unlock_irqrestore(&round_lock, flags);
 }
@@ -152,22 +150,11 @@ void stats_report_shutdown(void)
     spin_unlock_irqrestore(&round_lock, flags);
 }
 
-static struct timer periodic;
 static bool round_due, tables_due;
 
-static void periodic_fired(struct timer *t, uint64_t now)
+void stats_round_due(void)
 {
     __atomic_store_n(&round_due, true, __ATOMIC_RELEASE);
-    if (!vmm_all_stopped())
-        timer_arm(t, this_cpu()->cpu, now + (uint64_t)stats_interval_ms * tsc_khz);
-}
-
-void stats_periodic_start(void)
-{
-    if (!stats_interval_ms)
-        return;
-    timer_init(&periodic, periodic_fired);
-    timer_arm(&periodic, this_cpu()->cpu, rdtsc() + (uint64_t)stats_interval_ms * tsc_khz);
 }
 
 void stats_request_round(void)

@@ -4,19 +4,50 @@
  * stats_interval_ms (every live VM, every CPU), on request from the key
  * console, and at shutdown (every CPU). Every record of one round carries
  * the round's number and time.
+ *
+ * stats/ reads structs it does not know through the tables their owners
+ * register at boot: vmm/ its vCPUs' (vmm/vcpu_stats.c), sched/ its CPUs'
+ * (sched/cpu_stats.c).
  */
 #ifndef POLLUX_STATS_REPORT_H
 #define POLLUX_STATS_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "vmm/vm.h"
+#include "stats/stats.h"
 
 extern unsigned stats_interval_ms; /* 0: no periodic rounds */
 extern bool stats_tables;          /* print the human tables with the records */
 
+/* One VM: its name and its vCPUs' structs, read through the registered vCPU table. */
+struct stats_vm {
+    const char *name;
+    const void *const *vcpus;
+    unsigned n;
+};
+
+/* Registered by vmm/ at boot. */
+struct stats_vms {
+    const struct stats_table *vcpu; /* over one vCPU: the vcpu and vm scopes */
+    /* fn for every live VM, each kept alive while fn runs. */
+    void (*for_each)(void (*fn)(const struct stats_vm *vm, void *ctx), void *ctx);
+    void (*counts)(uint64_t *running, uint64_t *stopped);
+};
+void stats_register_vms(const struct stats_vms *vms);
+
+/* Registered by sched/ at boot: read(cpu, out) fills size bytes that table's rows are over. */
+struct stats_cpus {
+    const struct stats_table *table; /* the cpu scope */
+    size_t size;                     /* at most STATS_BASE_MAX */
+    void (*read)(unsigned cpu, void *out);
+};
+#define STATS_BASE_MAX 256
+void stats_register_cpus(const struct stats_cpus *cpus);
+
 /* The last vCPU of vm retired: its records and tables. */
-void stats_report_vm_stop(struct vm *vm);
+void stats_report_vm_stop(const struct stats_vm *vm);
 
 /* Every live VM's records, every CPU's and the global one; tables if asked. */
 void stats_report_round(bool tables);
@@ -24,13 +55,13 @@ void stats_report_round(bool tables);
 /* At shutdown: every CPU's records and the global one, and the CPU table. */
 void stats_report_shutdown(void);
 
-/* Arm the periodic rounds (on the boot CPU, once the VMs run). */
-void stats_periodic_start(void);
+/* A periodic round is due (sched/'s timer, every stats_interval_ms): stats_poll prints it. */
+void stats_round_due(void);
 
 /* A round with tables, printed by stats_poll (the key console's `s`). */
 void stats_request_round(void);
 
-/* Between time slices, on any CPU: print a periodic round that is due. */
+/* Between time slices, on any CPU: print a round that is due. */
 void stats_poll(void);
 
 #endif

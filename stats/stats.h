@@ -1,14 +1,19 @@
 /*
  * The statistics model: every number pollux reports about its vCPUs, VMs
- * and CPUs, described once by a table of descriptors (name, kind, unit,
- * scopes, meaning), as KVM's binary-stats descriptors are. The `@stats`
- * JSON records, the human tables on COM1 and docs/stats.md are all produced
- * from this table; adding a statistic is one line in STATS_KEYS plus the
- * line that fills it in (stats/collect.c).
+ * and CPUs, described by tables of descriptors, as KVM's binary-stats
+ * descriptors are. A row says a key's name, kind, unit, scopes and meaning,
+ * and binds it to its field with offsetof (or to a small function of the
+ * field: cycles shown as microseconds, a sum of two exit counters), so that
+ * adding a statistic is one row. The tables belong to the code that owns the
+ * structs: vmm/vcpu_stats.c over a vCPU, sched/cpu_stats.c over a host CPU,
+ * and this file's own (each record's head, and the global record); they are
+ * registered at boot (stats/report.h) and read with a base pointer. The
+ * `@stats` JSON records, the human tables on COM1, `@vm_stop` and
+ * docs/stats.md are all produced from them.
  *
- * A record is one scope's values, indexed by enum stats_key; this file and
- * stats/render.c are pure (no hypervisor state), so the host unit tests
- * cover the rendering.
+ * A record is one scope's values read from a base through a table, a
+ * snapshot that is summed and printed later. This file and stats/table.c are
+ * pure (no hypervisor state), so the host unit tests cover them.
  */
 #ifndef POLLUX_STATS_STATS_H
 #define POLLUX_STATS_STATS_H
@@ -16,6 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lib/json.h"
 
 #define STATS_HIST_BUCKETS 40 /* log2 histograms: bucket b counts [2^b, 2^(b+1)) ns */
 
@@ -25,6 +32,10 @@ enum stats_kind {
     STATS_HIST,      /* log2 histogram of ns: an object of its non-zero buckets */
     STATS_BY_REASON, /* counters per exit reason: an object of the non-zero ones */
     STATS_STRING,
+    /* In events (@vm_stop) only: */
+    STATS_INT,    /* a signed integer */
+    STATS_HEX,    /* "0x..." */
+    STATS_OBJECT, /* a nested object: the rows of .sub over the field */
 };
 
 enum stats_unit {
@@ -48,130 +59,103 @@ enum stats_scope {
 #define S_ALL    (S_VCPU | S_VM | S_CPU | S_GLOBAL)
 #define S_GUEST  (S_VCPU | S_VM) /* per vCPU, and their sum per VM */
 
-/*
- * X(key, kind, unit, scopes, meaning), in output order. The halt-polling and
- * directed-yield names are KVM's (docs/halt_polling.md, docs/directed_yield.md).
- */
-#define STATS_KEYS(X)                                                                              \
-    X(scope, STATS_STRING, NONE, S_ALL, "`vcpu`, `vm`, `cpu` or `global`")                         \
-    X(round, STATS_COUNTER, NONE, S_ALL, "the output round: every record of one round has it")     \
-    X(t, STATS_GAUGE, NS, S_ALL, "when the round was taken, ns since boot")                        \
-    X(vm, STATS_STRING, NONE, S_GUEST, "the VM's name")                                            \
-    X(vcpu, STATS_GAUGE, NONE, S_VCPU, "the vCPU's id")                                            \
-    X(cpu, STATS_GAUGE, NONE, S_VCPU | S_CPU, "the host CPU (for a vCPU: the one it is on)")       \
-    X(vcpus, STATS_GAUGE, NONE, S_VM, "the VM's vCPUs")                                            \
-    X(hlt_intercept, STATS_STRING, NONE, S_GUEST,                                                  \
-      "the intercept that makes HLT exit: `idle_hlt` or `hlt`, as in `@boot`")                     \
-    X(spin_detector, STATS_STRING, NONE, S_GUEST,                                                  \
-      "`ple`, `pause_filter`, `software` or `off` (directed_yield.md)")                            \
-    X(run_us, STATS_COUNTER, US, S_GUEST, "time running guest code or handling its exits")         \
-    X(wait_us, STATS_COUNTER, US, S_GUEST, "runnable, waiting for a CPU: steal time")              \
-    X(polling_us, STATS_COUNTER, US, S_GUEST, "halted, its CPU halt polling")                      \
-    X(blocked_us, STATS_COUNTER, US, S_GUEST, "halted, off its CPU")                               \
-    X(exits, STATS_BY_REASON, NONE, S_GUEST, "exits by reason")                                    \
-    X(exit_ns, STATS_BY_REASON, NS, S_GUEST,                                                       \
-      "time handling exits by reason, from the exit to the end of its handler")                    \
-    X(halts, STATS_COUNTER, NONE, S_GUEST, "HLTs that halted: nothing was deliverable")            \
-    X(halt_exits, STATS_COUNTER, NONE, S_GUEST,                                                    \
-      "HLT exits, including those that found an event: `hlt_exits` + `idle_hlt_exits`")            \
-    X(hlt_exits, STATS_COUNTER, NONE, S_GUEST, "exits of the plain HLT intercept")                 \
-    X(idle_hlt_exits, STATS_COUNTER, NONE, S_GUEST,                                                \
-      "exits of the Idle HLT intercept (a HLT with no virtual interrupt or NMI pending)")          \
-    X(hlt_in_shadow, STATS_COUNTER, NONE, S_GUEST,                                                 \
-      "HLTs pollux completed at another exit: STI; HLT interrupted in STI's shadow, with an "      \
-      "interrupt pending (docs/virtual_interrupts.md)")                                            \
-    X(halt_attempted_poll, STATS_COUNTER, NONE, S_GUEST, "halts that polled")                      \
-    X(halt_successful_poll, STATS_COUNTER, NONE, S_GUEST,                                          \
-      "halts whose poll caught the wake-up: the vCPU never blocked")                               \
-    X(halt_poll_invalid, STATS_COUNTER, NONE, S_GUEST,                                             \
-      "successful polls ended by a stop request rather than a guest event")                        \
-    X(halt_wakeup, STATS_COUNTER, NONE, S_GUEST, "wake-ups of a blocked vCPU")                     \
-    X(halt_poll_success_ns, STATS_COUNTER, NS, S_GUEST, "time polled in successful polls")         \
-    X(halt_poll_fail_ns, STATS_COUNTER, NS, S_GUEST, "time polled in failed polls")                \
-    X(halt_wait_ns, STATS_COUNTER, NS, S_GUEST, "time blocked after a failed poll or without one") \
-    X(halt_poll_success_hist, STATS_HIST, NS, S_GUEST, "`halt_poll_success_ns` per poll")          \
-    X(halt_poll_fail_hist, STATS_HIST, NS, S_GUEST, "`halt_poll_fail_ns` per poll")                \
-    X(halt_wait_hist, STATS_HIST, NS, S_GUEST, "`halt_wait_ns` per halt")                          \
-    X(halt_poll_ns, STATS_GAUGE, NS, S_VCPU, "the vCPU's polling window")                          \
-    X(poll_control, STATS_GAUGE, NONE, S_VCPU, "the guest's `MSR_KVM_POLL_CONTROL`")               \
-    X(halt_attempted_poll_optout, STATS_COUNTER, NONE, S_GUEST,                                    \
-      "polls while the guest had opted out; 0 unless pollux is broken")                            \
-    X(pause_exits, STATS_COUNTER, NONE, S_GUEST, "PAUSE exits taken for spin detection")           \
-    X(pause_exits_backstop, STATS_COUNTER, NONE, S_GUEST,                                          \
-      "`ple=off`: PAUSE exits kept only to preempt a guest spinning with interrupts off")          \
-    X(spins_detected, STATS_COUNTER, NONE, S_GUEST,                                                \
-      "hardware spin exits, or runs of `spin_sw_threshold` software-counted ones")                 \
-    X(ple_window, STATS_GAUGE, NONE, S_VCPU,                                                       \
-      "the hardware window (`ple_window`, `pause_filter_count`); 0 for `software`, `off`")         \
-    X(directed_yield_attempted, STATS_COUNTER, NONE, S_GUEST, "spins that scanned for a target")   \
-    X(directed_yield_successful, STATS_COUNTER, NONE, S_GUEST,                                     \
-      "... that ran one in the spinner's place")                                                   \
-    X(directed_yield_failed_tries, STATS_COUNTER, NONE, S_GUEST,                                   \
-      "candidates that passed every filter but could not be taken")                                \
-    X(directed_yield_gave_up, STATS_COUNTER, NONE, S_GUEST, "scans ended after 3 failed tries")    \
-    X(directed_yield_skipped_running, STATS_COUNTER, NONE, S_GUEST, "candidates on a CPU")         \
-    X(directed_yield_skipped_blocked, STATS_COUNTER, NONE, S_GUEST,                                \
-      "candidates halted (or not started, or stopped) with no interrupt pending")                  \
-    X(directed_yield_skipped_user_mode, STATS_COUNTER, NONE, S_GUEST,                              \
-      "candidates preempted at CPL 3 while the spinner was at CPL 0")                              \
-    X(directed_yield_skipped_not_eligible, STATS_COUNTER, NONE, S_GUEST,                           \
-      "spinners whose turn it was not (dy_eligible)")                                              \
-    X(directed_yield_skipped_pinned, STATS_COUNTER, NONE, S_GUEST,                                 \
-      "candidates pinned to another CPU")                                                          \
-    X(spin_slice_yields, STATS_COUNTER, NONE, S_GUEST,                                             \
-      "spins without a target after which the vCPU gave up its slice")                             \
-    X(migrations, STATS_COUNTER, NONE, S_GUEST, "moves to another host CPU")                       \
-    X(busy_us, STATS_COUNTER, US, S_CPU, "time running vCPUs")                                     \
-    X(idle_us, STATS_COUNTER, US, S_CPU, "time halted with nothing to run")                        \
-    X(poll_us, STATS_COUNTER, US, S_CPU, "the part of `busy_us` spent halt polling")               \
-    X(placed, STATS_GAUGE, NONE, S_CPU, "vCPUs of live VMs on this CPU")                           \
-    X(cpus, STATS_GAUGE, NONE, S_GLOBAL, "CPUs online")                                            \
-    X(vms_running, STATS_GAUGE, NONE, S_GLOBAL, "VMs started and not yet stopped")                 \
-    X(vms_stopped, STATS_COUNTER, NONE, S_GLOBAL, "VMs stopped")                                   \
-    X(console_bytes, STATS_COUNTER, NONE, S_GLOBAL, "bytes written to the console")                \
-    X(console_full_waits, STATS_COUNTER, NONE, S_GLOBAL,                                           \
-      "writes that found the console buffer full and drained it themselves")
-
-enum stats_key {
-#define STATS_ENUM(key, kind, unit, scopes, doc) STATS_##key,
-    STATS_KEYS(STATS_ENUM)
-#undef STATS_ENUM
-        STATS_KEY_COUNT
-};
-
-struct stats_desc {
-    const char *name;
-    enum stats_kind kind;
-    enum stats_unit unit;
-    unsigned scopes; /* S_* bits */
-    const char *doc;
-};
-
-extern const struct stats_desc stats_descs[STATS_KEY_COUNT];
-extern const char *const stats_scope_names[STATS_SCOPE_COUNT];
-
 /* The names of the slots of a STATS_BY_REASON value (exit reasons). */
 struct stats_reasons {
     unsigned count;
     const char *(*name)(unsigned reason);
 };
 
-union stats_value {
-    uint64_t n;
-    const char *s;
-    const uint64_t *hist; /* STATS_HIST_BUCKETS */
-    const uint64_t *by;   /* stats_reasons.count */
+/* A number from a row's field: element i of an array, i = 0 for a scalar. */
+typedef uint64_t (*stats_number_fn)(const void *field, unsigned i);
+typedef const char *(*stats_string_fn)(const void *field);
+typedef bool (*stats_present_fn)(const void *base);
+
+struct stats_table;
+
+struct stats_desc {
+    const char *name;
+    enum stats_kind kind;
+    enum stats_unit unit;
+    unsigned scopes; /* S_* bits; 0 in an event's table */
+    unsigned flags;  /* STATS_F_* */
+    /* NULL: the key is described by an earlier table's row of the same name (docs/stats.md) */
+    const char *doc;
+    size_t offset; /* the field in the table's struct */
+    size_t size;   /* its size: a number of 1, 2, 4 or 8 bytes, an array of uint64_t, ... */
+    stats_number_fn number;        /* a number derived from the field; NULL: the field's value */
+    stats_string_fn string;        /* a string derived from the field; NULL: the field */
+    stats_present_fn present;      /* events: the key only where it says so */
+    const struct stats_table *sub; /* STATS_OBJECT */
 };
 
+#define STATS_F_TABLE 1u /* a row of the human tables (stats/table.h) */
+#define STATS_F_CHARS 2u /* a string field that is a char array, not a pointer */
+
+struct stats_table {
+    const struct stats_desc *rows;
+    unsigned count;
+    const struct stats_reasons *reasons; /* the slots of its STATS_BY_REASON rows */
+};
+
+/*
+ * A row: key, kind and unit without their prefixes (COUNTER, US), bound to
+ * field (a member designator of type, such as stats.halts or
+ * se.cycles[SCHED_RUNNING]); what follows the meaning are designators
+ * (.number = stats_cycles_us, .flags = STATS_F_TABLE).
+ */
+#define STATS_ROW(key, kind_, unit_, scopes_, type, field, doc_, ...)                              \
+    {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \
+     .doc = doc_, .offset = offsetof(type, field), .size = sizeof(((type *)0)->field), __VA_ARGS__}
+/* A row derived from the whole struct: its function gets the base. */
+#define STATS_FN(key, kind_, unit_, scopes_, doc_, ...)                                            \
+    {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \
+     .doc = doc_, __VA_ARGS__}
+#define STATS_TABLE(rows_, reasons_) {rows_, sizeof(rows_) / sizeof((rows_)[0]), reasons_}
+
+/* Derived numbers any table may use: a field (or array element) of TSC cycles as us or ns. */
+uint64_t stats_cycles_us(const void *field, unsigned i);
+uint64_t stats_cycles_ns(const void *field, unsigned i);
+
+extern const char *const stats_scope_names[STATS_SCOPE_COUNT];
+
+/* Every record starts with these, from stats_head_table. */
+struct stats_head {
+    const char *scope;
+    uint64_t round, t;
+};
+extern const struct stats_table stats_head_table;
+
+/* The global record's struct and rows (filled by stats/report.c). */
+struct stats_global {
+    uint64_t cpus, vms_running, vms_stopped, console_bytes, console_full_waits;
+};
+extern const struct stats_table stats_global_table;
+
+#define STATS_SLOTS_MAX 256
+
+/*
+ * A snapshot of one base through a table: each row's values in row order
+ * (a number, a string's pointer, or an array of STATS_HIST_BUCKETS or
+ * reasons->count numbers), every row's whatever the scope.
+ */
 struct stats_record {
+    struct stats_head head;
     enum stats_scope scope;
-    union stats_value v[STATS_KEY_COUNT];
+    const struct stats_table *table;
+    uint64_t slot[STATS_SLOTS_MAX];
 };
 
-static inline bool stats_in_scope(enum stats_key k, enum stats_scope s)
+/* The slots a row takes in a record (0 for STATS_OBJECT); the table's total. */
+unsigned stats_row_slots(const struct stats_table *t, const struct stats_desc *d);
+unsigned stats_table_slots(const struct stats_table *t);
+
+static inline bool stats_in_scope(const struct stats_desc *d, enum stats_scope s)
 {
-    return stats_descs[k].scopes & (1u << s);
+    return d->scopes & (1u << s);
 }
+
+/* The row named name and its first slot; NULL if the table has none. */
+const struct stats_desc *stats_find(const struct stats_table *t, const char *name, unsigned *slot);
 
 /* The bucket of a log2 histogram that counts ns. */
 static inline unsigned stats_hist_bucket(uint64_t ns)
@@ -185,22 +169,33 @@ static inline void stats_hist_add(uint64_t hist[STATS_HIST_BUCKETS], uint64_t ns
     hist[stats_hist_bucket(ns)]++;
 }
 
-/*
- * Add src's counters and histograms into dst (the same scope's keys, e.g.
- * vCPU records into their VM's). by-reason and histogram values are summed
- * into the caller's arrays that dst points at.
- */
-void stats_accumulate(struct stats_record *dst, const struct stats_record *src,
-                      const struct stats_reasons *reasons);
+/* Read base through t into r (fields that other CPUs change are read once, relaxed). */
+void stats_read(struct stats_record *r, enum stats_scope scope, const struct stats_table *t,
+                const void *base);
 
 /*
- * The record as one JSON object (the body of an @stats line), every key of
- * its scope present. Returns the text in buf (see lib/json.h on overflow).
+ * A record of scope `scope` summing recs[0..n) (n >= 1, one table): the
+ * counters, histograms and by-reason counters added up, the other values
+ * recs[0]'s (a VM's own values, the same in each of its vCPUs' records).
  */
-const char *stats_json(const struct stats_record *r, const struct stats_reasons *reasons, char *buf,
-                       size_t cap);
+void stats_sum(struct stats_record *dst, enum stats_scope scope, const struct stats_record *recs,
+               unsigned n);
 
-/* The Markdown table of docs/stats.md, line by line. */
-void stats_doc(void (*line)(const char *text, void *ctx), void *ctx);
+/*
+ * The record as one JSON object (the body of an @stats line): its head,
+ * then every key of its scope. Returns the text in buf (see lib/json.h on
+ * overflow).
+ */
+const char *stats_json(const struct stats_record *r, char *buf, size_t cap);
+
+/* An event's keys: every row of t over base (where .present allows), into j. */
+void stats_event_json(struct json *j, const struct stats_table *t, const void *base);
+
+/*
+ * The Markdown table of docs/stats.md from the tables in order, line by
+ * line: a row per key, at its first row, with the scopes of all its rows.
+ */
+void stats_doc(const struct stats_table *const *tables, unsigned n,
+               void (*line)(const char *text, void *ctx), void *ctx);
 
 #endif

@@ -103,33 +103,41 @@ void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *
     emit(line, ctx, buf);
 }
 
-static void cell(char *buf, size_t cap, const struct stats_record *r, enum stats_key k)
+static void cell(char *buf, size_t cap, const struct stats_desc *d, uint64_t v)
 {
-    if (stats_descs[k].kind == STATS_STRING)
-        snprintf(buf, cap, "%s", r->v[k].s ? r->v[k].s : "");
+    if (d->kind == STATS_STRING)
+        snprintf(buf, cap, "%s", v ? (const char *)(uintptr_t)v : "");
     else
-        snprintf(buf, cap, "%lu", (unsigned long)r->v[k].n);
+        snprintf(buf, cap, "%lu", (unsigned long)v);
 }
 
 void stats_key_table(const char *title, const struct stats_record *recs, unsigned n,
-                     enum stats_key column, const enum stats_key *rows, unsigned nrows,
-                     stats_line_sink line, void *ctx)
+                     const char *column, stats_line_sink line, void *ctx)
 {
     char buf[LINE_MAX], head[CELL_WIDTH + 1], val[CELL_WIDTH + 1];
     line(title, ctx);
+    if (!n)
+        return;
+    const struct stats_table *t = recs[0].table;
+    unsigned col;
+    const struct stats_desc *heading = stats_find(t, column, &col);
     for (unsigned first = 0; first < n; first += CELLS_MAX) {
         unsigned last = first + CELLS_MAX < n ? first + CELLS_MAX : n;
         size_t len = (size_t)snprintf(buf, sizeof(buf), "%-*s", KEY_WIDTH, "");
         for (unsigned i = first; i < last; i++) {
-            snprintf(head, sizeof(head), "%s %lu", stats_descs[column].name,
-                     (unsigned long)recs[i].v[column].n);
+            snprintf(head, sizeof(head), "%s %lu", column,
+                     heading ? (unsigned long)recs[i].slot[col] : (unsigned long)i);
             len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %*s", CELL_WIDTH - 1, head);
         }
         emit(line, ctx, buf);
-        for (unsigned k = 0; k < nrows; k++) {
-            len = (size_t)snprintf(buf, sizeof(buf), "%-*s", KEY_WIDTH, stats_descs[rows[k]].name);
+        unsigned slot = 0;
+        for (unsigned k = 0; k < t->count; slot += stats_row_slots(t, &t->rows[k]), k++) {
+            const struct stats_desc *d = &t->rows[k];
+            if (!(d->flags & STATS_F_TABLE) || !stats_in_scope(d, recs[0].scope))
+                continue;
+            len = (size_t)snprintf(buf, sizeof(buf), "%-*s", KEY_WIDTH, d->name);
             for (unsigned i = first; i < last; i++) {
-                cell(val, sizeof(val), &recs[i], rows[k]);
+                cell(val, sizeof(val), d, recs[i].slot[slot]);
                 len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %*s", CELL_WIDTH - 1, val);
             }
             emit(line, ctx, buf);

@@ -28,11 +28,11 @@ void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *
                       const struct stats_reasons *reasons, stats_line_sink line, void *ctx);
 
 /*
- * rows of the records side by side, a column per record headed by its
- * `column` key (vcpu or cpu), as many blocks as the width needs.
+ * The rows marked STATS_F_TABLE of n records of one table and scope side by
+ * side, a column per record headed by its key `column` (vcpu or cpu), as
+ * many blocks as the width needs.
  */
 void stats_key_table(const char *title, const struct stats_record *recs, unsigned n,
-                     enum stats_key column, const enum stats_key *rows, unsigned nrows,
-                     stats_line_sink line, void *ctx);
+                     const char *column, stats_line_sink line, void *ctx);
 
 #endif

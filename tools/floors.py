@@ -40,13 +40,6 @@ DEBT = {
     ("arch/x86/vmx/vmx_vcpu.c", "vmm/vm.h"): "the backend reaches struct vcpu",
     ("arch/x86/vmx/vmx_vmcs.h", "vmm/vm.h"): "the backend reaches struct vcpu",
     ("arch/x86/vmx/vmx_state.c", "vmm/vm.h"): "the backend reaches struct vcpu",
-    ("stats/collect.c", "vmm/hlt_intercept.h"): "stats reads vmm's structures",
-    ("stats/collect.c", "vmm/vmm.h"): "stats reads vmm's structures",
-    ("stats/collect.h", "vmm/vm.h"): "stats reads vmm's structures",
-    ("stats/report.c", "vmm/vmm.h"): "stats reads vmm's structures",
-    ("stats/report.h", "vmm/vm.h"): "stats reads vmm's structures",
-    ("stats/report.c", "sched/timer.h"): "stats arms its round on sched's timer",
-    ("stats/collect.c", "sched/sched.h"): "stats reads sched's CPU times",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -21,6 +21,7 @@
 #include "vmm/pause.h"
 #include "vmm/trace.h"
 #include "vmm/vcpu.h"
+#include "vmm/vcpu_stats.h"
 #include "vmm/vm_devices.h"
 
 #define TWO_MIB          (2ull << 20)
@@ -290,6 +291,7 @@ unsigned vmm_start(const struct boot_info *bi)
     if (virt)
         cpu_model_init();
     msr_owner_init();
+    vcpu_stats_register();
     for (unsigned i = 0; i < bi->mod_count; i++) {
         if (is_initrd_module(&bi->mods[i]))
             continue;
@@ -327,82 +329,32 @@ unsigned vmm_start(const struct boot_info *bi)
     return rejected;
 }
 
-/* A counter object of the non-zero exit counts, keyed by reason name. */
-static void json_exits(struct json *j, const uint64_t exits[EXIT_REASON_COUNT])
-{
-    json_object(j, "exits");
-    for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
-        if (exits[r])
-            json_u64(j, exit_reason_name((enum exit_reason)r), exits[r]);
-    json_close(j);
-}
-
-/* A log2 histogram as an object of its non-zero buckets: key b counts [2^b, 2^(b+1)) ns. */
-static void json_hist(struct json *j, const char *name, const uint64_t hist[HALT_HIST_BUCKETS])
-{
-    json_object(j, name);
-    for (unsigned b = 0; b < HALT_HIST_BUCKETS; b++) {
-        if (hist[b]) {
-            char key[8];
-            snprintf(key, sizeof(key), "%u", b);
-            json_u64(j, key, hist[b]);
-        }
-    }
-    json_close(j);
-}
-
 static uint64_t to_us(uint64_t cycles)
 {
     return tsc_to_ns(cycles) / 1000;
 }
 
+/* @vm_stop, from its tables (vmm/vcpu_stats.c); then the VM's statistics round. */
 static void report_stop(struct vm *vm)
 {
     char buf[8192];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
-    json_str(&j, "vm", vm->cfg.name);
-    json_i64(&j, "code", vm->exit_code);
-    json_str(&j, "reason", vm->stop_reason);
-    if (vm->stop_detail[0]) {
-        json_str(&j, "detail", vm->stop_detail);
-        json_hex(&j, "rip", vm->stop_rip);
-    }
-    if (vm->stop_has_address)
-        json_hex(&j, "address", vm->stop_address);
-    json_u64(&j, "run_us", to_us(rdtsc() - vm->start_tsc));
-    uint64_t exits[EXIT_REASON_COUNT] = {0};
-    for (unsigned i = 0; i < vm->nvcpus; i++)
-        for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
-            exits[r] += vm->vcpus[i]->stats.exits[r];
-    json_exits(&j, exits);
-    json_u64(&j, "unhandled_io_reads", vm->unhandled_io_reads);
-    json_u64(&j, "unhandled_io_writes", vm->unhandled_io_writes);
-    json_u64(&j, "unbacked_reads", vm->unbacked.reads);
-    json_u64(&j, "unbacked_writes", vm->unbacked.writes);
+    stats_event_json(&j, &vm_stop_table, vm);
     json_object(&j, "vcpus");
     for (unsigned i = 0; i < vm->nvcpus; i++) {
-        const struct vcpu_stats *st = &vm->vcpus[i]->stats;
         char id[8];
         snprintf(id, sizeof(id), "%u", i);
         json_object(&j, id);
-        json_u64(&j, "cpu", vm->vcpus[i]->se.cpu);
-        json_u64(&j, "run_us", to_us(vm->vcpus[i]->se.cycles[SCHED_RUNNING]));
-        json_u64(&j, "wait_us", to_us(vm->vcpus[i]->se.cycles[SCHED_RUNNABLE]));
-        json_u64(&j, "polling_us", to_us(vm->vcpus[i]->se.cycles[SCHED_POLLING]));
-        json_u64(&j, "blocked_us", to_us(vm->vcpus[i]->se.cycles[SCHED_BLOCKED]));
-        json_u64(&j, "halts", st->halts);
-        json_object(&j, "timer");
-        json_u64(&j, "delivered", vm->vcpus[i]->lapic.timer_stats.delivered);
-        json_u64(&j, "coalesced", vm->vcpus[i]->lapic.timer_stats.coalesced);
-        json_u64(&j, "skipped", vm->vcpus[i]->lapic.timer_stats.skipped);
-        json_close(&j);
-        json_exits(&j, st->exits);
-        json_hist(&j, "halt_ns_log2", st->halt_hist);
+        stats_event_json(&j, &vm_stop_vcpu_table, vm->vcpus[i]);
         json_close(&j);
     }
     json_close(&j);
     console_event("vm_stop", &j);
+    const void *bases[VM_MAX_VCPUS];
+    struct stats_vm g;
+    vcpu_stats_vm(vm, bases, &g);
+    stats_report_vm_stop(&g);
 }
 
 void vmm_vcpu_retired(struct vm *vm)
@@ -413,7 +365,6 @@ void vmm_vcpu_retired(struct vm *vm)
     vuart_flush(&vm->uart);
     trace_flush(vm);
     report_stop(vm);
-    stats_report_vm_stop(vm);
     if (vm->exit_code != 0)
         __atomic_add_fetch(&vms_failed, 1, __ATOMIC_ACQ_REL);
     uint64_t flags = spin_lock_irqsave(&vms_lock);

@@ -92,6 +92,9 @@ UNIT_TESTS += fastpath
 unit_fastpath_SRCS := sched/entity.c vmm/msr_owner.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c \
 	vmm/trace.c sched/halt_poll.c sched/yield.c
 UNIT_TESTS += stats
-unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c
+# The statistics tables and what they link against (also make stats-doc's).
+STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu_stats.c sched/cpu_stats.c sched/spin.c \
+	vmm/hlt_intercept.c arch/x86/virt.c
+unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/serial_mux.c

@@ -1,0 +1,18 @@
+/* sched/'s statistics: the descriptor table over a host CPU's times (the `cpu` scope of @stats). */
+#include "sched/sched.h"
+#include "stats/stats.h"
+
+#define ROW(key, kind, unit, field, doc, ...)                                                      \
+    STATS_ROW(key, kind, unit, S_CPU, struct sched_cpu_times, field, doc, __VA_ARGS__)
+
+static const struct stats_desc cpu_rows[] = {
+    ROW(cpu, GAUGE, NONE, cpu, 0), /* described with the vCPU's (vmm/vcpu_stats.c) */
+    ROW(busy_us, COUNTER, US, busy, "time running vCPUs", .number = stats_cycles_us,
+        .flags = STATS_F_TABLE),
+    ROW(idle_us, COUNTER, US, idle, "time halted with nothing to run", .number = stats_cycles_us,
+        .flags = STATS_F_TABLE),
+    ROW(poll_us, COUNTER, US, poll, "the part of `busy_us` spent halt polling",
+        .number = stats_cycles_us, .flags = STATS_F_TABLE),
+    ROW(placed, GAUGE, NONE, placed, "vCPUs of live VMs on this CPU", .flags = STATS_F_TABLE),
+};
+const struct stats_table sched_cpu_stats_table = STATS_TABLE(cpu_rows, 0);

@@ -1,0 +1,21 @@
+/*
+ * The statistics tables in docs/stats.md's order (each record's head, a
+ * vCPU's, a host CPU's, the global record's), for tools/statsdoc.c and the
+ * unit test stats; both link STATS_TABLE_SRCS (tests/unit/units.mk).
+ */
+#ifndef POLLUX_TOOLS_STATS_TABLES_H
+#define POLLUX_TOOLS_STATS_TABLES_H
+
+#include "sched/sched.h"
+#include "stats/stats.h"
+#include "vmm/vcpu_stats.h"
+
+static const struct stats_table *const stats_doc_tables[] = {
+    &stats_head_table,
+    &vcpu_stats_table,
+    &sched_cpu_stats_table,
+    &stats_global_table,
+};
+#define STATS_DOC_TABLES (sizeof(stats_doc_tables) / sizeof(stats_doc_tables[0]))
+
+#endif
