@@ -146,134 +146,171 @@ static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index,
     return 0;
 }
 
-/* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
-static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct vm **vms)
+/* Where vCPU 0 starts: the image's entry and, for a multiboot guest, its boot information. */
+struct vm_entry {
+    uint32_t entry; /* guest-physical, entered in 32-bit protected mode */
+    uint64_t info_gpa;
+    bool linux;
+};
+
+/* The VM's configuration from its module's words, under a name no earlier VM has. */
+static bool vm_configure(struct vm *vm, const struct boot_module *mod, unsigned index,
+                         struct vm **vms)
 {
-    const struct boot_module *mod = &bi->mods[index];
-    char err[256], label[48];
+    char err[256], label[16];
     snprintf(label, sizeof(label), "%u", index);
-    struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
-    if (!vm) {
-        reject(label, "out of memory for the VM");
-        return 0;
-    }
     if (vmconfig_parse(mod->cmdline, index, VM_MAX_VCPUS, &vm->cfg, err, sizeof(err))) {
         reject(label, err);
-        goto fail;
+        return false;
     }
     struct earlier_vms earlier = {vms, index};
     if (vmconfig_unique_name(vm->cfg.name, index, name_taken, &earlier, err, sizeof(err))) {
         reject(vm->cfg.name, err);
-        goto fail;
+        return false;
     }
-    const char *name = vm->cfg.name;
     if (!virt) {
-        reject(name, "no usable hardware virtualization (see @boot virt_reason)");
-        goto fail;
+        reject(vm->cfg.name, "no usable hardware virtualization (see @boot virt_reason)");
+        return false;
     }
+    return true;
+}
+
+/* Guest RAM, zeroed, with the image (a multiboot kernel or a Linux bzImage) loaded into it. */
+static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index,
+                    struct vm_entry *out)
+{
+    const struct boot_module *mod = &bi->mods[index];
+    const char *name = vm->cfg.name;
+    char err[256];
     struct guest_image img;
     const uint8_t *data = (const uint8_t *)mod->start;
-    bool linux = bzimage_detect(data, mod->end - mod->start);
-    if (linux) {
+    out->linux = bzimage_detect(data, mod->end - mod->start);
+    if (out->linux) {
         /* Parsed once memory exists: the loader writes as it checks. */
         img.entry = 0;
         img.end = 0;
     } else if (image_parse(data, mod->end - mod->start, vm->cfg.mem, &img, err, sizeof(err))) {
         reject(name, err);
-        goto fail;
+        return false;
     }
-    uint64_t info_gpa = (img.end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-    if (info_gpa + MBINFO_MAX > vm->cfg.mem) {
+    out->info_gpa = (img.end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+    if (out->info_gpa + MBINFO_MAX > vm->cfg.mem) {
         snprintf(err, sizeof(err),
                  "image ends at 0x%lx: no room for the boot information in %lu MiB", img.end,
                  vm->cfg.mem >> 20);
         reject(name, err);
-        goto fail;
+        return false;
     }
-
-    uint64_t pages = vm->cfg.mem / PAGE_SIZE;
-    vm->mem_hpa = pmm_alloc(&host_pmm, pages, TWO_MIB, 0);
+    vm->mem_hpa = pmm_alloc(&host_pmm, vm->cfg.mem / PAGE_SIZE, TWO_MIB, 0);
     if (!vm->mem_hpa) {
         snprintf(err, sizeof(err), "out of host memory for %lu MiB", vm->cfg.mem >> 20);
         reject(name, err);
-        goto fail;
+        return false;
     }
     vm->mem = (uint8_t *)vm->mem_hpa;
     zero_guest_memory(vm);
+    if (out->linux)
+        return !load_linux(vm, bi, index, &out->entry);
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
-    if (linux) {
-        if (load_linux(vm, bi, index, &img.entry))
-            goto fail;
-    } else {
-        image_load(data, &img, vm->mem);
-        if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)info_gpa, MBINFO_MAX, cmdline)) {
-            reject(name, "the command line does not fit in the boot information");
-            goto fail;
-        }
+    image_load(data, &img, vm->mem);
+    out->entry = img.entry;
+    if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)out->info_gpa, MBINFO_MAX, cmdline)) {
+        reject(name, "the command line does not fit in the boot information");
+        return false;
     }
+    return true;
+}
+
+/* Nested paging over guest RAM, and the trace ring (the key console can turn traces on). */
+static bool vm_map(struct vm *vm)
+{
     if (virt->vm_init(vm) ||
         virt->vm_map(vm, 0, vm->mem_hpa, vm->cfg.mem, PT_READ | PT_WRITE | PT_EXEC)) {
-        reject(name, "out of memory for the nested page tables");
-        goto fail;
+        reject(vm->cfg.name, "out of memory for the nested page tables");
+        return false;
     }
-    /* Every VM has a ring: the key console can turn traces on at any time. */
     if (!(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
-        reject(name, "out of memory for the trace buffer");
-        goto fail;
+        reject(vm->cfg.name, "out of memory for the trace buffer");
+        return false;
     }
+    return true;
+}
+
+/* vCPU i, on its CPU: vCPU 0 at the entry, the others waiting for INIT and a startup IPI. */
+static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
+{
+    const char *name = vm->cfg.name;
+    struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
+    if (!v) {
+        reject(name, "out of memory for the vCPUs");
+        return false;
+    }
+    int pin = i < vm->cfg.npins ? (int)vm->cfg.pins[i] : -1;
+    int cpu = sched_place(pin);
+    if (cpu < 0) {
+        pmm_free(&host_pmm, (uint64_t)v, (sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
+        char err[96];
+        snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)",
+                 vm->cfg.pins[i], vm->cfg.pins[i], cpu_count);
+        reject(name, err);
+        return false;
+    }
+    vm->vcpus[vm->nvcpus++] = v;
+    v->vm = vm;
+    v->id = i;
+    sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
+                      &vm->group, i, rdtsc());
+    vm->group_members[i] = &v->se;
+    if (fpu_state_init(&v->fpu) || virt->vcpu_create(v)) {
+        reject(name, "out of memory for the vCPUs");
+        return false;
+    }
+    vcpu_init_events(v);
+    pause_vcpu_init(v);
+    v->debug.dr6 = DR6_INIT;
+    guest_msrs_reset(&v->msrs);
+    pc_msrs_reset(&v->pc_msrs);
+    v->poll_control = KVM_POLL_CONTROL_RESET;
+    vlapic_reset(&v->lapic, i, i == 0);
+    if (i != 0) {
+        v->sipi_armed = true;
+        return true;
+    }
+    virt->vcpu_reset_protected(v, start->entry);
+    if (start->linux) {
+        /* Linux's 32-bit boot protocol: ESI = boot_params, interrupts off. */
+        v->regs.rsi = LINUX_BOOT_PARAMS_GPA;
+    } else {
+        v->regs.rax = MB1_BOOT_MAGIC;
+        v->regs.rbx = start->info_gpa;
+    }
+    return true;
+}
+
+/* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
+static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct vm **vms)
+{
+    struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
+    if (!vm) {
+        char label[16];
+        snprintf(label, sizeof(label), "%u", index);
+        reject(label, "out of memory for the VM");
+        return 0;
+    }
+    struct vm_entry start;
+    if (!vm_configure(vm, &bi->mods[index], index, vms) || !vm_load(vm, bi, index, &start) ||
+        !vm_map(vm))
+        goto fail;
     vm->index = index;
     vm->tsc_offset = -rdtsc();
     vuart_init(&vm->uart, vm->cfg.name);
     vm_devices_init(vm);
     fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
-    for (unsigned i = 0; i < vm->cfg.vcpus; i++) {
-        struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
-        if (!v) {
-            reject(name, "out of memory for the vCPUs");
+    for (unsigned i = 0; i < vm->cfg.vcpus; i++)
+        if (!vcpu_add(vm, i, &start))
             goto fail;
-        }
-        int pin = i < vm->cfg.npins ? (int)vm->cfg.pins[i] : -1;
-        int cpu = sched_place(pin);
-        if (cpu < 0) {
-            pmm_free(&host_pmm, (uint64_t)v, (sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
-            snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)",
-                     vm->cfg.pins[i], vm->cfg.pins[i], cpu_count);
-            reject(name, err);
-            goto fail;
-        }
-        vm->vcpus[vm->nvcpus++] = v;
-        v->vm = vm;
-        v->id = i;
-        /* vCPU 0 starts at the entry; the others wait for INIT and a startup IPI. */
-        sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
-                          &vm->group, i, rdtsc());
-        vm->group_members[i] = &v->se;
-        if (fpu_state_init(&v->fpu) || virt->vcpu_create(v)) {
-            reject(name, "out of memory for the vCPUs");
-            goto fail;
-        }
-        vcpu_init_events(v);
-        pause_vcpu_init(v);
-        v->debug.dr6 = DR6_INIT;
-        guest_msrs_reset(&v->msrs);
-        pc_msrs_reset(&v->pc_msrs);
-        v->poll_control = KVM_POLL_CONTROL_RESET;
-        vlapic_reset(&v->lapic, i, i == 0);
-        if (i == 0) {
-            virt->vcpu_reset_protected(v, img.entry);
-            if (linux) {
-                /* Linux's 32-bit boot protocol: ESI = boot_params, interrupts off. */
-                v->regs.rsi = LINUX_BOOT_PARAMS_GPA;
-            } else {
-                v->regs.rax = MB1_BOOT_MAGIC;
-                v->regs.rbx = info_gpa;
-            }
-        } else {
-            v->sipi_armed = true;
-        }
-    }
     vm->group.members = vm->group_members;
     vm->group.count = vm->nvcpus;
     cpu_model_fill_cache(&vm->cpuid, vm->nvcpus);
