@@ -12,6 +12,7 @@
 #include "stats/report.h"
 #include "sched/watchdog.h"
 #include "vmm/cpu_model.h"
+#include "vmm/dev/builtin.h"
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/bzimage.h"
@@ -224,9 +225,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     }
     vm->index = index;
     vm->tsc_offset = -rdtsc();
-    vuart_init(&vm->uart, vm->cfg.name);
     vm_devices_init(vm);
-    fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
     for (unsigned i = 0; i < vm->cfg.vcpus; i++) {
         struct vcpu *v = page_alloc_zeroed((sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
         if (!v) {
@@ -275,6 +274,11 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
             v->state = VCPU_WAIT_SIPI;
             v->sipi_armed = true;
         }
+    }
+    /* The devices (vmm/dev/), once the vCPUs exist: the per-vCPU ones have an entry each. */
+    if (vm_devices_create(vm, builtin_devices, builtin_device_count, err, sizeof(err))) {
+        reject(name, err);
+        goto fail;
     }
     cpu_model_fill_cache(&vm->cpuid, vm->nvcpus);
     vm->live_vcpus = vm->nvcpus;

@@ -4,8 +4,8 @@
  * port 0x511. Items: 0x00 signature "QEMU", 0x03 RAM size (u64), 0x05
  * number of vCPUs (u16); any other key reads as zeros.
  */
-#ifndef POLLUX_VMM_FWCFG_H
-#define POLLUX_VMM_FWCFG_H
+#ifndef POLLUX_VMM_DEV_FWCFG_H
+#define POLLUX_VMM_DEV_FWCFG_H
 
 #include <stdint.h>
 
