@@ -93,5 +93,9 @@ unit_fastpath_SRCS := vmm/msr_owner.c vmm/vcpu_events.c vmm/vlapic.c vmm/nmi.c v
 	vmm/trace.c sched/halt_poll.c sched/yield.c
 UNIT_TESTS += stats
 unit_stats_SRCS := stats/stats.c stats/table.c lib/json.c
+UNIT_TESTS += devices
+unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/io.c vmm/npf.c vmm/unbacked.c vmm/vuart.c \
+	vmm/ioapic.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c vmm/pc_msrs.c vmm/msr_owner.c \
+	lib/json.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/serial_mux.c

@@ -125,7 +125,10 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
                 return -1;
         }
     }
-    vm_devices_reset_all(vm);
+    /* The VM-wide devices; the per-vCPU ones are set up with their vCPUs (vmm/vmm.c). */
+    for (unsigned i = 0; i < t->count; i++)
+        if (!t->entries[i].vcpu && t->entries[i].dev->reset)
+            t->entries[i].dev->reset(&t->entries[i]);
     return 0;
 }
 

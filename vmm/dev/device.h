@@ -90,7 +90,7 @@ struct device {
     size_t state_size;                      /* its own state, in the table (VM-wide only) */
     /* Or where its state lives instead (NULL: the table's slice above). */
     void *(*state)(struct vm *vm, struct vcpu *v);
-    /* Power-on state: at creation; a per-vCPU device's also at INIT (under the vCPU's lock). */
+    /* VM-wide: power-on state, at creation. Per vCPU: INIT's, under the vCPU's lock. */
     void (*reset)(struct dev_entry *d);
     /* Its statistics, as keys of an open JSON object. */
     void (*stats)(const struct dev_entry *d, struct json *j);
@@ -123,8 +123,9 @@ extern const struct device *const builtin_devices[];
 extern const unsigned builtin_device_count;
 
 /*
- * Build the VM's table from `list` (its vCPUs exist already) and reset every
- * device. 0, or -1 with why in err (two devices claim one address: both
+ * Build the VM's table from `list` (its vCPUs exist already) and reset its
+ * VM-wide devices (a per-vCPU device's power-on state is its vCPU's, set up
+ * with it; its reset hook is INIT's). 0, or -1 with why in err (two devices claim one address: both
  * names; or a table is full).
  */
 int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned n, char *err,

@@ -179,7 +179,7 @@ static void reset(struct dev_entry *d)
     __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
     struct vlapic_ipi unused;
     bool none;
-    vlapic_reset(&v->lapic, v->id, false);
+    vlapic_reset(&v->lapic, v->id, base & APIC_BASE_BSP); /* INIT reaches APs only */
     v->lapic.timer_stats = timer_stats;
     vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
 }
