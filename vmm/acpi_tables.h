@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Ports of the FADT's registers; vmm/io.c gives them their meaning. */
+/* Ports of the FADT's registers; vmm/dev/acpi_pm.c gives them their meaning. */
 #define ACPI_SLEEP_CONTROL_PORT 0x600
 #define ACPI_SLEEP_STATUS_PORT  0x601
 #define ACPI_RESET_PORT         0xcf9

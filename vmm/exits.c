@@ -14,10 +14,8 @@
 #include "vmm/guest_access.h"
 #include "vmm/hypercall.h"
 #include "vmm/io.h"
-#include "vmm/mmio.h"
 #include "vmm/msr.h"
 #include "vmm/pause.h"
-#include "vmm/unbacked.h"
 #include "vmm/vm_devices.h"
 #include "vmm/vcpu.h"
 #include "vmm/vlapic_dev.h"
@@ -28,11 +26,6 @@ static void handle_nothing(struct vcpu *v, const struct exit_record *e)
 {
     (void)v;
     (void)e;
-}
-
-static void handle_skip(struct vcpu *v, const struct exit_record *e)
-{
-    vcpu_skip_instruction(v, e);
 }
 
 void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf)
@@ -124,34 +117,6 @@ static void handle_undefined(struct vcpu *v, const struct exit_record *e)
     virt->inject_exception(v, VECTOR_UD, false, 0);
 }
 
-void handle_npf(struct vcpu *v, const struct exit_record *e)
-{
-    if (xapic_page_access(e)) {
-        vlapic_dev_mmio(v, e);
-        return;
-    }
-    if (v->vm->pc_platform && e->npf.gpa >= IOAPIC_BASE && e->npf.gpa < IOAPIC_BASE + 0x1000 &&
-        !e->npf.fetch) {
-        vm_ioapic_mmio(v, e);
-        return;
-    }
-    if (unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch)) {
-        struct mmio_op op;
-        if (!mmio_fetch(v, e, "unbacked memory", &op))
-            return;
-        uint64_t value = unbacked_access(&v->vm->unbacked, &op);
-        if (!op.write)
-            mmio_load_done(v, &op, value);
-        vcpu_advance(v, op.len);
-        return;
-    }
-    vm_fail_access(v, e->npf.gpa, "%s guest-physical 0x%lx, outside the VM's memory",
-                   e->npf.fetch   ? "instruction fetch from"
-                   : e->npf.write ? "write to"
-                                  : "read from",
-                   e->npf.gpa);
-}
-
 static void handle_shutdown(struct vcpu *v, const struct exit_record *e)
 {
     (void)e;
@@ -169,29 +134,12 @@ static void handle_unknown(struct vcpu *v, const struct exit_record *e)
             e->vendor_code);
 }
 
-static const exit_handler handlers[EXIT_REASON_COUNT] = {
-    [EXIT_NONE] = handle_nothing,
-    [EXIT_CPUID] = handle_cpuid,
-    [EXIT_HLT] = handle_hlt,
-    [EXIT_PAUSE] = handle_pause,
-    [EXIT_IO] = handle_io,
-    [EXIT_MSR_READ] = handle_msr_read,
-    [EXIT_MSR_WRITE] = handle_msr_write,
-    [EXIT_NESTED_PAGE_FAULT] = handle_npf,
-    [EXIT_HYPERCALL] = handle_hypercall,
-    [EXIT_EXTERNAL_INTERRUPT] = handle_nothing, /* taken by the host on the way out */
-    [EXIT_NMI] = handle_nothing,
-    [EXIT_INTERRUPT_WINDOW] = handle_nothing, /* the loop injects before the next entry */
-    [EXIT_PREEMPTION_TIMER] = handle_nothing, /* the slice check follows every exit */
-    [EXIT_IDLE_HLT] = handle_hlt,
-    [EXIT_SHUTDOWN] = handle_shutdown,
-    [EXIT_INVD] = handle_skip, /* guest memory is write-back: nothing to write back */
-    [EXIT_WBINVD] = handle_skip,
-    [EXIT_XSETBV] = handle_xsetbv,
-    [EXIT_CR8] = handle_cr8,
-    [EXIT_UNDEFINED] = handle_undefined,
-    [EXIT_ENTRY_FAILED] = handle_entry_failed,
-};
+/* The table, from the list (vmm/exits.h): every listed reason's full-path handler. */
+#define TABLE_SLOW(reason, handler) [reason] = handler,
+#define TABLE_FAST(reason, handler, when, fast, then) [reason] = handler,
+static const exit_handler handlers[EXIT_REASON_COUNT] = {EXIT_HANDLERS(TABLE_SLOW, TABLE_FAST)};
+#undef TABLE_SLOW
+#undef TABLE_FAST
 
 void handle_exit(struct vcpu *v, const struct exit_record *e)
 {

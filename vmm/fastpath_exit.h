@@ -35,55 +35,31 @@ static inline enum fastpath_result after_apic_write(struct vcpu *v)
  * other vCPUs only through vcpu_notify: CPUID, the NOP hypercall, MSRs,
  * port I/O to the emulated devices, CR8 (the local APIC's TPR), the xAPIC
  * page's registers (EOI, TPR, ICR, the timer), and HLT when an event
- * already ends it. Each is handled by its own handler, called directly.
- * Returns FASTPATH_NOT_MINE for the others, untouched; FASTPATH_REENTER
- * where the exit itself leaves nothing to deliver; FASTPATH_HANDLED where
- * it does (the full path's entry injects it).
+ * already ends it: the FAST entries of EXIT_HANDLERS (vmm/exits.h), each
+ * handled by its own handler, called directly. Returns FASTPATH_NOT_MINE
+ * for the others, untouched; FASTPATH_REENTER where the exit itself leaves
+ * nothing to deliver; FASTPATH_HANDLED where it does (the full path's
+ * entry injects it).
  */
+#define FASTPATH_SLOW(reason, handler)
+#define FASTPATH_CASE(reason, handler, when, fast, then)                                           \
+    case reason:                                                                                   \
+        if (!(when))                                                                               \
+            return FASTPATH_NOT_MINE;                                                              \
+        fast(v, e);                                                                                \
+        return then;
+
 static inline enum fastpath_result handle_common_exit(struct vcpu *v, const struct exit_record *e)
 {
     switch (e->reason) {
-    case EXIT_CPUID:
-        handle_cpuid(v, e);
-        return FASTPATH_REENTER;
-    case EXIT_HYPERCALL:
-        if ((uint32_t)v->regs.rax != HC_NOP)
-            return FASTPATH_NOT_MINE;
-        handle_hypercall(v, e);
-        return FASTPATH_REENTER;
-    case EXIT_MSR_READ:
-        handle_msr_read(v, e);
-        return FASTPATH_REENTER;
-    case EXIT_MSR_WRITE:
-        handle_msr_write(v, e);
-        return after_apic_write(v);
-    case EXIT_IO:
-        if (e->io.string)
-            return FASTPATH_NOT_MINE;
-        handle_io(v, e);
-        return FASTPATH_REENTER;
-    case EXIT_CR8:
-        handle_cr8(v, e);
-        return e->cr8.write ? after_apic_write(v) : FASTPATH_REENTER;
-    case EXIT_NESTED_PAGE_FAULT:
-        if (!xapic_page_access(e))
-            return FASTPATH_NOT_MINE;
-        handle_npf(v, e);
-        return e->npf.write ? after_apic_write(v) : FASTPATH_REENTER;
-    case EXIT_HLT:
-        /*
-         * The event that ends it is pending already: the HLT is over, as the
-         * CPU would have it, with no halt, poll or scheduler. Else the full
-         * path halts (vcpu_halt looks again under the lock).
-         */
-        if (!vcpu_has_wake_event(v))
-            return FASTPATH_NOT_MINE;
-        vcpu_skip_instruction(v, e);
-        return FASTPATH_HANDLED;
+        EXIT_HANDLERS(FASTPATH_SLOW, FASTPATH_CASE)
     default:
         return FASTPATH_NOT_MINE;
     }
 }
+
+#undef FASTPATH_SLOW
+#undef FASTPATH_CASE
 
 static inline enum fastpath_result fastpath_exit(struct vcpu *v, const struct exit_record *e)
 {

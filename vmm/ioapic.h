@@ -3,7 +3,7 @@
  * at IOAPIC_BASE: IOREGSEL at offset 0x00 selects, IOWIN at 0x10 reads and
  * writes ID (0), version (1), arbitration (2) and the redirection table
  * (0x10 + 2 * pin, low then high dword). Register semantics only, no locks,
- * no vCPUs: the caller (vmm/vm_devices.c) delivers the messages it returns.
+ * no vCPUs: the caller (vmm/dev/ioapic.c) delivers the messages it returns.
  *
  * Pins: an edge-triggered pin sends its vector on each rising edge of its
  * line while unmasked. A level-triggered pin sends while its line is high

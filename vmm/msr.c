@@ -2,10 +2,8 @@
 
 #include "arch/x86/cpu.h"
 #include "vmm/guest_access.h"
+#include "vmm/dev/device.h"
 #include "vmm/guest_msrs.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/pc_msrs.h"
-#include "vmm/vlapic_dev.h"
 
 #define MSR_TSC            0x10
 #define MSR_FEATURE_CTL    0x3a
@@ -38,20 +36,19 @@ int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value)
 /* As msr_read (vmm/msr.h). */
 int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    enum msr_result r;
+    enum msr_result r = MSR_NOT_MINE;
     bool ibpb = false;
-    if (vlapic_dev_owns_msr(index))
-        r = vlapic_dev_msr_write(v, index, value);
-    else
+    /* A device's first: guest_msrs_write passes every device's MSR on untouched. */
+    if (msr_owner(index) == MSR_OWNER_DEVICE)
+        r = msr_result_of_dev(vm_devices_msr(v, index, true, &value));
+    if (r == MSR_NOT_MINE) {
         r = guest_msrs_write(&guest_features, &v->msrs, index, value, &ibpb);
-    if (r == MSR_DONE && ibpb)
-        wrmsr(MSR_PRED_CMD, 1);
-    else if (r == MSR_DONE && (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
-        guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
-    if (r == MSR_NOT_MINE)
-        r = pc_msrs_write(&v->pc_msrs, index, value);
-    if (r == MSR_NOT_MINE)
-        r = kvm_pv_msr_write(v, index, value);
+        if (r == MSR_DONE && ibpb)
+            wrmsr(MSR_PRED_CMD, 1);
+        else if (r == MSR_DONE &&
+                 (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
+            guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
+    }
     if (r == MSR_NOT_MINE) {
         r = virt->msr_write(v, index, value);
         vcpu_mode_forget(v); /* EFER is the vendor's */

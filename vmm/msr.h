@@ -6,7 +6,9 @@
  * backend's (virt->msr_read/msr_write); pollux adds a small allow-list: the
  * TSC (host TSC plus the VM's offset), the microcode signature (0),
  * IA32_FEATURE_CONTROL (locked, VMX off), the performance counters (read 0,
- * writes dropped) and KVM's paravirtual MSRs (vmm/kvm_pv.h).
+ * writes dropped). The local APIC's, KVM's paravirtual MSRs (vmm/kvm_pv.h)
+ * and the PC's (vmm/pc_msrs.h) are devices' (vmm/dev/), found through the
+ * VM's device table.
  * Anything else is a #GP, as on a CPU without that MSR.
  */
 #ifndef POLLUX_VMM_MSR_H
@@ -15,11 +17,9 @@
 #include <stdint.h>
 
 #include "arch/x86/virt.h"
+#include "vmm/dev/device.h"
 #include "vmm/guest_msrs.h"
-#include "vmm/kvm_pv.h"
 #include "vmm/msr_owner.h"
-#include "vmm/pc_msrs.h"
-#include "vmm/vlapic_dev.h"
 #include "vmm/vm.h"
 
 /* What no keeper owns: pollux's allow-list above, else #GP (-1). */
@@ -27,7 +27,8 @@ int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value);
 
 /*
  * 0 on success; -1 means the guest gets #GP. The keeper that holds the MSR
- * (vmm/msr_owner.h), then the vendor's, then pollux's own. Inline: RDMSR is
+ * (vmm/msr_owner.h: a device through the VM's table, or vmm/guest_msrs.c),
+ * then the vendor's, then pollux's own. Inline: RDMSR is
  * a fast-path exit, and in the vendor's loop the calls below need no
  * registers saved of their own.
  */
@@ -35,17 +36,11 @@ static inline int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     enum msr_result r;
     switch (msr_owner(index)) {
-    case MSR_OWNER_LAPIC:
-        r = vlapic_dev_msr_read(v, index, value);
+    case MSR_OWNER_DEVICE:
+        r = msr_result_of_dev(vm_devices_msr(v, index, false, value));
         break;
     case MSR_OWNER_GUEST:
         r = guest_msrs_read(&guest_features, &v->msrs, index, value);
-        break;
-    case MSR_OWNER_PC:
-        r = pc_msrs_read(&v->pc_msrs, index, value);
-        break;
-    case MSR_OWNER_KVM_PV:
-        r = kvm_pv_msr_read(v, index, value);
         break;
     default:
         r = MSR_NOT_MINE;

@@ -1,9 +1,7 @@
 #include "vmm/msr_owner.h"
 
+#include "vmm/dev/device.h"
 #include "vmm/guest_msrs.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/pc_msrs.h"
-#include "vmm/vlapic_dev.h"
 
 uint8_t msr_owner_table[MSR_OWNER_BLOCKS][MSR_OWNER_BLOCK_SIZE];
 
@@ -12,14 +10,10 @@ static const uint32_t block_base[MSR_OWNER_BLOCKS] = {0, 0xc0000000u, 0xc0010000
 /* The blocks do not overlap: the order only sets the cost outside the table. */
 enum msr_owner msr_owner_by_checks(uint32_t index)
 {
-    if (vlapic_dev_owns_msr(index))
-        return MSR_OWNER_LAPIC;
     if (guest_msrs_kept(index))
         return MSR_OWNER_GUEST;
-    if (pc_msrs_in_range(index))
-        return MSR_OWNER_PC;
-    if (kvm_pv_msr_in_range(index))
-        return MSR_OWNER_KVM_PV;
+    if (builtin_devices_claim_msr(index))
+        return MSR_OWNER_DEVICE;
     return MSR_OWNER_NONE;
 }
 

@@ -1,13 +1,15 @@
 /*
- * Which of vmm/'s MSR keepers holds an MSR, for msr_read: one load from a
- * table instead of each keeper's block check in turn (about 25 instructions
- * for an MSR no keeper holds, such as PAT, which the vendor keeps). The
- * table is built once at boot from the keepers' own checks
- * (vlapic_dev_owns_msr, guest_msrs_kept, pc_msrs_in_range,
- * kvm_pv_msr_in_range), so it cannot disagree with them, for the three
- * blocks MSRs lie in (as SVM's permission map splits them); outside those
- * the checks are asked directly. Whatever no keeper holds
- * (MSR_OWNER_NONE) goes to the vendor, then to msr_read_own.
+ * Which of vmm/'s MSR keepers holds an MSR, for msr_read and msr_write: one
+ * load from a table instead of each keeper's check in turn (RDMSR of an MSR
+ * no keeper holds, such as PAT, which the vendor keeps, is a fast-path exit:
+ * a search of the device table there would cost it). The table is built
+ * once at boot from the keepers' own claims (guest_msrs_kept, and the MSR
+ * ranges of the built-in devices, vmm/dev/), so it cannot disagree with
+ * them, for the three blocks MSRs lie in (as SVM's permission map splits
+ * them); outside those the checks are asked directly. MSR_OWNER_DEVICE
+ * sends the access to the VM's device table, which finds the device;
+ * whatever no keeper holds (MSR_OWNER_NONE) goes to the vendor, then to
+ * msr_read_own.
  */
 #ifndef POLLUX_VMM_MSR_OWNER_H
 #define POLLUX_VMM_MSR_OWNER_H
@@ -16,10 +18,8 @@
 
 enum msr_owner {
     MSR_OWNER_NONE,
-    MSR_OWNER_LAPIC,  /* vmm/vlapic_dev.c */
+    MSR_OWNER_DEVICE, /* a device's (vmm/dev/device.h): the local APIC, KVM's, the PC's */
     MSR_OWNER_GUEST,  /* vmm/guest_msrs.c */
-    MSR_OWNER_PC,     /* vmm/pc_msrs.c */
-    MSR_OWNER_KVM_PV, /* vmm/kvm_pv.c */
 };
 
 #define MSR_OWNER_BLOCKS 3

@@ -101,17 +101,8 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     if (v->init_pending) {
         v->init_pending = false;
         if (v->id != 0) {
-            /*
-             * INIT resets the local APIC's registers but not IA32_APIC_BASE (x2APIC stays on),
-             * nor pollux's counters of its timer.
-             */
-            uint64_t base = v->lapic.apic_base;
-            __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
-            struct vlapic_ipi unused;
-            bool none;
-            vlapic_reset(&v->lapic, v->id, false);
-            v->lapic.timer_stats = timer_stats;
-            vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
+            /* INIT resets the vCPU's devices: the local APIC (vmm/dev/lapic.c). */
+            vm_devices_reset_vcpu(v->vm, v);
             if (v->sipi_vector < 0) {
                 /* An AP goes back to waiting for a startup IPI. */
                 v->sipi_armed = true;

@@ -1,7 +1,7 @@
 /*
  * The virtual local APIC of one vCPU: register semantics only, no locking,
  * no knowledge of vCPUs or host timers, so it runs in host unit tests. The
- * caller (vmm/vlapic_dev.c) routes guest accesses here, delivers the IPIs
+ * caller (vmm/dev/lapic.c) routes guest accesses here, delivers the IPIs
  * an ICR write asks for, arms host timers from vlapic_timer_deadline(), and
  * injects what vlapic_highest_pending() returns.
  *

@@ -21,7 +21,10 @@ static inline bool xapic_page_access(const struct exit_record *e)
     return e->npf.gpa - XAPIC_PAGE < XAPIC_PAGE_SIZE && !e->npf.fetch;
 }
 
-/* A nested page fault inside the xAPIC page: decode and emulate the access. */
+/*
+ * A nested page fault inside the xAPIC page: decode and emulate the access
+ * (the exit fast path's direct way to the lapic device, vmm/dev/lapic.c).
+ */
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 
 /* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
@@ -33,9 +36,5 @@ static inline bool vlapic_dev_owns_msr(uint32_t index)
     return index == MSR_IA32_APIC_BASE || index == MSR_TSC_DEADLINE ||
            (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
 }
-
-/* Those MSRs (NOT_MINE for the others); MSR_FAULT means #GP. */
-enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
-enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
 
 #endif

@@ -20,7 +20,7 @@
 #include "sched/yield.h"
 #include "vmm/cpuid_cache.h"
 #include "stats/stats.h"
-#include "vmm/fwcfg.h"
+#include "vmm/dev/device.h"
 #include "vmm/gpt_memo.h"
 #include "vmm/guest_msrs.h"
 #include "vmm/ioapic.h"
@@ -150,11 +150,8 @@ struct vm {
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
-    uint8_t shutdown_port_match;     /* bytes of "Shutdown" seen on port 0x8900 */
-    struct fwcfg fwcfg;
     struct cpuid_cache cpuid;    /* the guest's CPUID answers, filled at creation */
-    uint32_t pci_config_address; /* 0xCF8, latched: no device answers at 0xCFC */
-    uint8_t pic_imr[2];          /* legacy PIC masks: stored, nothing is delivered through them */
+    struct vm_devices devices; /* its devices: claims and state (vmm/dev/device.h) */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */

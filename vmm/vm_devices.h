@@ -1,8 +1,9 @@
 /*
  * The VM's platform devices that interrupt through its I/O APIC: the 16550
- * on COM1 (pin VUART_IRQ, as the DSDT says) and the I/O APIC itself at
- * IOAPIC_BASE. One lock per VM (vm->devices_lock) serialises them; messages
- * go to the local APICs after it is dropped.
+ * on COM1 (pin VUART_IRQ, as the DSDT says; vmm/dev/com1.c) and the I/O
+ * APIC itself at IOAPIC_BASE (vmm/dev/ioapic.c). One lock per VM
+ * (vm->devices_lock) serialises them; messages go to the local APICs after
+ * it is dropped.
  */
 #ifndef POLLUX_VMM_VM_DEVICES_H
 #define POLLUX_VMM_VM_DEVICES_H
@@ -44,8 +45,8 @@ void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value);
 /* A byte of console input for the guest's COM1 (any CPU). */
 void vm_uart_input(struct vm *vm, char c);
 
-/* A nested page fault inside the I/O APIC page: decode and emulate the access. */
-void vm_ioapic_mmio(struct vcpu *v, const struct exit_record *e);
+/* A message of the I/O APIC's to the local APICs it addresses (no lock held). */
+void vm_ioapic_send(struct vm *vm, const struct ioapic_msg *m);
 
 /* A local APIC's EOI of a level-triggered vector. */
 void vm_devices_eoi(struct vm *vm, uint8_t vector);

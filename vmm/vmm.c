@@ -12,6 +12,7 @@
 #include "stats/report.h"
 #include "sched/watchdog.h"
 #include "vmm/cpu_model.h"
+#include "vmm/dev/builtin.h"
 #include "vmm/exits.h"
 #include "vmm/kvm_pv.h"
 #include "vmm/bzimage.h"
@@ -300,19 +301,23 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         return 0;
     }
     struct vm_entry start;
+    char err[256];
     if (!vm_configure(vm, &bi->mods[index], index, vms) || !vm_load(vm, bi, index, &start) ||
         !vm_map(vm))
         goto fail;
     vm->index = index;
     vm->tsc_offset = -rdtsc();
-    vuart_init(&vm->uart, vm->cfg.name);
     vm_devices_init(vm);
-    fwcfg_init(&vm->fwcfg, vm->cfg.mem, (uint16_t)vm->cfg.vcpus);
     for (unsigned i = 0; i < vm->cfg.vcpus; i++)
         if (!vcpu_add(vm, i, &start))
             goto fail;
     vm->group.members = vm->group_members;
     vm->group.count = vm->nvcpus;
+    /* The devices (vmm/dev/), once the vCPUs exist: the per-vCPU ones have an entry each. */
+    if (vm_devices_create(vm, builtin_devices, builtin_device_count, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
+    }
     cpu_model_fill_cache(&vm->cpuid, vm->nvcpus);
     vm->live_vcpus = vm->nvcpus;
     return vm;

@@ -96,5 +96,9 @@ UNIT_TESTS += stats
 STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu_stats.c sched/cpu_stats.c sched/spin.c \
 	vmm/hlt_intercept.c arch/x86/virt.c
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
+UNIT_TESTS += devices
+unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/io.c vmm/npf.c vmm/unbacked.c vmm/vuart.c \
+	vmm/ioapic.c vmm/vlapic.c vmm/nmi.c vmm/kvm_pv.c vmm/kvmclock.c vmm/pc_msrs.c vmm/msr_owner.c \
+	lib/json.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/serial_mux.c

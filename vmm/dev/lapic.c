@@ -5,6 +5,8 @@
 #include "vmm/mmio.h"
 #include "sched/sched.h"
 #include "vmm/vcpu.h"
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/device.h"
 #include "vmm/vm_devices.h"
 
 static uint64_t guest_tsc(struct vcpu *v)
@@ -107,58 +109,112 @@ static void broadcast_eois(struct vcpu *v)
     }
 }
 
-void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
+/* The xAPIC page: only aligned 32-bit accesses reach registers, others are dropped, as on hardware. */
+static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
 {
-    struct mmio_op op;
-    if (!mmio_fetch(v, e, "the local APIC", &op))
-        return;
-    uint32_t offset = (uint32_t)(e->npf.gpa - XAPIC_PAGE);
+    (void)d;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    bool xapic = vlapic_enabled(&v->lapic) && !vlapic_x2apic(&v->lapic);
+    uint32_t reg;
+    a->value = ~0ull;
+    if (xapic && a->size == 4)
+        a->value =
+            vlapic_mmio_read(&v->lapic, (uint32_t)a->offset, &reg, guest_tsc(v)) ? reg : 0;
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+    broadcast_eois(v);
+    return DEV_DONE;
+}
+
+static enum dev_result mmio_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)d;
     struct vlapic_ipi ipi;
     bool send = false;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool xapic = vlapic_enabled(&v->lapic) && !vlapic_x2apic(&v->lapic);
-    if (op.write) {
-        /* Only aligned 32-bit accesses reach registers; others are dropped, as on hardware. */
-        if (xapic && op.size == 4)
-            vlapic_mmio_write(&v->lapic, offset, (uint32_t)mmio_store_data(v, &op), guest_tsc(v),
-                              &ipi, &send);
-    } else {
-        uint64_t value = ~0ull;
-        uint32_t reg;
-        if (xapic && op.size == 4)
-            value = vlapic_mmio_read(&v->lapic, offset, &reg, guest_tsc(v)) ? reg : 0;
-        mmio_load_done(v, &op, value);
-    }
+    if (xapic && a->size == 4)
+        vlapic_mmio_write(&v->lapic, (uint32_t)a->offset, (uint32_t)a->value, guest_tsc(v), &ipi,
+                          &send);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
-    vcpu_advance(v, op.len);
     if (send)
         send_ipi(v, &ipi);
     broadcast_eois(v);
+    return DEV_DONE;
 }
 
-enum msr_result vlapic_dev_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+static enum dev_result msr_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
 {
-    if (!vlapic_dev_owns_msr(index))
-        return MSR_NOT_MINE;
+    (void)d;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    bool ok = vlapic_msr_read(&v->lapic, index, value, guest_tsc(v));
+    bool ok = vlapic_msr_read(&v->lapic, (uint32_t)a->addr, &a->value, guest_tsc(v));
     spin_unlock_irqrestore(&v->se.lock, flags);
-    return ok ? MSR_DONE : MSR_FAULT;
+    return ok ? DEV_DONE : DEV_FAULT;
 }
 
-enum msr_result vlapic_dev_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
+static enum dev_result msr_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
 {
-    if (!vlapic_dev_owns_msr(index))
-        return MSR_NOT_MINE;
+    (void)d;
     struct vlapic_ipi ipi;
     bool send = false;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    bool ok = vlapic_msr_write(&v->lapic, index, value, guest_tsc(v), &ipi, &send);
+    bool ok = vlapic_msr_write(&v->lapic, (uint32_t)a->addr, a->value, guest_tsc(v), &ipi, &send);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     if (send)
         send_ipi(v, &ipi);
     broadcast_eois(v);
-    return ok ? MSR_DONE : MSR_FAULT;
+    return ok ? DEV_DONE : DEV_FAULT;
+}
+
+/*
+ * INIT (vmm/vcpu.c, under the vCPU's lock) resets the registers but not
+ * IA32_APIC_BASE (x2APIC stays on), nor pollux's counters of its timer.
+ */
+static void reset(struct dev_entry *d)
+{
+    struct vcpu *v = d->vcpu;
+    uint64_t base = v->lapic.apic_base;
+    __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
+    struct vlapic_ipi unused;
+    bool none;
+    vlapic_reset(&v->lapic, v->id, base & APIC_BASE_BSP); /* INIT reaches APs only */
+    v->lapic.timer_stats = timer_stats;
+    vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
+}
+
+static void *state(struct vm *vm, struct vcpu *v)
+{
+    (void)vm;
+    return &v->lapic;
+}
+
+static const struct dev_range page[] = {{XAPIC_PAGE, XAPIC_PAGE + XAPIC_PAGE_SIZE - 1}};
+static const struct dev_range msrs[] = {
+    {MSR_IA32_APIC_BASE, MSR_IA32_APIC_BASE},
+    {MSR_TSC_DEADLINE, MSR_TSC_DEADLINE},
+    {MSR_X2APIC_FIRST, MSR_X2APIC_LAST},
+};
+
+/*
+ * Per vCPU. Its claims are the same in either mode: in x2APIC mode the page
+ * reads all ones and drops writes, in xAPIC mode the x2APIC MSRs fault
+ * (vmm/vlapic.c decides), as before the device table.
+ */
+const struct device lapic_device = {
+    .name = "lapic",
+    .what = "the local APIC",
+    .per_vcpu = true,
+    .mmio = {page, 1, mmio_read, mmio_write},
+    .msrs = {msrs, 3, msr_read, msr_write},
+    .state = state,
+    .reset = reset,
+};
+
+void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
+{
+    /* The fast path's direct way in (no lookup): the vCPU's own entry, as the table has it. */
+    struct dev_entry d = {&lapic_device, v->vm, v, &v->lapic};
+    vm_devices_mmio(v, e, &d);
 }

@@ -2,10 +2,11 @@
  * QEMU's fw_cfg interface, the part guests use to learn their shape: a
  * 16-bit selector written to port 0x510 and the item read byte by byte from
  * port 0x511. Items: 0x00 signature "QEMU", 0x03 RAM size (u64), 0x05
- * number of vCPUs (u16); any other key reads as zeros.
+ * number of vCPUs (u16); any other key reads as zeros. The fw-cfg device
+ * (vmm/dev/fwcfg.c, docs/architecture.md) keeps one per VM.
  */
-#ifndef POLLUX_VMM_FWCFG_H
-#define POLLUX_VMM_FWCFG_H
+#ifndef POLLUX_VMM_DEV_FWCFG_H
+#define POLLUX_VMM_DEV_FWCFG_H
 
 #include <stdint.h>
 

@@ -1,0 +1,19 @@
+/* The built-in devices, one file each under vmm/dev/ (docs/architecture.md). */
+#ifndef POLLUX_VMM_DEV_BUILTIN_H
+#define POLLUX_VMM_DEV_BUILTIN_H
+
+#include "vmm/dev/device.h"
+
+extern const struct device com1_device;          /* 0x3f8-0x3ff, the 16550 */
+extern const struct device debug_exit_device;    /* 0xf4, isa-debug-exit */
+extern const struct device shutdown_port_device; /* 0x8900, "Shutdown" */
+extern const struct device fwcfg_device;         /* 0x510-0x511 */
+extern const struct device pic_masks_device;     /* 0x20-0x21, 0xa0-0xa1 */
+extern const struct device pci_latch_device;     /* 0xcf8, 0xcfc-0xcff (PC VMs) */
+extern const struct device acpi_pm_device;       /* 0x600-0x601, 0xcf9, 0x64 (PC VMs) */
+extern const struct device ioapic_device;        /* IOAPIC_BASE (PC VMs) */
+extern const struct device lapic_device;         /* per vCPU: the xAPIC page, the x2APIC MSRs */
+extern const struct device kvm_msrs_device;      /* per vCPU: 0x4b564d00-0x4b564dff */
+extern const struct device pc_msrs_device;       /* per vCPU: the MTRRs, AMD's 0xc001xxxx */
+
+#endif

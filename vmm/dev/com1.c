@@ -1,0 +1,71 @@
+/*
+ * COM1 (0x3f8-0x3ff): the 16550 of vmm/vuart.c as a device, byte accesses
+ * only, under the VM's devices lock; its interrupt output drives I/O APIC
+ * pin VUART_IRQ (vmm/dev/ioapic.c). The exit fast path reads its registers
+ * directly (vmm/io.h's io_read, vm_uart_read): the line-status register,
+ * polled before each byte out, is the commonest port exit.
+ */
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/device.h"
+#include "vmm/vm_devices.h"
+
+__attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
+{
+    struct ioapic_msg m;
+    bool fire = ioapic_set_line(&vm->ioapic, VUART_IRQ, vuart_irq(&vm->uart), &m);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    if (fire)
+        vm_ioapic_send(vm, &m);
+}
+
+void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value)
+{
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    vuart_write(&vm->uart, offset, value);
+    vm_uart_changed(vm, flags);
+}
+
+void vm_uart_input(struct vm *vm, char c)
+{
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    vuart_input(&vm->uart, c);
+    vm_uart_changed(vm, flags);
+}
+
+static enum dev_result port_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)v;
+    if (a->size != 1)
+        return DEV_NOT_MINE;
+    a->value = vm_uart_read(d->vm, (uint16_t)a->offset);
+    return DEV_DONE;
+}
+
+static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)v;
+    if (a->size != 1)
+        return DEV_NOT_MINE;
+    vm_uart_write(d->vm, (uint16_t)a->offset, (uint8_t)a->value);
+    return DEV_DONE;
+}
+
+static void reset(struct dev_entry *d)
+{
+    vuart_init(d->state, d->vm->cfg.name);
+}
+
+static void *state(struct vm *vm, struct vcpu *v)
+{
+    (void)v;
+    return &vm->uart;
+}
+
+static const struct dev_range ports[] = {{VUART_BASE, VUART_BASE + VUART_PORTS - 1}};
+
+const struct device com1_device = {
+    .name = "com1",
+    .ports = {ports, 1, port_read, port_write},
+    .state = state,
+    .reset = reset,
+};

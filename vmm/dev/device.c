@@ -1,0 +1,270 @@
+#include "vmm/dev/device.h"
+
+#include "lib/format.h"
+#include "lib/json.h"
+#include "vmm/guest_access.h"
+#include "vmm/mmio.h"
+#include "vmm/vm.h"
+
+static bool present(const struct device *dev, const struct vm *vm)
+{
+    return !dev->present || dev->present(vm);
+}
+
+static int add_entry(struct vm_devices *t, const struct device *dev, struct vm *vm,
+                     struct vcpu *v, char *err, size_t errlen)
+{
+    if (t->count >= DEV_ENTRIES_MAX) {
+        snprintf(err, errlen, "too many devices (device %s)", dev->name);
+        return -1;
+    }
+    struct dev_entry *d = &t->entries[t->count];
+    d->dev = dev;
+    d->vm = vm;
+    d->vcpu = v;
+    if (dev->state) {
+        d->state = dev->state(vm, v);
+    } else if (dev->state_size) {
+        size_t at = (t->storage_used + 7) & ~(size_t)7;
+        if (v || at + dev->state_size > sizeof(t->storage)) {
+            snprintf(err, errlen, "no room for the state of device %s", dev->name);
+            return -1;
+        }
+        d->state = t->storage + at;
+        t->storage_used = at + dev->state_size;
+    }
+    t->count++;
+    return 0;
+}
+
+static void conflict(const struct vm_devices *t, unsigned other, const struct device *dev,
+                     const char *space, uint64_t addr, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "devices %s and %s both claim %s 0x%lx", t->entries[other].dev->name,
+             dev->name, space, addr);
+}
+
+static int claim_ports(struct vm_devices *t, unsigned entry, char *err, size_t errlen)
+{
+    const struct device *dev = t->entries[entry].dev;
+    if (dev->ports.count && (dev->per_vcpu || entry >= 255)) {
+        snprintf(err, errlen, "device %s: ports need a VM-wide device among the first 255",
+                 dev->name);
+        return -1;
+    }
+    for (unsigned r = 0; r < dev->ports.count; r++) {
+        const struct dev_range *range = &dev->ports.ranges[r];
+        for (uint64_t p = range->first; p <= range->last && p < DEV_PORTS; p++) {
+            if (t->port[p]) {
+                conflict(t, t->port[p] - 1u, dev, "port", p, err, errlen);
+                return -1;
+            }
+            t->port[p] = (uint8_t)(entry + 1);
+        }
+    }
+    return 0;
+}
+
+/* Insert into a sorted claim array, refusing an overlap with either neighbour. */
+static int claim_ranges(struct vm_devices *t, unsigned entry, const struct dev_space_ops *ops,
+                        struct dev_claim *claims, unsigned *n, const char *space, char *err,
+                        size_t errlen)
+{
+    const struct device *dev = t->entries[entry].dev;
+    for (unsigned r = 0; r < ops->count; r++) {
+        const struct dev_range *range = &ops->ranges[r];
+        if (*n >= DEV_RANGES_MAX) {
+            snprintf(err, errlen, "too many %s ranges (device %s)", space, dev->name);
+            return -1;
+        }
+        unsigned i = 0;
+        while (i < *n && claims[i].first <= range->first)
+            i++;
+        if (i > 0 && claims[i - 1].last >= range->first) {
+            conflict(t, claims[i - 1].entry, dev, space, range->first, err, errlen);
+            return -1;
+        }
+        if (i < *n && claims[i].first <= range->last) {
+            conflict(t, claims[i].entry, dev, space, claims[i].first, err, errlen);
+            return -1;
+        }
+        for (unsigned k = *n; k > i; k--)
+            claims[k] = claims[k - 1];
+        claims[i] = (struct dev_claim){range->first, range->last, (uint16_t)entry};
+        (*n)++;
+    }
+    return 0;
+}
+
+static int claim(struct vm_devices *t, unsigned entry, char *err, size_t errlen)
+{
+    const struct device *dev = t->entries[entry].dev;
+    if (claim_ports(t, entry, err, errlen) ||
+        claim_ranges(t, entry, &dev->mmio, t->mmio, &t->nmmio, "guest-physical", err, errlen) ||
+        claim_ranges(t, entry, &dev->msrs, t->msrs, &t->nmsrs, "MSR", err, errlen))
+        return -1;
+    return 0;
+}
+
+int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned n, char *err,
+                      size_t errlen)
+{
+    struct vm_devices *t = &vm->devices;
+    /* VM-wide devices first: their entry numbers are what the port index holds. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned k = 0; k < n; k++) {
+            const struct device *dev = list[k];
+            if (dev->per_vcpu != (pass == 1) || !present(dev, vm))
+                continue;
+            unsigned first = t->count;
+            unsigned copies = dev->per_vcpu ? vm->nvcpus : 1;
+            for (unsigned i = 0; i < copies; i++)
+                if (add_entry(t, dev, vm, dev->per_vcpu ? vm->vcpus[i] : 0, err, errlen))
+                    return -1;
+            if (copies && claim(t, first, err, errlen))
+                return -1;
+        }
+    }
+    /* The VM-wide devices; the per-vCPU ones are set up with their vCPUs (vmm/vmm.c). */
+    for (unsigned i = 0; i < t->count; i++)
+        if (!t->entries[i].vcpu && t->entries[i].dev->reset)
+            t->entries[i].dev->reset(&t->entries[i]);
+    return 0;
+}
+
+void vm_devices_reset_all(struct vm *vm)
+{
+    struct vm_devices *t = &vm->devices;
+    for (unsigned i = 0; i < t->count; i++)
+        if (t->entries[i].dev->reset)
+            t->entries[i].dev->reset(&t->entries[i]);
+}
+
+void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v)
+{
+    struct vm_devices *t = &vm->devices;
+    for (unsigned i = 0; i < t->count; i++)
+        if (t->entries[i].vcpu == v && t->entries[i].dev->reset)
+            t->entries[i].dev->reset(&t->entries[i]);
+}
+
+void vm_devices_stats(struct vm *vm, struct json *j)
+{
+    struct vm_devices *t = &vm->devices;
+    for (unsigned i = 0; i < t->count; i++) {
+        const struct device *dev = t->entries[i].dev;
+        if (!dev->stats || (i > 0 && t->entries[i - 1].dev == dev))
+            continue;
+        /* One object per device; a per-vCPU device's hook runs once per entry inside it. */
+        json_object(j, dev->name);
+        for (unsigned k = i; k < t->count && t->entries[k].dev == dev; k++)
+            dev->stats(&t->entries[k], j);
+        json_close(j);
+    }
+}
+
+/* The claim holding addr (binary search), or NULL. */
+static const struct dev_claim *find(const struct dev_claim *claims, unsigned n, uint64_t addr)
+{
+    unsigned lo = 0, hi = n; /* the answer is below hi: claims[lo..hi) start at or below addr */
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (claims[mid].first <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || claims[lo - 1].last < addr)
+        return 0;
+    return &claims[lo - 1];
+}
+
+static struct dev_entry *entry_of(struct vm_devices *t, const struct dev_claim *c,
+                                  struct vcpu *v)
+{
+    if (!c)
+        return 0;
+    struct dev_entry *d = &t->entries[c->entry];
+    return d->dev->per_vcpu ? d + v->id : d;
+}
+
+struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa)
+{
+    return entry_of(&vm->devices, find(vm->devices.mmio, vm->devices.nmmio, gpa), v);
+}
+
+struct dev_entry *vm_devices_find_msr(struct vm *vm, struct vcpu *v, uint32_t index)
+{
+    return entry_of(&vm->devices, find(vm->devices.msrs, vm->devices.nmsrs, index), v);
+}
+
+/* addr's offset in the device's range that holds it. */
+static uint64_t offset_in(const struct dev_space_ops *ops, uint64_t addr)
+{
+    for (unsigned r = 0; r < ops->count; r++)
+        if (addr >= ops->ranges[r].first && addr <= ops->ranges[r].last)
+            return addr - ops->ranges[r].first;
+    return 0;
+}
+
+static enum dev_result call(struct dev_entry *d, struct vcpu *v, const struct dev_space_ops *ops,
+                            bool write, struct dev_access *a)
+{
+    dev_access_fn fn = write ? ops->write : ops->read;
+    if (!fn)
+        return DEV_NOT_MINE;
+    a->offset = offset_in(ops, a->addr);
+    return fn(d, v, a);
+}
+
+enum dev_result vm_devices_port(struct vcpu *v, uint16_t port, unsigned size, bool write,
+                                uint32_t *value)
+{
+    struct dev_entry *d = vm_devices_find_port(&v->vm->devices, port);
+    if (!d)
+        return DEV_NOT_MINE;
+    struct dev_access a = {.addr = port, .size = size, .value = write ? *value : 0};
+    enum dev_result r = call(d, v, &d->dev->ports, write, &a);
+    if (r == DEV_DONE && !write)
+        *value = (uint32_t)a.value;
+    return r;
+}
+
+enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint64_t *value)
+{
+    struct dev_entry *d = vm_devices_find_msr(v->vm, v, index);
+    if (!d)
+        return DEV_NOT_MINE;
+    struct dev_access a = {.addr = index, .size = 8, .value = write ? *value : 0};
+    enum dev_result r = call(d, v, &d->dev->msrs, write, &a);
+    if (r == DEV_DONE && !write)
+        *value = a.value;
+    return r;
+}
+
+void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d)
+{
+    struct mmio_op op;
+    if (!mmio_fetch(v, e, d->dev->what, &op))
+        return;
+    struct dev_access a = {.addr = e->npf.gpa, .size = op.size, .op = &op};
+    if (op.write)
+        a.value = mmio_store_data(v, &op);
+    /* A load nobody answers reads all ones. */
+    if (call(d, v, &d->dev->mmio, op.write, &a) != DEV_DONE)
+        a.value = ~0ull;
+    if (!op.write)
+        mmio_load_done(v, &op, a.value);
+    vcpu_advance(v, op.len);
+}
+
+bool builtin_devices_claim_msr(uint32_t index)
+{
+    for (unsigned k = 0; k < builtin_device_count; k++) {
+        const struct dev_space_ops *m = &builtin_devices[k]->msrs;
+        for (unsigned r = 0; r < m->count; r++)
+            if (index >= m->ranges[r].first && index <= m->ranges[r].last)
+                return true;
+    }
+    return false;
+}

@@ -1,0 +1,169 @@
+/*
+ * The device model (docs/architecture.md): each VM has a table of
+ * devices. A device claims port ranges, guest-physical MMIO ranges and MSR
+ * ranges, each with read and write callbacks that get the vCPU and the
+ * access as decoded; it may have a reset (a VM-wide device's at creation, a
+ * per-vCPU device's at INIT too, and the unit tests') and a statistics hook.
+ * Its state lives in the device: a slice of the table's own storage, or,
+ * for the few whose state the rest of vmm/ reads directly (the 16550, the
+ * local APIC, the per-vCPU MSR keepers), where its `state` hook says.
+ *
+ * A device that exists once per vCPU (per_vcpu: the local APIC) has an
+ * entry per vCPU; its claims are made once and an access reaches the
+ * entry of the vCPU that made it. Lookup: a device number per port (64 Ki
+ * bytes per VM), sorted range arrays (binary search) for MMIO and MSRs.
+ * Two devices that claim one address are refused when the VM is created.
+ * An access nobody claims is the caller's: unhandled I/O for ports, the
+ * unbacked= policy for MMIO, the next MSR keeper for MSRs.
+ */
+#ifndef POLLUX_VMM_DEV_DEVICE_H
+#define POLLUX_VMM_DEV_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/virt.h"
+#include "vmm/vmconfig.h"
+
+struct vm;
+struct vcpu;
+struct mmio_op;
+struct json;
+
+#define DEV_VM_MAX      24  /* VM-wide devices (the port index holds their numbers) */
+#define DEV_VCPU_MAX    4   /* per-vCPU devices */
+#define DEV_ENTRIES_MAX (DEV_VM_MAX + DEV_VCPU_MAX * VM_MAX_VCPUS)
+#define DEV_RANGES_MAX  32  /* MMIO claims, and MSR claims, per VM */
+#define DEV_STATE_BYTES 256 /* the VM-wide devices' own state, all together */
+#define DEV_PORTS       0x10000
+
+/* What a callback answers. */
+enum dev_result {
+    DEV_DONE,
+    DEV_NOT_MINE, /* ports: counted as unhandled I/O; MSRs: the next keeper (vmm/msr.h) */
+    DEV_FAULT,    /* MSRs: #GP */
+};
+
+/* A keeper's answer (vmm/kvm_pv.h, vmm/pc_msrs.h) as a device's, and back (vmm/msr.h). */
+static inline enum dev_result dev_result_of_msr(enum msr_result r)
+{
+    return r == MSR_DONE ? DEV_DONE : r == MSR_FAULT ? DEV_FAULT : DEV_NOT_MINE;
+}
+
+static inline enum msr_result msr_result_of_dev(enum dev_result r)
+{
+    return r == DEV_DONE ? MSR_DONE : r == DEV_FAULT ? MSR_FAULT : MSR_NOT_MINE;
+}
+
+/* One access, as decoded. */
+struct dev_access {
+    uint64_t addr;            /* the port, guest-physical address or MSR index */
+    uint64_t offset;          /* addr - the first address of the claimed range */
+    unsigned size;            /* bytes: ports 1, 2 or 4; MMIO the operand's; MSRs 8 */
+    uint64_t value;           /* a write's value; a read leaves its result here */
+    const struct mmio_op *op; /* MMIO: the decoder's operand, else NULL */
+};
+
+struct dev_entry;
+
+typedef enum dev_result (*dev_access_fn)(struct dev_entry *d, struct vcpu *v,
+                                         struct dev_access *a);
+
+/* Inclusive ranges: [first, last]. */
+struct dev_range {
+    uint64_t first, last;
+};
+
+struct dev_space_ops {
+    const struct dev_range *ranges;
+    unsigned count;
+    dev_access_fn read, write;
+};
+
+struct device {
+    const char *name; /* short, for messages: "com1", "lapic" */
+    const char *what; /* MMIO: the decoder's failure message ("the local APIC") */
+    bool per_vcpu;
+    bool (*present)(const struct vm *vm);  /* NULL: every VM has it */
+    struct dev_space_ops ports, mmio, msrs; /* what it claims */
+    size_t state_size;                      /* its own state, in the table (VM-wide only) */
+    /* Or where its state lives instead (NULL: the table's slice above). */
+    void *(*state)(struct vm *vm, struct vcpu *v);
+    /* VM-wide: power-on state, at creation. Per vCPU: INIT's, under the vCPU's lock. */
+    void (*reset)(struct dev_entry *d);
+    /* Its statistics, as keys of an open JSON object. */
+    void (*stats)(const struct dev_entry *d, struct json *j);
+};
+
+struct dev_entry {
+    const struct device *dev;
+    struct vm *vm;
+    struct vcpu *vcpu; /* per-vCPU devices: whose; else NULL */
+    void *state;
+};
+
+struct dev_claim {
+    uint64_t first, last;
+    uint16_t entry; /* a per-vCPU device's: its vCPU 0 entry */
+};
+
+struct vm_devices {
+    struct dev_entry entries[DEV_ENTRIES_MAX];
+    unsigned count;
+    struct dev_claim mmio[DEV_RANGES_MAX], msrs[DEV_RANGES_MAX]; /* sorted by first */
+    unsigned nmmio, nmsrs;
+    uint8_t port[DEV_PORTS]; /* entry + 1 of the port's device, 0 for none */
+    _Alignas(8) uint8_t storage[DEV_STATE_BYTES];
+    size_t storage_used;
+};
+
+/* The built-in devices (vmm/dev/builtin.c), in the order they are created. */
+extern const struct device *const builtin_devices[];
+extern const unsigned builtin_device_count;
+
+/*
+ * Build the VM's table from `list` (its vCPUs exist already) and reset its
+ * VM-wide devices (a per-vCPU device's power-on state is its vCPU's, set up
+ * with it; its reset hook is INIT's). 0, or -1 with why in err (two devices claim one address: both
+ * names; or a table is full).
+ */
+int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned n, char *err,
+                      size_t errlen);
+
+/* A per-vCPU device's entry for vCPU v: INIT (vmm/vcpu.c) resets them. */
+void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v);
+
+/* Every device's reset, VM-wide and per vCPU (creation, the unit tests). */
+void vm_devices_reset_all(struct vm *vm);
+
+/* Each device's statistics hook, as an object named after the device. */
+void vm_devices_stats(struct vm *vm, struct json *j);
+
+/* The entry claiming an address for vCPU v, or NULL. */
+struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa);
+struct dev_entry *vm_devices_find_msr(struct vm *vm, struct vcpu *v, uint32_t index);
+
+static inline struct dev_entry *vm_devices_find_port(struct vm_devices *t, uint16_t port)
+{
+    uint8_t n = t->port[port];
+    return n ? &t->entries[n - 1] : 0;
+}
+
+/* Accesses through the table: DEV_NOT_MINE where nobody claims the address. */
+enum dev_result vm_devices_port(struct vcpu *v, uint16_t port, unsigned size, bool write,
+                                uint32_t *value);
+enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint64_t *value);
+
+/*
+ * A nested page fault at d's MMIO range: decode the instruction (the VM
+ * stops, bad-state, if it cannot be), run d's callback, give a load its
+ * value and step past it.
+ */
+struct exit_record;
+void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d);
+
+/* Is MSR index claimed by a built-in device? (vmm/msr_owner.c's table) */
+bool builtin_devices_claim_msr(uint32_t index);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * The I/O APIC device (vmm/ioapic.c has its registers): the MMIO window at
+ * IOAPIC_BASE in PC VMs, under the VM's devices lock, and the messages its
+ * pins send, to the local APICs once the lock is dropped. Its pins exist in
+ * every VM (the 16550 drives one, vmm/dev/com1.c); the window only in PC VMs.
+ */
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/device.h"
+#include "vmm/guest_access.h"
+#include "vmm/mmio.h"
+#include "vmm/vcpu.h"
+#include "vmm/vlapic_dev.h"
+#include "vmm/vm_devices.h"
+
+#define IOAPIC_MMIO_SIZE 0x20 /* IOREGSEL and IOWIN; the rest of the page reads 0 */
+
+void vm_ioapic_send(struct vm *vm, const struct ioapic_msg *m)
+{
+    struct vlapic_ipi ipi = {.vector = m->vector,
+                             .mode = (enum apic_delivery)m->mode,
+                             .shorthand = APIC_DEST_NONE,
+                             .logical = m->logical,
+                             .level = true,
+                             .trigger_level = m->level,
+                             .dest = m->dest};
+    vlapic_dev_interrupt(vm, &ipi);
+}
+
+void vm_devices_init(struct vm *vm)
+{
+    ioapic_reset(&vm->ioapic);
+}
+
+/* Registers take aligned 32-bit accesses; others are dropped (reads give all ones). */
+static bool is_register(const struct dev_access *a)
+{
+    return a->size == 4 && !(a->offset & 3) && a->offset < IOAPIC_MMIO_SIZE;
+}
+
+static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)v;
+    struct vm *vm = d->vm;
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    a->value = is_register(a) ? ioapic_read(&vm->ioapic, (uint32_t)a->offset) : ~0ull;
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    return DEV_DONE;
+}
+
+static enum dev_result mmio_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)v;
+    struct vm *vm = d->vm;
+    struct ioapic_msg m;
+    bool fire = false;
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    if (is_register(a))
+        fire = ioapic_write(&vm->ioapic, (uint32_t)a->offset, (uint32_t)a->value, &m);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    if (fire)
+        vm_ioapic_send(vm, &m);
+    return DEV_DONE;
+}
+
+void vm_devices_eoi(struct vm *vm, uint8_t vector)
+{
+    struct ioapic_msg m;
+    for (;;) {
+        uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+        bool fire = ioapic_eoi(&vm->ioapic, vector, &m);
+        spin_unlock_irqrestore(&vm->devices_lock, flags);
+        if (!fire)
+            return;
+        vm_ioapic_send(vm, &m);
+    }
+}
+
+static void reset(struct dev_entry *d)
+{
+    ioapic_reset(d->state);
+}
+
+static void *state(struct vm *vm, struct vcpu *v)
+{
+    (void)v;
+    return &vm->ioapic;
+}
+
+static bool present(const struct vm *vm)
+{
+    return vm->pc_platform;
+}
+
+static const struct dev_range page[] = {{IOAPIC_BASE, IOAPIC_BASE + 0xfff}};
+
+const struct device ioapic_device = {
+    .name = "ioapic",
+    .what = "the I/O APIC",
+    .present = present,
+    .mmio = {page, 1, mmio_read, mmio_write},
+    .state = state,
+    .reset = reset,
+};

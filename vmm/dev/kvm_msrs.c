@@ -1,0 +1,38 @@
+/*
+ * KVM's block of MSRs (0x4b564d00-0x4b564dff), per vCPU: kvmclock's
+ * (vmm/kvmclock.h) and MSR_KVM_POLL_CONTROL; vmm/kvm_pv.c has the rules.
+ * An MSR of the block that KVM's rules do not know goes on to the next
+ * keeper (vmm/msr.h), as before: the vendor's, then #GP.
+ */
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/device.h"
+#include "vmm/kvm_pv.h"
+#include "vmm/vm.h"
+
+static enum dev_result msr_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)d;
+    return dev_result_of_msr(kvm_pv_msr_read(v, (uint32_t)a->addr, &a->value));
+}
+
+static enum dev_result msr_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)d;
+    return dev_result_of_msr(kvm_pv_msr_write(v, (uint32_t)a->addr, a->value));
+}
+
+static void *state(struct vm *vm, struct vcpu *v)
+{
+    (void)vm;
+    return v; /* poll_control, kvm_system_time, pvclock_version: read by the halt path too */
+}
+
+static const struct dev_range msrs[] = {{0x4b564d00u, 0x4b564dffu}};
+
+/* No reset: INIT keeps them (and creation sets MSR_KVM_POLL_CONTROL, vmm/vmm.c). */
+const struct device kvm_msrs_device = {
+    .name = "kvm-msrs",
+    .per_vcpu = true,
+    .msrs = {msrs, 1, msr_read, msr_write},
+    .state = state,
+};
