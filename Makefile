@@ -22,7 +22,7 @@ HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefin
 	-fno-sanitize-recover=undefined
 
 # Hypervisor sources, by folder.
-KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c vmm/dev/*.c \
+KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c vmm/*/*.c \
 	sched/*.c stats/*.c drivers/*.c lib/*.c)
 KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
 # The guest CPUID policy: the table in docs/cpuid.md, turned into C.
@@ -86,7 +86,7 @@ $(CPUID_TABLE): docs/cpuid.md tools/cpuid_policy.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) tools/cpuid_policy.py $< $@
 
-$(DSDT_AML): vmm/dsdt.asl
+$(DSDT_AML): vmm/load/dsdt.asl
 	@mkdir -p $(dir $@)
 	iasl -p $(basename $@) $< >/dev/null
 

@@ -17,7 +17,7 @@
 #include "arch/x86/bootinfo.h"
 #include "boot/integrity.h"
 #include "stats/report.h"
-#include "vmm/console_keys.h"
+#include "vmm/console/console_keys.h"
 #include "boot/options.h"
 #include "drivers/acpi.h"
 #include "drivers/console.h"
@@ -26,9 +26,9 @@
 #include "lib/string.h"
 #include "sched/sched.h"
 #include "sched/watchdog.h"
-#include "vmm/hlt_intercept.h"
-#include "vmm/pause.h"
-#include "vmm/vcpu.h"
+#include "vmm/vcpu/hlt_intercept.h"
+#include "vmm/vcpu/pause.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/vmm.h"
 
 #define MB2_INFO_MAX (1u << 20)

@@ -9,10 +9,10 @@
 #include "sched/spin.h"
 #include "sched/yield.h"
 #include "sched/watchdog.h"
-#include "vmm/hlt_intercept.h"
+#include "vmm/vcpu/hlt_intercept.h"
 #include "stats/report.h"
-#include "vmm/console_keys.h"
-#include "vmm/trace.h"
+#include "vmm/console/console_keys.h"
+#include "vmm/console/trace.h"
 
 static const char *const halt_poll_modes[] = {
     [HALT_POLL_ADAPTIVE] = "adaptive",

@@ -6,7 +6,7 @@
     STATS_ROW(key, kind, unit, S_CPU, struct sched_cpu_times, field, doc, __VA_ARGS__)
 
 static const struct stats_desc cpu_rows[] = {
-    ROW(cpu, GAUGE, NONE, cpu, 0), /* described with the vCPU's (vmm/vcpu_stats.c) */
+    ROW(cpu, GAUGE, NONE, cpu, 0), /* described with the vCPU's (vmm/vcpu/vcpu_stats.c) */
     ROW(busy_us, COUNTER, US, busy, "time running vCPUs", .number = stats_cycles_us,
         .flags = STATS_F_TABLE),
     ROW(idle_us, COUNTER, US, idle, "time halted with nothing to run", .number = stats_cycles_us,

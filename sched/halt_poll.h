@@ -2,7 +2,7 @@
  * Halt polling policy: how long a halting vCPU's CPU spins waiting for the
  * wake-up before it blocks. Pure arithmetic, no locks and no clocks, so
  * every decision is unit-tested on the host (tests/unit/test_halt_poll.c);
- * vmm/vcpu_events.c does the polling and calls in here.
+ * vmm/vcpu/vcpu_events.c does the polling and calls in here.
  *
  * Contract, per halt of one vCPU whose host polling is allowed:
  *   window = halt_poll_begin(hp, params, max, &change);  poll up to window ns

@@ -69,7 +69,7 @@ void sched_prepare_entry(struct sched_entity *e);
 bool sched_should_yield(void);
 
 /*
- * From the vCPU loop: e was caught spinning (vmm/pause.c), at CPL 0 if
+ * From the vCPU loop: e was caught spinning (vmm/vcpu/pause.c), at CPL 0 if
  * in_kernel. Directed yield (sched/yield.h): a sibling preempted while it
  * could run is taken from whatever queue holds it and runs next on this
  * CPU, in the rest of e's slice (at least sched_wakeup_granularity_us).

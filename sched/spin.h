@@ -1,7 +1,7 @@
 /*
  * Spin detection policy: when does a vCPU executing PAUSE count as spinning
  * on a lock? Pure arithmetic, no locks and no clocks of its own, so every
- * rule is unit-tested on the host (tests/unit/test_spin.c); vmm/pause.c
+ * rule is unit-tested on the host (tests/unit/test_spin.c); vmm/vcpu/pause.c
  * applies it to PAUSE exits and the backends program the hardware.
  *
  * One detector is active per vCPU, chosen at boot from what the CPU offers:

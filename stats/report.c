@@ -29,7 +29,7 @@ void stats_register_cpus(const struct stats_cpus *c)
  * vCPUs at once, for its table) and their lines never interleave with
  * another round's.
  */
-#define VCPUS_MAX 64 /* vmm/vcpu_stats.c checks VM_MAX_VCPUS against it */
+#define VCPUS_MAX 64 /* vmm/vcpu/vcpu_stats.c checks VM_MAX_VCPUS against it */
 static struct spinlock round_lock = SPINLOCK_INIT;
 static uint64_t rounds;
 static struct {

@@ -6,7 +6,7 @@
  * the round's number and time.
  *
  * stats/ reads structs it does not know through the tables their owners
- * register at boot: vmm/ its vCPUs' (vmm/vcpu_stats.c), sched/ its CPUs'
+ * register at boot: vmm/ its vCPUs' (vmm/vcpu/vcpu_stats.c), sched/ its CPUs'
  * (sched/cpu_stats.c).
  */
 #ifndef POLLUX_STATS_REPORT_H

@@ -5,7 +5,7 @@
  * and binds it to its field with offsetof (or to a small function of the
  * field: cycles shown as microseconds, a sum of two exit counters), so that
  * adding a statistic is one row. The tables belong to the code that owns the
- * structs: vmm/vcpu_stats.c over a vCPU, sched/cpu_stats.c over a host CPU,
+ * structs: vmm/vcpu/vcpu_stats.c over a vCPU, sched/cpu_stats.c over a host CPU,
  * and this file's own (each record's head, and the global record); they are
  * registered at boot (stats/report.h) and read with a base pointer. The
  * `@stats` JSON records, the human tables on COM1, `@vm_stop` and

@@ -2,14 +2,14 @@
 """The guest CPUID policy of docs/cpuid.md: parse it, apply it, generate C.
 
 `cpuid_policy.py docs/cpuid.md out.c` writes the table the hypervisor's
-filter uses (vmm/cpuid.c). The boot tests import parse() and expected() to
+filter uses (vmm/exit/cpuid.c). The boot tests import parse() and expected() to
 check what a guest read against the same table.
 """
 import re
 import sys
 
 REGS = ("EAX", "EBX", "ECX", "EDX")
-# Policy word -> enum cpuid_source in vmm/cpuid_policy.h; None: the bits read 0.
+# Policy word -> enum cpuid_source in vmm/exit/cpuid_policy.h; None: the bits read 0.
 SOURCES = {
     "host": "CPUID_FROM_HOST",
     "pass": "CPUID_FROM_HOST",
@@ -120,7 +120,7 @@ def generate(rows, source):
         if src:
             masks[r.reg][src] = masks[r.reg].get(src, 0) | r.mask
     out = [f"/* Generated from {source} by tools/cpuid_policy.py: edit the table, not this file. */",
-           '#include "vmm/cpuid_policy.h"', "",
+           '#include "vmm/exit/cpuid_policy.h"', "",
            "const struct cpuid_leaf_policy cpuid_policy_table[] = {"]
     for (leaf, subleaf), masks in sorted(entries.items(),
                                          key=lambda e: (e[0][0], -1 if e[0][1] is None else

@@ -21,8 +21,8 @@ GUESTS = "guest-tests"
 # The one exception by design: the exit fast path is inlined into the vendors' run loops, so
 # that the hottest exits cost no call (docs/architecture.md, "The named exception").
 EXCEPTIONS = {
-    ("arch/x86/svm/svm.c", "vmm/fastpath_exit.h"),
-    ("arch/x86/vmx/vmx.c", "vmm/fastpath_exit.h"),
+    ("arch/x86/svm/svm.c", "vmm/exit/fastpath_exit.h"),
+    ("arch/x86/vmx/vmx.c", "vmm/exit/fastpath_exit.h"),
 }
 
 # Upward includes that are still there, each to go (docs/architecture.md, "Debt").

@@ -8,7 +8,7 @@
 
 #include "sched/sched.h"
 #include "stats/stats.h"
-#include "vmm/vcpu_stats.h"
+#include "vmm/vcpu/vcpu_stats.h"
 
 static const struct stats_table *const stats_doc_tables[] = {
     &stats_head_table,

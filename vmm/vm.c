@@ -4,7 +4,7 @@
 
 #include "drivers/console.h"
 #include "lib/format.h"
-#include "vmm/vcpu.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/vmm.h"
 
 /*

@@ -18,18 +18,18 @@
 #include "sched/spin.h"
 #include "sched/timer.h"
 #include "sched/yield.h"
-#include "vmm/cpuid_cache.h"
+#include "vmm/exit/cpuid_cache.h"
 #include "stats/stats.h"
 #include "vmm/dev/device.h"
-#include "vmm/gpt_memo.h"
-#include "vmm/guest_msrs.h"
-#include "vmm/ioapic.h"
-#include "vmm/nmi.h"
-#include "vmm/pc_msrs.h"
-#include "vmm/unbacked.h"
-#include "vmm/vlapic.h"
+#include "vmm/exit/gpt_memo.h"
+#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/vioapic.h"
+#include "vmm/vcpu/nmi.h"
+#include "vmm/dev/pc_msr_state.h"
+#include "vmm/exit/unbacked.h"
+#include "vmm/dev/vlapic.h"
 #include "vmm/vmconfig.h"
-#include "vmm/vuart.h"
+#include "vmm/dev/vuart.h"
 
 #define HALT_HIST_BUCKETS STATS_HIST_BUCKETS /* log2 of halt durations in ns (stats/stats.h) */
 
@@ -72,7 +72,7 @@ struct vcpu_stats {
     uint64_t spin_slice_yields; /* spins without a target that gave up the rest of the slice */
 };
 
-/* A vCPU's spin detection and directed-yield state (vmm/pause.c, sched/yield.h). */
+/* A vCPU's spin detection and directed-yield state (vmm/vcpu/pause.c, sched/yield.h). */
 struct vcpu_spin {
     enum spin_detector detector;
     uint64_t window;        /* the hardware window now: ple_window or pause_filter_count */
@@ -80,7 +80,7 @@ struct vcpu_spin {
     bool detected;          /* the last exit was a spin: the run loop acts on it */
 };
 
-/* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu_events.c). */
+/* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu/vcpu_events.c). */
 struct vcpu_halt {
     bool active;       /* halted and not yet accounted */
     bool poll_allowed; /* the guest let the host poll (MSR_KVM_POLL_CONTROL) when it halted */
@@ -104,7 +104,7 @@ struct vcpu {
      * What the scheduler runs (sched/entity.h). se.lock also protects lapic
      * and the pending events below: an event is made pending and the state
      * checked under it, which is what makes blocking and waking race-free
-     * (see vcpu_block in vmm/vcpu.c).
+     * (see vcpu_block in vmm/vcpu/vcpu.c).
      */
     struct sched_entity se;
     struct vlapic lapic;
@@ -118,14 +118,14 @@ struct vcpu {
     struct vcpu_spin spin;
     struct vcpu_halt halt;
     uint64_t poll_control;    /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
-    struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/pc_msrs.h) */
-    uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/kvmclock.h) */
+    struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/dev/pc_msr_state.h) */
+    uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/dev/kvmclock.h) */
     uint32_t pvclock_version;
-    uint32_t changed; /* the exit fast path's summary word (vmm/fastpath.h) */
-    /* The guest's mode, read at most once per exit: vcpu_mode (vmm/guest_access.h). */
+    uint32_t changed; /* the exit fast path's summary word (vmm/vcpu/fastpath.h) */
+    /* The guest's mode, read at most once per exit: vcpu_mode (vmm/exit/guest_access.h). */
     struct guest_mode exit_mode;
     bool exit_mode_read;
-    /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/gpt_memo.h). */
+    /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/exit/gpt_memo.h). */
     struct gpt_fetch_memo fetch_memo;
     uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
     struct vcpu_stats stats;
@@ -144,7 +144,7 @@ struct vm {
     struct vuart uart;
     struct ioapic ioapic;
     bool pc_platform; /* a Linux guest's PC: I/O APIC, power and reset registers, PCI ports */
-    struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/vm_devices.h) */
+    struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/dev/vm_devices.h) */
     uint64_t tsc_offset;          /* guest TSC = host TSC + tsc_offset */
     uint64_t deadline;            /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;

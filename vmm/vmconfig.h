@@ -31,7 +31,7 @@
 #define VM_MEM_DEFAULT      (32ull << 20)
 #define VM_HALT_POLL_NS_MAX 0xffffffffull /* as KVM's unsigned int halt_poll_ns */
 
-/* What an access to guest-physical memory that nothing backs does (vmm/unbacked.h). */
+/* What an access to guest-physical memory that nothing backs does (vmm/exit/unbacked.h). */
 enum unbacked_policy {
     UNBACKED_STOP,   /* stop the VM: the default for the bundled guests */
     UNBACKED_IGNORE, /* reads give all ones, writes are dropped, both counted (as on a PC) */

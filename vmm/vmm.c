@@ -11,19 +11,19 @@
 #include "sched/sched.h"
 #include "stats/report.h"
 #include "sched/watchdog.h"
-#include "vmm/cpu_model.h"
+#include "vmm/exit/cpu_model.h"
 #include "vmm/dev/builtin.h"
-#include "vmm/exits.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/bzimage.h"
-#include "vmm/linux_loader.h"
-#include "vmm/loader.h"
-#include "vmm/msr_owner.h"
-#include "vmm/pause.h"
-#include "vmm/trace.h"
-#include "vmm/vcpu.h"
-#include "vmm/vcpu_stats.h"
-#include "vmm/vm_devices.h"
+#include "vmm/exit/exits.h"
+#include "vmm/dev/kvm_pv.h"
+#include "vmm/load/bzimage.h"
+#include "vmm/load/linux_loader.h"
+#include "vmm/load/loader.h"
+#include "vmm/exit/msr_owner.h"
+#include "vmm/vcpu/pause.h"
+#include "vmm/console/trace.h"
+#include "vmm/vcpu/vcpu.h"
+#include "vmm/vcpu/vcpu_stats.h"
+#include "vmm/dev/vm_devices.h"
 
 #define TWO_MIB          (2ull << 20)
 #define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
@@ -376,7 +376,7 @@ static uint64_t to_us(uint64_t cycles)
     return tsc_to_ns(cycles) / 1000;
 }
 
-/* @vm_stop, from its tables (vmm/vcpu_stats.c); then the VM's statistics round. */
+/* @vm_stop, from its tables (vmm/vcpu/vcpu_stats.c); then the VM's statistics round. */
 static void report_stop(struct vm *vm)
 {
     char buf[8192];

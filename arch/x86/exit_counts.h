@@ -20,7 +20,7 @@
  *
  * The counters are per host CPU, at a fixed offset in struct percpu so the
  * stubs reach them as %gs:EXIT_COUNTS_GS_OFFSET + 8 * kind. A guest reads
- * its CPU's with the HC_EXIT_COUNTS hypercall (vmm/hypercall.h), which also
+ * its CPU's with the HC_EXIT_COUNTS hypercall (vmm/exit/hypercall.h), which also
  * turns the C helpers' counting on: before it, early boot code runs the
  * helpers without a per-CPU block. The default build has none of this: the
  * helpers below are empty and the stubs' macro expands to nothing.

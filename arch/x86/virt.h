@@ -106,7 +106,7 @@ struct guest_code_mode {
 
 enum msr_result { MSR_NOT_MINE, MSR_DONE, MSR_FAULT };
 
-/* Which instruction-level intercept makes a guest's HLT exit (vmm/hlt_intercept.h chooses). */
+/* Which instruction-level intercept makes a guest's HLT exit (vmm/vcpu/hlt_intercept.h chooses). */
 enum hlt_intercept {
     HLT_INTERCEPT_PLAIN, /* every HLT exits */
     HLT_INTERCEPT_IDLE,  /* AMD Idle HLT: only a HLT with no virtual interrupt or NMI pending */
@@ -149,7 +149,7 @@ struct virt_ops {
     /*
      * Enter the guest with interrupts deliverable to the host; fill e on
      * exit. After every exit, before host interrupts are taken, it calls
-     * fastpath_exit (vmm/fastpath_exit.h) and, while that answers FASTPATH_REENTER and the
+     * fastpath_exit (vmm/exit/fastpath_exit.h) and, while that answers FASTPATH_REENTER and the
      * next entry only resumes the guest (nothing injected or re-injected, no
      * virtual interrupt offered to the CPU (SVM V_IRQ, including the one
      * that opens an interrupt window), no interrupt or NMI window armed),
@@ -164,7 +164,7 @@ struct virt_ops {
      */
     enum fastpath_result (*vcpu_run)(struct vcpu *v, struct exit_record *e);
     /*
-     * Around a series of vcpu_run calls on one CPU (vmm/vcpu.c's vcpu_run),
+     * Around a series of vcpu_run calls on one CPU (vmm/vcpu/vcpu.c's vcpu_run),
      * host interrupts on: guest state the host never uses stays in the CPU
      * from load to put instead of being switched at every exit. Optional.
      */
@@ -186,7 +186,7 @@ struct virt_ops {
     void (*end_emulated_instruction)(struct vcpu *v);
     /*
      * MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...).
-     * Writes of linear addresses arrive checked canonical (vmm/guest_msrs.c).
+     * Writes of linear addresses arrive checked canonical (vmm/vcpu/guest_msrs.c).
      */
     enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);

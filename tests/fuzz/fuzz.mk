@@ -11,17 +11,17 @@ FUZZ_TARGETS :=
 FUZZ_TARGETS += bootinfo
 fuzz_bootinfo_SRCS := boot/mb.c
 FUZZ_TARGETS += loader
-fuzz_loader_SRCS := vmm/loader.c vmm/e820.c
+fuzz_loader_SRCS := vmm/load/loader.c vmm/load/e820.c
 FUZZ_TARGETS += cmdline
 fuzz_cmdline_SRCS := lib/options.c vmm/vmconfig.c
 FUZZ_TARGETS += acpi
 fuzz_acpi_SRCS := drivers/acpi.c
 FUZZ_TARGETS += mmio_decode
-fuzz_mmio_decode_SRCS := vmm/mmio_decode.c
+fuzz_mmio_decode_SRCS := vmm/exit/mmio_decode.c
 FUZZ_TARGETS += insn
 fuzz_insn_SRCS := arch/x86/insn.c
 FUZZ_TARGETS += gpt
-fuzz_gpt_SRCS := vmm/gpt.c
+fuzz_gpt_SRCS := vmm/exit/gpt.c
 
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 

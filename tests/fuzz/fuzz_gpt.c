@@ -1,5 +1,5 @@
 /*
- * The guest page-table walker (vmm/gpt.c). The input gives the guest's
+ * The guest page-table walker (vmm/exit/gpt.c). The input gives the guest's
  * control registers, CPL, access and linear address, then its memory
  * (guest-physical 0 up). Table reads outside that memory fail, or, when the
  * first byte asks for it, wrap around it, so that deep walks are reachable
@@ -8,7 +8,7 @@
  * the wrap, the fetch walk (gpt_translate_fetched) reads only inside the
  * memory and keeps its contract: the full walk's gpa where that one
  * translates, none where it finds an entry not present or a table outside.
- * The fetch walk's memo (vmm/gpt_memo.h) then answers a series of uses with
+ * The fetch walk's memo (vmm/exit/gpt_memo.h) then answers a series of uses with
  * edits between them, taken from the input's memory read as a script: a
  * word put at an entry the memo remembers or anywhere, a bit flipped, the
  * other page, CR3 or LA57 changed. Every use must give the fetch walk's
@@ -16,7 +16,7 @@
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "vmm/gpt_memo.h"
+#include "vmm/exit/gpt_memo.h"
 
 #define HEADER 42 /* flags, cr0, cr3, cr4, efer (8 each, little-endian), cpl */
 

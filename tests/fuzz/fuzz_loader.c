@@ -1,5 +1,5 @@
 /*
- * The guest image loader (vmm/loader.c): image_parse on the input as a
+ * The guest image loader (vmm/load/loader.c): image_parse on the input as a
  * module, then, if it is accepted, image_load into guest memory of the
  * size the first byte picks and mbinfo_build after the image, as vm_create
  * does. Guest memory is an exactly sized heap block, so AddressSanitizer
@@ -8,7 +8,7 @@
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "vmm/loader.h"
+#include "vmm/load/loader.h"
 
 #define PAGE 4096ull
 

@@ -1,12 +1,12 @@
 /*
- * The MMIO instruction decoder (vmm/mmio_decode.c) on guest-chosen bytes,
+ * The MMIO instruction decoder (vmm/exit/mmio_decode.c) on guest-chosen bytes,
  * in each code-segment size. An accepted instruction must fit in what was
  * given and in 15 bytes, with a size and register that exist, and its
  * register effects must stay within its operand size.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "vmm/mmio_decode.h"
+#include "vmm/exit/mmio_decode.h"
 
 static uint64_t mask(unsigned size)
 {

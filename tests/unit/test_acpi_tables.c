@@ -1,7 +1,7 @@
 /*
  * The ACPI tables a VM gets: each table's checksum and layout, read back
  * with pollux's own host-side parser (drivers/acpi.c) as a second reader,
- * and the DSDT that iasl compiled from vmm/dsdt.asl.
+ * and the DSDT that iasl compiled from vmm/load/dsdt.asl.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 
 #include "drivers/acpi.h"
 #include "lib/bytes.h"
-#include "vmm/acpi_tables.h"
+#include "vmm/load/acpi_tables.h"
 
 #define BASE        0xe0000u
 #define AREA        0x20000u

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lib/bytes.h"
-#include "vmm/bzimage.h"
+#include "vmm/load/bzimage.h"
 
 #define MIB        (1ull << 20)
 #define IMAGE_SIZE 0x3000

@@ -7,10 +7,10 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "vmm/cpuid.h"
-#include "vmm/hypercall.h"
+#include "vmm/exit/cpuid.h"
+#include "vmm/exit/hypercall.h"
 
-uint64_t tsc_khz = 2500000; /* vmm/kvm_pv.c's kvmclock reads it */
+uint64_t tsc_khz = 2500000; /* vmm/dev/kvm_pv.c's kvmclock reads it */
 
 #define ALL_EXEC (CPUID_EXEC_RDTSCP | CPUID_EXEC_INVPCID | CPUID_EXEC_XSAVES)
 
@@ -49,7 +49,7 @@ static void test_leaf1_hides_virtualization_and_sets_hypervisor(void **state)
     assert_false(r.ecx & (1u << 16)); /* reserved: everything the table does not allow is 0 */
     assert_false(r.ecx & (1u << 27)); /* OSXSAVE follows the guest's CR4, which has it clear */
     assert_true(r.ecx & (1u << 26));  /* XSAVE */
-    assert_true(r.edx & (1u << 12));  /* MTRR: KVM's model (vmm/pc_msrs.h) */
+    assert_true(r.edx & (1u << 12));  /* MTRR: KVM's model (vmm/dev/pc_msr_state.h) */
     assert_false(r.edx & (1u << 10)); /* reserved */
     assert_int_equal(r.ebx >> 24, 3); /* initial APIC ID = vCPU id */
     assert_int_equal((r.ebx >> 16) & 0xff, 4);

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "arch/x86/regs.h"
-#include "vmm/cpuid_cache.h"
+#include "vmm/exit/cpuid_cache.h"
 
-uint64_t tsc_khz = 2500000; /* vmm/kvm_pv.c's kvmclock reads it */
+uint64_t tsc_khz = 2500000; /* vmm/dev/kvm_pv.c's kvmclock reads it */
 
 static const struct cpuid_view vm_view = {.nvcpus = 64,
                                           .exec = CPUID_EXEC_RDTSCP,

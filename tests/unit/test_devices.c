@@ -16,17 +16,17 @@
 #include <cmocka.h>
 
 #include "lib/json.h"
-#include "vmm/acpi_tables.h"
+#include "vmm/load/acpi_tables.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/fwcfg.h"
 #include "vmm/dev/device.h"
-#include "vmm/exits.h"
-#include "vmm/io.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/mmio.h"
-#include "vmm/msr_owner.h"
-#include "vmm/vcpu.h"
-#include "vmm/vlapic_dev.h"
+#include "vmm/exit/exits.h"
+#include "vmm/exit/io.h"
+#include "vmm/dev/kvm_pv.h"
+#include "vmm/exit/mmio.h"
+#include "vmm/exit/msr_owner.h"
+#include "vmm/vcpu/vcpu.h"
+#include "vmm/dev/vlapic_dev.h"
 
 /* ---------------------------------------------------------------- the rest of pollux */
 
@@ -404,7 +404,7 @@ static void test_every_msr_range_finds_its_device(void **state)
             }
         }
     }
-    /* The keepers pollux documents (vmm/msr.h), by name. */
+    /* The keepers pollux documents (vmm/exit/msr.h), by name. */
     static const struct {
         uint32_t index;
         const char *device; /* NULL: no device's */
@@ -420,7 +420,7 @@ static void test_every_msr_range_finds_its_device(void **state)
         {0x277, NULL},            /* PAT: the vendor's */
         {0xc0000080u, NULL},      /* EFER: the vendor's */
         {0x10, NULL},             /* the TSC: msr_read_own's */
-        {0x48, NULL},             /* IA32_SPEC_CTRL: vmm/guest_msrs.c's */
+        {0x48, NULL},             /* IA32_SPEC_CTRL: vmm/vcpu/guest_msrs.c's */
     };
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
         struct dev_entry *d = vm_devices_find_msr(&vm, &vcpus[0], known[k].index);

@@ -1,6 +1,6 @@
 /*
- * The exit fast path's summary-word protocol (vmm/fastpath.h) with the real
- * vcpu_notify of vmm/vcpu_events.c as the sender, and a model of one host CPU
+ * The exit fast path's summary-word protocol (vmm/vcpu/fastpath.h) with the real
+ * vcpu_notify of vmm/vcpu/vcpu_events.c as the sender, and a model of one host CPU
  * running the vCPU: its guest keeps exiting with CPUID until the test lets it
  * run on without exits, after which an entry returns only if a kick (an IPI
  * held pending while the host had interrupts off) makes it exit. An event the
@@ -14,11 +14,11 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "vmm/fastpath_exit.h"
+#include "vmm/exit/fastpath_exit.h"
 #include "arch/x86/insn.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/vcpu.h"
-#include "vmm/vlapic_dev.h"
+#include "vmm/dev/kvm_pv.h"
+#include "vmm/vcpu/vcpu.h"
+#include "vmm/dev/vlapic_dev.h"
 
 uint64_t tsc_khz = 1000000;
 
@@ -73,7 +73,7 @@ COUNTING_HANDLER(handle_npf)
 COUNTING_HANDLER(vlapic_dev_mmio) /* the xAPIC page: the fast path goes straight to it */
 
 /*
- * handle_cpuid and handle_hypercall are inline (vmm/exits.h): the test's VM
+ * handle_cpuid and handle_hypercall are inline (vmm/exit/exits.h): the test's VM
  * has no CPUID table, so CPUID asks cpuid_for_vcpu.
  */
 void cpuid_for_vcpu(struct vcpu *hv, const struct cpuid_answer *a, uint32_t leaf, uint32_t subleaf)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "arch/x86/regs.h"
-#include "vmm/gpt.h"
+#include "vmm/exit/gpt.h"
 
 #define P   (1ull << 0)
 #define RW  (1ull << 1)

@@ -1,5 +1,5 @@
 /*
- * The fetch walk's memo (vmm/gpt_memo.h), on a byte array standing in for
+ * The fetch walk's memo (vmm/exit/gpt_memo.h), on a byte array standing in for
  * guest RAM: whatever happens to the tables, the key or the address between
  * two uses, a use gives gpt_translate_fetched's answer, and a use after a
  * change to anything the last walk depended on walks afresh.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "arch/x86/regs.h"
-#include "vmm/gpt_memo.h"
+#include "vmm/exit/gpt_memo.h"
 
 #define P  (1ull << 0)
 #define RW (1ull << 1)
@@ -37,7 +37,7 @@ static int setup(void **state)
     return 0;
 }
 
-/* What the hypervisor's fetch does (vmm/guest_access.c): the memo where valid, else a walk. */
+/* What the hypervisor's fetch does (vmm/exit/guest_access.c): the memo where valid, else a walk. */
 static bool memo_translate(const struct gpt_mode *m, uint64_t la, uint64_t *gpa)
 {
     if ((m->cr0 & CR0_PG) && gpt_memo_valid(&memo, m, la)) {

@@ -1,5 +1,5 @@
 /*
- * Skipping the exiting instruction (vmm/guest_access.c) without a length
+ * Skipping the exiting instruction (vmm/exit/guest_access.c) without a length
  * from the CPU (SVM without NRIPS): the bytes at CS:RIP are found through the
  * vendor's lean code-mode read, with a stand-in vendor over a byte array of
  * guest RAM.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "arch/x86/regs.h"
-#include "vmm/guest_access.h"
+#include "vmm/exit/guest_access.h"
 #include "arch/x86/insn.h"
 
 #define PTE     3ull /* present, writable */

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/guest_msrs.h"
+#include "vmm/vcpu/guest_msrs.h"
 
 static const struct guest_features all = {.tsc_aux = true,
                                           .xsaves = true,

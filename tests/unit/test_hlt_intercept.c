@@ -1,5 +1,5 @@
 /*
- * Which HLT intercept pollux uses (vmm/hlt_intercept.c): Idle HLT only where
+ * Which HLT intercept pollux uses (vmm/vcpu/hlt_intercept.c): Idle HLT only where
  * the CPU has it and idle_hlt=auto, and what the backend is told. No
  * emulator here has the feature, so both sides of the decision are here.
  */
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/hlt_intercept.h"
+#include "vmm/vcpu/hlt_intercept.h"
 
 const struct virt_ops *virt;
 struct virt_features virt_features;

@@ -1,5 +1,5 @@
 /*
- * The hypercall's privilege check and call number (vmm/hypercall.c), with a
+ * The hypercall's privilege check and call number (vmm/exit/hypercall.c), with a
  * stand-in vendor: the CPL is the one the exit reported (the record's
  * hypercall.cpl); the number is RAX in 64-bit code and EAX elsewhere, and
  * the mode is read only to tell them apart.
@@ -12,8 +12,8 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "vmm/hypercall.h"
-#include "vmm/kvm_pv.h"
+#include "vmm/exit/hypercall.h"
+#include "vmm/dev/kvm_pv.h"
 #include "vmm/vm.h"
 
 uint64_t tsc_khz = 1000000;

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/ioapic.h"
+#include "vmm/dev/vioapic.h"
 
 static void select_write(struct ioapic *io, uint32_t reg, uint32_t value, struct ioapic_msg *m,
                          bool *fired)

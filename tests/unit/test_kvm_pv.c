@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "lib/bytes.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/kvmclock.h"
+#include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/kvmclock.h"
 #include "vmm/vm.h"
 
 uint64_t tsc_khz = 2500000;

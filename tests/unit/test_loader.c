@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/loader.h"
+#include "vmm/load/loader.h"
 
 /* Images are built in memory: ELF headers at 0, the multiboot header at MBH, segment bytes at DATA.
  */

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/mmio_decode.h"
+#include "vmm/exit/mmio_decode.h"
 
 static struct mmio_op op;
 

@@ -11,11 +11,11 @@
 #include <cmocka.h>
 
 #include "vmm/dev/device.h"
-#include "vmm/guest_msrs.h"
-#include "vmm/kvm_pv.h"
-#include "vmm/msr_owner.h"
-#include "vmm/pc_msrs.h"
-#include "vmm/vlapic_dev.h"
+#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/kvm_pv.h"
+#include "vmm/exit/msr_owner.h"
+#include "vmm/dev/pc_msr_state.h"
+#include "vmm/dev/vlapic_dev.h"
 
 bool builtin_devices_claim_msr(uint32_t index)
 {
@@ -41,7 +41,7 @@ static void test_table_agrees_with_the_checks(void **state)
         assert_int_equal(msr_owner(i), msr_owner_by_checks(i));
 }
 
-/* The checks themselves name the keepers pollux documents (vmm/msr.h). */
+/* The checks themselves name the keepers pollux documents (vmm/exit/msr.h). */
 static void test_each_keeper_holds_its_msrs(void **state)
 {
     (void)state;

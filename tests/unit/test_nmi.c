@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/nmi.h"
+#include "vmm/vcpu/nmi.h"
 
 static void test_two_back_to_back_both_wait(void **state)
 {

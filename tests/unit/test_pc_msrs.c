@@ -1,4 +1,4 @@
-/* The MTRRs and AMD platform MSRs a Linux guest touches at boot (vmm/pc_msrs.h). */
+/* The MTRRs and AMD platform MSRs a Linux guest touches at boot (vmm/dev/pc_msr_state.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/pc_msrs.h"
+#include "vmm/dev/pc_msr_state.h"
 
 static void test_mtrrs_as_kvm_models_them(void **state)
 {

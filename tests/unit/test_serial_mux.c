@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/serial_mux.h"
+#include "vmm/console/serial_mux.h"
 
 static struct serial_mux_result feed(struct serial_mux *m, char c)
 {

@@ -1,6 +1,6 @@
 /*
  * The SVM HLT intercept bits and the V_IRQ protocol (arch/x86/svm/svm_intr.c)
- * together with the local APIC's IRR/ISR (vmm/vlapic.c). No emulator here
+ * together with the local APIC's IRR/ISR (vmm/dev/vlapic.c). No emulator here
  * has Idle HLT, and none can cut a V_IRQ delivery short on demand, so these
  * are the checks of both.
  */
@@ -13,7 +13,7 @@
 
 #include "arch/x86/svm/svm_intr.h"
 #include "arch/x86/svm/vmcb.h"
-#include "vmm/vlapic.h"
+#include "vmm/dev/vlapic.h"
 
 _Static_assert(offsetof(struct vmcb, intercept_misc1) == 0x0c, "HLT intercept word");
 _Static_assert(offsetof(struct vmcb, intercept_misc3) == 0x14, "Idle HLT intercept word");

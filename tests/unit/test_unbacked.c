@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/unbacked.h"
+#include "vmm/exit/unbacked.h"
 
 static void test_policy(void **state)
 {

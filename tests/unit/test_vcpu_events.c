@@ -1,5 +1,5 @@
 /*
- * The halt/poll/wake protocol of vmm/vcpu_events.c, with the scheduler
+ * The halt/poll/wake protocol of vmm/vcpu/vcpu_events.c, with the scheduler
  * replaced by recorders, including the race between a vCPU deciding to halt
  * (and poll) and another CPU sending it an interrupt, run on two host threads.
  */
@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/kvm_pv.h"
-#include "vmm/trace.h"
-#include "vmm/vcpu.h"
+#include "vmm/dev/kvm_pv.h"
+#include "vmm/console/trace.h"
+#include "vmm/vcpu/vcpu.h"
 
 uint64_t tsc_khz = 1000000;
 

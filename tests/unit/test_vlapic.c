@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/vlapic.h"
+#include "vmm/dev/vlapic.h"
 
 #define ID_REG   0x020
 #define VER      0x030

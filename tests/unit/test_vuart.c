@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/vuart.h"
+#include "vmm/dev/vuart.h"
 
 /* The console, replaced by a buffer of everything printed. */
 static char printed[8192];

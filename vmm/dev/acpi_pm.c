@@ -5,7 +5,7 @@
  * (0xCF9, bit 2) and the keyboard controller's reset pulse (0xFE to 0x64)
  * reset, which stops the VM with VM_REBOOT_CODE.
  */
-#include "vmm/acpi_tables.h"
+#include "vmm/load/acpi_tables.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/vm.h"

@@ -1,13 +1,13 @@
 /*
- * COM1 (0x3f8-0x3ff): the 16550 of vmm/vuart.c as a device, byte accesses
+ * COM1 (0x3f8-0x3ff): the 16550 of vmm/dev/vuart.c as a device, byte accesses
  * only, under the VM's devices lock; its interrupt output drives I/O APIC
  * pin VUART_IRQ (vmm/dev/ioapic.c). The exit fast path reads its registers
- * directly (vmm/io.h's io_read, vm_uart_read): the line-status register,
+ * directly (vmm/exit/io.h's io_read, vm_uart_read): the line-status register,
  * polled before each byte out, is the commonest port exit.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/vm_devices.h"
+#include "vmm/dev/vm_devices.h"
 
 __attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
 {

@@ -2,8 +2,8 @@
 
 #include "lib/format.h"
 #include "lib/json.h"
-#include "vmm/guest_access.h"
-#include "vmm/mmio.h"
+#include "vmm/exit/guest_access.h"
+#include "vmm/exit/mmio.h"
 #include "vmm/vm.h"
 
 static bool present(const struct device *dev, const struct vm *vm)

@@ -41,11 +41,11 @@ struct json;
 /* What a callback answers. */
 enum dev_result {
     DEV_DONE,
-    DEV_NOT_MINE, /* ports: counted as unhandled I/O; MSRs: the next keeper (vmm/msr.h) */
+    DEV_NOT_MINE, /* ports: counted as unhandled I/O; MSRs: the next keeper (vmm/exit/msr.h) */
     DEV_FAULT,    /* MSRs: #GP */
 };
 
-/* A keeper's answer (vmm/kvm_pv.h, vmm/pc_msrs.h) as a device's, and back (vmm/msr.h). */
+/* A keeper's answer (vmm/dev/kvm_pv.h, vmm/dev/pc_msr_state.h) as a device's, and back (vmm/exit/msr.h). */
 static inline enum dev_result dev_result_of_msr(enum msr_result r)
 {
     return r == MSR_DONE ? DEV_DONE : r == MSR_FAULT ? DEV_FAULT : DEV_NOT_MINE;
@@ -131,7 +131,7 @@ extern const unsigned builtin_device_count;
 int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned n, char *err,
                       size_t errlen);
 
-/* A per-vCPU device's entry for vCPU v: INIT (vmm/vcpu.c) resets them. */
+/* A per-vCPU device's entry for vCPU v: INIT (vmm/vcpu/vcpu.c) resets them. */
 void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v);
 
 /* Every device's reset, VM-wide and per vCPU (creation, the unit tests). */
@@ -163,7 +163,7 @@ enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint6
 struct exit_record;
 void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d);
 
-/* Is MSR index claimed by a built-in device? (vmm/msr_owner.c's table) */
+/* Is MSR index claimed by a built-in device? (vmm/exit/msr_owner.c's table) */
 bool builtin_devices_claim_msr(uint32_t index);
 
 #endif

@@ -1,16 +1,16 @@
 /*
- * The I/O APIC device (vmm/ioapic.c has its registers): the MMIO window at
+ * The I/O APIC device (vmm/dev/vioapic.c has its registers): the MMIO window at
  * IOAPIC_BASE in PC VMs, under the VM's devices lock, and the messages its
  * pins send, to the local APICs once the lock is dropped. Its pins exist in
  * every VM (the 16550 drives one, vmm/dev/com1.c); the window only in PC VMs.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/guest_access.h"
-#include "vmm/mmio.h"
-#include "vmm/vcpu.h"
-#include "vmm/vlapic_dev.h"
-#include "vmm/vm_devices.h"
+#include "vmm/exit/guest_access.h"
+#include "vmm/exit/mmio.h"
+#include "vmm/vcpu/vcpu.h"
+#include "vmm/dev/vlapic_dev.h"
+#include "vmm/dev/vm_devices.h"
 
 #define IOAPIC_MMIO_SIZE 0x20 /* IOREGSEL and IOWIN; the rest of the page reads 0 */
 

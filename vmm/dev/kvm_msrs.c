@@ -1,12 +1,12 @@
 /*
  * KVM's block of MSRs (0x4b564d00-0x4b564dff), per vCPU: kvmclock's
- * (vmm/kvmclock.h) and MSR_KVM_POLL_CONTROL; vmm/kvm_pv.c has the rules.
+ * (vmm/dev/kvmclock.h) and MSR_KVM_POLL_CONTROL; vmm/dev/kvm_pv.c has the rules.
  * An MSR of the block that KVM's rules do not know goes on to the next
- * keeper (vmm/msr.h), as before: the vendor's, then #GP.
+ * keeper (vmm/exit/msr.h), as before: the vendor's, then #GP.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/kvm_pv.h"
+#include "vmm/dev/kvm_pv.h"
 #include "vmm/vm.h"
 
 static enum dev_result msr_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)

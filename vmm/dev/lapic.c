@@ -1,13 +1,13 @@
-#include "vmm/vlapic_dev.h"
+#include "vmm/dev/vlapic_dev.h"
 
 #include "arch/x86/cpu.h"
-#include "vmm/guest_access.h"
-#include "vmm/mmio.h"
+#include "vmm/exit/guest_access.h"
+#include "vmm/exit/mmio.h"
 #include "sched/sched.h"
-#include "vmm/vcpu.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/vm_devices.h"
+#include "vmm/dev/vm_devices.h"
 
 static uint64_t guest_tsc(struct vcpu *v)
 {
@@ -169,7 +169,7 @@ static enum dev_result msr_write(struct dev_entry *d, struct vcpu *v, struct dev
 }
 
 /*
- * INIT (vmm/vcpu.c, under the vCPU's lock) resets the registers but not
+ * INIT (vmm/vcpu/vcpu.c, under the vCPU's lock) resets the registers but not
  * IA32_APIC_BASE (x2APIC stays on), nor pollux's counters of its timer.
  */
 static void reset(struct dev_entry *d)
@@ -200,7 +200,7 @@ static const struct dev_range msrs[] = {
 /*
  * Per vCPU. Its claims are the same in either mode: in x2APIC mode the page
  * reads all ones and drops writes, in xAPIC mode the x2APIC MSRs fault
- * (vmm/vlapic.c decides), as before the device table.
+ * (vmm/dev/vlapic.c decides), as before the device table.
  */
 const struct device lapic_device = {
     .name = "lapic",

@@ -1,11 +1,11 @@
 /*
- * The PC's MSRs (vmm/pc_msrs.h has the rules), per vCPU: the MTRRs and
+ * The PC's MSRs (vmm/dev/pc_msr_state.h has the rules), per vCPU: the MTRRs and
  * AMD's 0xc001xxxx block. An MSR of the blocks that the rules do not know
- * goes on to the next keeper (vmm/msr.h): the vendor's, then #GP.
+ * goes on to the next keeper (vmm/exit/msr.h): the vendor's, then #GP.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/pc_msrs.h"
+#include "vmm/dev/pc_msr_state.h"
 #include "vmm/vm.h"
 
 static enum dev_result msr_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)

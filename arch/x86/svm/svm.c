@@ -29,7 +29,7 @@
 #include "drivers/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "vmm/fastpath_exit.h"
+#include "vmm/exit/fastpath_exit.h"
 #include "vmm/vm.h"
 
 #define IOPM_PAGES  3

@@ -31,7 +31,7 @@
 #include "drivers/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "vmm/fastpath_exit.h"
+#include "vmm/exit/fastpath_exit.h"
 #include "vmm/vm.h"
 
 #define HOST_IRQ_BACKSTOP_MS 1 /* see prepare_entry */

@@ -1,0 +1,160 @@
+/*
+ * The virtual local APIC of one vCPU: register semantics only, no locking,
+ * no knowledge of vCPUs or host timers, so it runs in host unit tests. The
+ * caller (vmm/dev/lapic.c) routes guest accesses here, delivers the IPIs
+ * an ICR write asks for, arms host timers from vlapic_timer_deadline(), and
+ * injects what vlapic_highest_pending() returns.
+ *
+ * Time: every function that needs it takes `now`, the guest TSC. The timer
+ * counts at the TSC rate divided by TDCR (the "APIC timer rate" pollux
+ * documents in CPUID 0x40000010 EBX is the TSC rate), so expiry times are
+ * exact TSC values. TSC-deadline mode compares MSR 0x6E0 with the guest TSC.
+ *
+ * Registers follow the Intel SDM (vol. 3A ch. 11) for xAPIC (MMIO offsets
+ * 0x000-0x3F0) and x2APIC (MSRs 0x800 + offset/16): ID, version (0x14 with
+ * 6 LVT entries, i.e. 0x50014), TPR, APR (reads 0), PPR, EOI, LDR, DFR
+ * (xAPIC only), SVR, ISR/TMR/IRR (8 x 32 bits), ESR, ICR (x2APIC: one
+ * 64-bit MSR 0x830), LVT timer/thermal/perf/LINT0/LINT1/error, TMICT,
+ * TMCCT, TDCR, SELF_IPI (x2APIC MSR 0x83F).
+ */
+#ifndef POLLUX_VMM_DEV_VLAPIC_H
+#define POLLUX_VMM_DEV_VLAPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/regs.h"
+
+#define VLAPIC_BASE_DEFAULT 0xfee00000u
+#define MSR_IA32_APIC_BASE  0x1b
+#define MSR_X2APIC_FIRST    0x800
+#define MSR_X2APIC_LAST     0x8ff
+
+/* IA32_APIC_BASE bits */
+#define APIC_BASE_BSP    (1u << 8)
+#define APIC_BASE_EXTD   (1u << 10) /* x2APIC mode */
+
+/* ICR delivery modes (bits 10:8) */
+enum apic_delivery {
+    APIC_DM_FIXED = 0,
+    APIC_DM_LOWEST = 1,
+    APIC_DM_SMI = 2,
+    APIC_DM_NMI = 4,
+    APIC_DM_INIT = 5,
+    APIC_DM_STARTUP = 6,
+};
+
+/* ICR destination shorthand (bits 19:18) */
+enum apic_shorthand {
+    APIC_DEST_NONE = 0,
+    APIC_DEST_SELF = 1,
+    APIC_DEST_ALL = 2, /* all including self */
+    APIC_DEST_ALL_BUT_SELF = 3,
+};
+
+/* An IPI requested by an ICR (or SELF_IPI) write, for the caller to deliver. */
+struct vlapic_ipi {
+    uint8_t vector;
+    enum apic_delivery mode;
+    enum apic_shorthand shorthand;
+    bool logical; /* destination mode */
+    bool level;   /* INIT level de-assert (level=0, mode INIT) is to be ignored by the caller */
+    bool trigger_level; /* a level-triggered fixed interrupt (from the I/O APIC): EOI broadcasts */
+    uint32_t dest;      /* xAPIC: 8 bits (ICR bits 63:56); x2APIC: 32 bits */
+};
+
+struct vlapic {
+    uint32_t id;        /* APIC ID: the vCPU id */
+    uint64_t apic_base; /* IA32_APIC_BASE */
+    uint32_t tpr, ldr, dfr, svr, esr, icr_lo, icr_hi;
+    uint32_t lvt_timer, lvt_thermal, lvt_perf, lvt_lint0, lvt_lint1, lvt_error;
+    uint32_t tmict, tdcr;
+    uint32_t irr[8], isr[8], tmr[8];
+    uint32_t eoi_broadcast[8]; /* EOIs of level-triggered vectors, for the I/O APIC */
+    /* Timer state. */
+    uint64_t timer_start;    /* guest TSC when TMICT was written / the period restarted */
+    uint64_t timer_deadline; /* guest TSC of the next expiry, 0 = not armed */
+    uint64_t tsc_deadline;   /* MSR 0x6E0 */
+    /*
+     * What became of the timer's expiries (counters; vlapic_reset clears
+     * them, the vCPU's INIT keeps them):
+     * delivered raised the vector in IRR, coalesced found it already pending
+     * (or the APIC software-disabled) and merged, skipped counts the whole
+     * periods a late periodic expiry passed over. Masked expiries count
+     * nowhere.
+     */
+    struct {
+        uint64_t delivered, coalesced, skipped;
+    } timer_stats;
+};
+
+/* Power-on / INIT state: xAPIC mode at 0xFEE00000, enabled, SVR 0xFF (software disabled). */
+void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp);
+
+bool vlapic_enabled(const struct vlapic *a);    /* IA32_APIC_BASE enable bit */
+bool vlapic_sw_enabled(const struct vlapic *a); /* SVR bit 8 */
+bool vlapic_x2apic(const struct vlapic *a);
+
+/*
+ * xAPIC MMIO access at a register offset (0x000-0xFF0, 32-bit aligned
+ * accesses; others return false). A write may request an IPI: then *ipi is
+ * filled and the function returns true with *ipi_out set. Writes that
+ * change the timer update timer_deadline.
+ * Returns false for an access the hardware would reject (it is then
+ * ignored: reads give 0), true otherwise.
+ */
+bool vlapic_mmio_read(struct vlapic *a, uint32_t offset, uint32_t *value, uint64_t now);
+bool vlapic_mmio_write(struct vlapic *a, uint32_t offset, uint32_t value, uint64_t now,
+                       struct vlapic_ipi *ipi, bool *ipi_out);
+
+/*
+ * MSR access: IA32_APIC_BASE (0x1B), TSC_DEADLINE (0x6E0) and the x2APIC
+ * range (0x800-0x8FF, only in x2APIC mode). Returns false when the guest
+ * must get #GP: x2APIC MSRs outside x2APIC mode, reserved or read-only
+ * registers written, write-only read, reserved bits set (e.g. EOI with a
+ * non-zero value in x2APIC mode), illegal IA32_APIC_BASE transitions (x2APIC
+ * -> xAPIC without disabling first, enabling x2APIC while disabled).
+ * Disabling the APIC (clearing the enable bit) resets it to the state of a
+ * disabled APIC; re-enabling it comes back in xAPIC mode with the ID kept.
+ */
+bool vlapic_msr_read(struct vlapic *a, uint32_t msr, uint64_t *value, uint64_t now);
+bool vlapic_msr_write(struct vlapic *a, uint32_t msr, uint64_t value, uint64_t now,
+                      struct vlapic_ipi *ipi, bool *ipi_out);
+
+/* Would this APIC accept an interrupt addressed (dest, logical) in its current mode? */
+bool vlapic_match_dest(const struct vlapic *a, uint32_t dest, bool logical);
+
+/*
+ * Set the vector in IRR (fixed delivery, edge). Vectors 0-15 are illegal:
+ * they set ESR bit 6 (receive illegal vector) and are dropped. Ignored while
+ * the APIC is disabled or software-disabled. Returns true if IRR changed.
+ */
+bool vlapic_accept(struct vlapic *a, uint8_t vector);
+/* The same for an interrupt of either trigger mode: a level one sets TMR, so its EOI broadcasts. */
+bool vlapic_accept_trigger(struct vlapic *a, uint8_t vector, bool level);
+
+/* A level-triggered vector's EOI waiting to reach the I/O APIC (then forgotten), or -1. */
+int vlapic_take_eoi_broadcast(struct vlapic *a);
+
+/*
+ * The highest IRR vector whose priority class is above PPR's, or -1.
+ * PPR = TPR if TPR[7:4] >= ISRV[7:4] else ISRV & 0xF0.
+ */
+int vlapic_highest_pending(const struct vlapic *a);
+
+/* The vector was delivered to the guest: move it from IRR to ISR. */
+void vlapic_ack(struct vlapic *a, uint8_t vector);
+
+uint32_t vlapic_ppr(const struct vlapic *a);
+
+/*
+ * Timer. vlapic_timer_deadline is the guest TSC of the next expiry (0 =
+ * none). vlapic_timer_expire(now): if the deadline has passed, raise the LVT
+ * timer vector (unless masked), re-arm a periodic timer from the previous
+ * deadline (missed periods coalesce into one interrupt, never early), and
+ * return true.
+ */
+uint64_t vlapic_timer_deadline(const struct vlapic *a);
+bool vlapic_timer_expire(struct vlapic *a, uint64_t now);
+
+#endif

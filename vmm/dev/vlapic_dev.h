@@ -1,0 +1,40 @@
+/*
+ * The local APIC as a device of the VM: guest accesses (xAPIC MMIO through
+ * nested page faults on 0xFEE00000, the x2APIC and TSC-deadline MSRs,
+ * IA32_APIC_BASE) and the IPIs its ICR sends to the VM's vCPUs.
+ */
+#ifndef POLLUX_VMM_DEV_VLAPIC_DEV_H
+#define POLLUX_VMM_DEV_VLAPIC_DEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+#define XAPIC_PAGE ((uint64_t)0xfee00000)
+
+#define XAPIC_PAGE_SIZE 0x1000
+
+/* A nested page fault that is a data access to the xAPIC page (not a fetch). */
+static inline bool xapic_page_access(const struct exit_record *e)
+{
+    return e->npf.gpa - XAPIC_PAGE < XAPIC_PAGE_SIZE && !e->npf.fetch;
+}
+
+/*
+ * A nested page fault inside the xAPIC page: decode and emulate the access
+ * (the exit fast path's direct way to the lapic device, vmm/dev/lapic.c).
+ */
+void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
+
+/* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
+void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg);
+
+/* The MSRs the local APIC owns: IA32_APIC_BASE, TSC_DEADLINE, the x2APIC range. */
+static inline bool vlapic_dev_owns_msr(uint32_t index)
+{
+    return index == MSR_IA32_APIC_BASE || index == MSR_TSC_DEADLINE ||
+           (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
+}
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * The VM's platform devices that interrupt through its I/O APIC: the 16550
+ * on COM1 (pin VUART_IRQ, as the DSDT says; vmm/dev/com1.c) and the I/O
+ * APIC itself at IOAPIC_BASE (vmm/dev/ioapic.c). One lock per VM
+ * (vm->devices_lock) serialises them; messages go to the local APICs after
+ * it is dropped.
+ */
+#ifndef POLLUX_VMM_DEV_VM_DEVICES_H
+#define POLLUX_VMM_DEV_VM_DEVICES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+void vm_devices_init(struct vm *vm);
+
+/*
+ * Under vm->devices_lock, after an access that may have changed the UART:
+ * its output drives its pin. Drops the lock (flags from spin_lock_irqsave),
+ * then sends what the pin's change sends.
+ */
+void vm_uart_changed(struct vm *vm, uint64_t flags);
+
+/*
+ * A COM1 register read (offset 0-7) from a vCPU. Inline: the common port
+ * exit (LSR, polled before each byte out) changes nothing and needs only
+ * the lock and the register.
+ */
+static inline uint32_t vm_uart_read(struct vm *vm, uint16_t offset)
+{
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    struct vuart_read r = vuart_read(&vm->uart, offset);
+    /* A read without side effect left the UART, so its pin, as it was. */
+    if (r.side_effect)
+        vm_uart_changed(vm, flags);
+    else
+        spin_unlock_irqrestore(&vm->devices_lock, flags);
+    return r.value;
+}
+
+/* A COM1 register write from a vCPU. */
+void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value);
+
+/* A byte of console input for the guest's COM1 (any CPU). */
+void vm_uart_input(struct vm *vm, char c);
+
+/* A message of the I/O APIC's to the local APICs it addresses (no lock held). */
+void vm_ioapic_send(struct vm *vm, const struct ioapic_msg *m);
+
+/* A local APIC's EOI of a level-triggered vector. */
+void vm_devices_eoi(struct vm *vm, uint8_t vector);
+
+#endif

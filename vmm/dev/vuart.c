@@ -1,0 +1,244 @@
+#include "vmm/dev/vuart.h"
+
+#include "drivers/console.h"
+#include "lib/string.h"
+
+#define REG_DATA 0 /* THR/RBR, or DLL with DLAB */
+#define REG_IER  1 /* or DLM with DLAB */
+#define REG_IIR  2 /* FCR on write */
+#define REG_LCR  3
+#define REG_MCR  4
+#define REG_LSR  5
+#define REG_MSR  6
+#define REG_SCR  7
+
+#define LCR_DLAB 0x80
+
+#define IER_RDA  0x01
+#define IER_THRE 0x02
+#define IER_RLS  0x04
+#define IER_MS   0x08
+
+#define IIR_NONE  0x01
+#define IIR_MS    0x00
+#define IIR_THRE  0x02
+#define IIR_RDA   0x04
+#define IIR_RLS   0x06
+#define IIR_FIFOS 0xc0
+
+#define FCR_ENABLE   0x01
+#define FCR_CLEAR_RX 0x02
+
+#define MCR_DTR      0x01
+#define MCR_RTS      0x02
+#define MCR_OUT1     0x04
+#define MCR_OUT2     0x08
+#define MCR_LOOPBACK 0x10
+
+#define LSR_DR      0x01
+#define LSR_OVERRUN 0x02
+#define LSR_THRE    0x20
+#define LSR_TEMT    0x40
+
+#define MSR_CTS_DSR_DCD 0xb0 /* a terminal is attached and ready */
+#define MSR_DELTAS      0x0f
+
+void vuart_init(struct vuart *u, const char *owner)
+{
+    memset(u, 0, sizeof(*u));
+    u->owner = owner;
+    u->lcr = 0x03;
+    u->dll = 1;
+}
+
+void vuart_flush(struct vuart *u)
+{
+    if (!u->len)
+        return;
+    /* Escaping can quadruple the length. */
+    char out[VUART_LINE_MAX * 4 + 1];
+    unsigned n = 0;
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned i = 0; i < u->len; i++) {
+        unsigned char c = (unsigned char)u->line[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out[n++] = (char)c;
+        } else {
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+    }
+    out[n] = 0;
+    kprintf("[%s] %s\n", u->owner, out);
+    u->len = 0;
+}
+
+static void put(struct vuart *u, char c)
+{
+    bool after_cr = u->last_cr;
+    u->last_cr = c == '\r';
+    if (c == '\n' && after_cr)
+        return;
+    if (c == '\n' || c == '\r') {
+        if (u->len)
+            vuart_flush(u);
+        else
+            kprintf("[%s] \n", u->owner);
+        return;
+    }
+    u->line[u->len++] = c;
+    if (u->len == VUART_LINE_MAX)
+        vuart_flush(u);
+}
+
+void vuart_puts(struct vuart *u, const char *s, uint64_t len)
+{
+    for (uint64_t i = 0; i < len; i++)
+        put(u, s[i]);
+}
+
+static void receive(struct vuart *u, uint8_t c)
+{
+    if (u->rx_count == VUART_RX_MAX) {
+        u->lsr_errors |= LSR_OVERRUN;
+        return;
+    }
+    u->rx[(u->rx_head + u->rx_count++) % VUART_RX_MAX] = c;
+}
+
+void vuart_input(struct vuart *u, char c)
+{
+    /* In loopback the receiver hears only the transmitter. */
+    if (!(u->mcr & MCR_LOOPBACK))
+        receive(u, (uint8_t)c);
+}
+
+/* The modem status lines: in loopback they are MCR's outputs, else a ready terminal. */
+static uint8_t modem_lines(const struct vuart *u)
+{
+    if (!(u->mcr & MCR_LOOPBACK))
+        return MSR_CTS_DSR_DCD;
+    uint8_t m = u->mcr;
+    return (uint8_t)((m & MCR_RTS ? 0x10 : 0) | (m & MCR_DTR ? 0x20 : 0) |
+                     (m & MCR_OUT1 ? 0x40 : 0) | (m & MCR_OUT2 ? 0x80 : 0));
+}
+
+/* The highest-priority pending interrupt's IIR identification, or IIR_NONE. */
+static uint8_t interrupt_id(const struct vuart *u)
+{
+    if ((u->ier & IER_RLS) && u->lsr_errors)
+        return IIR_RLS;
+    if ((u->ier & IER_RDA) && u->rx_count)
+        return IIR_RDA;
+    if ((u->ier & IER_THRE) && u->thre_pending)
+        return IIR_THRE;
+    if ((u->ier & IER_MS) && u->msr_delta)
+        return IIR_MS;
+    return IIR_NONE;
+}
+
+bool vuart_irq(const struct vuart *u)
+{
+    return interrupt_id(u) != IIR_NONE && (u->mcr & MCR_OUT2);
+}
+
+struct vuart_read vuart_read(struct vuart *u, uint16_t offset)
+{
+    bool dlab = u->lcr & LCR_DLAB;
+    switch (offset) {
+    case REG_DATA: {
+        if (dlab)
+            return (struct vuart_read){u->dll, false};
+        if (!u->rx_count)
+            return (struct vuart_read){0, false};
+        uint8_t c = u->rx[u->rx_head];
+        u->rx_head = (u->rx_head + 1) % VUART_RX_MAX;
+        u->rx_count--;
+        return (struct vuart_read){c, true};
+    }
+    case REG_IER:
+        return (struct vuart_read){dlab ? u->dlm : u->ier, false};
+    case REG_IIR: {
+        uint8_t id = interrupt_id(u);
+        /* Reading IIR acknowledges a THR-empty interrupt it reports. */
+        bool ack = id == IIR_THRE;
+        if (ack)
+            u->thre_pending = false;
+        return (struct vuart_read){id | (u->fcr & FCR_ENABLE ? IIR_FIFOS : 0), ack};
+    }
+    case REG_LCR:
+        return (struct vuart_read){u->lcr, false};
+    case REG_MCR:
+        return (struct vuart_read){u->mcr, false};
+    case REG_LSR: {
+        uint8_t errors = u->lsr_errors;
+        u->lsr_errors = 0;
+        return (struct vuart_read){LSR_THRE | LSR_TEMT | errors | (u->rx_count ? LSR_DR : 0),
+                                   errors != 0};
+    }
+    case REG_MSR: {
+        uint8_t delta = u->msr_delta;
+        u->msr_delta = 0;
+        return (struct vuart_read){modem_lines(u) | delta, delta != 0};
+    }
+    default:
+        return (struct vuart_read){u->scr, false};
+    }
+}
+
+static void set_mcr(struct vuart *u, uint8_t value)
+{
+    uint8_t before = modem_lines(u);
+    u->mcr = value & 0x1f;
+    uint8_t after = modem_lines(u), changed = before ^ after;
+    /* Delta CTS, delta DSR, trailing edge of RI, delta DCD. */
+    u->msr_delta |= (uint8_t)((changed & 0x10 ? 0x01 : 0) | (changed & 0x20 ? 0x02 : 0) |
+                              (before & ~after & 0x40 ? 0x04 : 0) | (changed & 0x80 ? 0x08 : 0));
+}
+
+void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
+{
+    bool dlab = u->lcr & LCR_DLAB;
+    switch (offset) {
+    case REG_DATA:
+        if (dlab) {
+            u->dll = value;
+            break;
+        }
+        if (u->mcr & MCR_LOOPBACK)
+            receive(u, value);
+        else
+            put(u, (char)value);
+        /* Sent at once: THR is empty again. */
+        u->thre_pending = true;
+        break;
+    case REG_IER:
+        if (dlab) {
+            u->dlm = value;
+            break;
+        }
+        /* Enabling the THR-empty interrupt with THR empty raises it. */
+        if ((value & IER_THRE) && !(u->ier & IER_THRE))
+            u->thre_pending = true;
+        u->ier = value & 0x0f;
+        break;
+    case REG_IIR:
+        u->fcr = value;
+        if (value & FCR_CLEAR_RX || !(value & FCR_ENABLE))
+            u->rx_count = 0;
+        break;
+    case REG_LCR:
+        u->lcr = value;
+        break;
+    case REG_MCR:
+        set_mcr(u, value);
+        break;
+    case REG_SCR:
+        u->scr = value;
+        break;
+    default: /* LSR, MSR: read-only */
+        break;
+    }
+}

@@ -1,0 +1,35 @@
+/*
+ * Nested page faults outside the VM's RAM (the exit fast path takes the
+ * xAPIC page's itself): a device's page through the VM's device table,
+ * else the VM's unbacked= policy (vmm/exit/unbacked.h).
+ */
+#include "vmm/dev/device.h"
+#include "vmm/exit/exits.h"
+#include "vmm/exit/guest_access.h"
+#include "vmm/exit/mmio.h"
+#include "vmm/exit/unbacked.h"
+
+void handle_npf(struct vcpu *v, const struct exit_record *e)
+{
+    /* A device's page (the xAPIC's, the I/O APIC's): through the table. Never a fetch. */
+    struct dev_entry *d = e->npf.fetch ? 0 : vm_devices_find_mmio(v->vm, v, e->npf.gpa);
+    if (d) {
+        vm_devices_mmio(v, e, d);
+        return;
+    }
+    if (unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch)) {
+        struct mmio_op op;
+        if (!mmio_fetch(v, e, "unbacked memory", &op))
+            return;
+        uint64_t value = unbacked_access(&v->vm->unbacked, &op);
+        if (!op.write)
+            mmio_load_done(v, &op, value);
+        vcpu_advance(v, op.len);
+        return;
+    }
+    vm_fail_access(v, e->npf.gpa, "%s guest-physical 0x%lx, outside the VM's memory",
+                   e->npf.fetch   ? "instruction fetch from"
+                   : e->npf.write ? "write to"
+                                  : "read from",
+                   e->npf.gpa);
+}

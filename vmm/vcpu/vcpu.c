@@ -1,0 +1,303 @@
+/* The vCPU run loop: event injection before each entry, exits, timers. */
+#include "vmm/vcpu/vcpu.h"
+
+#include <stddef.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/tsc.h"
+#include "lib/format.h"
+#include "sched/sched.h"
+#include "sched/watchdog.h"
+#include "vmm/exit/exits.h"
+#include "vmm/vcpu/fastpath.h"
+#include "vmm/exit/guest_access.h"
+#include "vmm/vcpu/pause.h"
+#include "vmm/vmm.h"
+
+#define INSN_HLT 0xf4
+
+static void timer_expired(struct timer *t, uint64_t now)
+{
+    struct vcpu *v = (struct vcpu *)((char *)t - __builtin_offsetof(struct vcpu, timer));
+    struct vm *vm = v->vm;
+    if (vm->deadline && now >= vm->deadline)
+        vm_request_stop(vm, -1, "timeout");
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    if (vlapic_timer_expire(&v->lapic, now + vm->tsc_offset))
+        vcpu_notify(v);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+}
+
+void vcpu_timer_update(struct vcpu *v)
+{
+    /* Only a vCPU that can run has a timer: it is cancelled on its own CPU when it leaves. */
+    if (v->se.state == SCHED_PARKED || v->se.state == SCHED_STOPPED) {
+        timer_cancel(&v->timer);
+        return;
+    }
+    uint64_t guest = vlapic_timer_deadline(&v->lapic);
+    uint64_t host = 0;
+    if (guest) {
+        /*
+         * Converted relative to now: the guest chooses its TSC and its
+         * deadlines, so an absolute conversion could wrap into the past and
+         * fire forever.
+         */
+        uint64_t now = rdtsc(), gnow = now + v->vm->tsc_offset;
+        uint64_t ahead = guest > gnow ? guest - gnow : 0;
+        host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
+    }
+    uint64_t vm_deadline = v->vm->stopping ? 0 : v->vm->deadline;
+    if (vm_deadline && (!host || vm_deadline < host))
+        host = vm_deadline;
+    if (host)
+        timer_arm(&v->timer, v->se.cpu, host);
+    else
+        timer_cancel(&v->timer);
+}
+
+void vcpu_init_events(struct vcpu *v)
+{
+    timer_init(&v->timer, timer_expired);
+    v->sipi_vector = -1;
+}
+
+/*
+ * STI; HLT with an interrupt already pending: on hardware the HLT executes
+ * and the interrupt wakes it at once, with its return address after the
+ * HLT. Waiting for an interrupt window instead comes to the same where the
+ * CPU keeps the STI shadow across VMRUN, but QEMU before 9.1 drops it: the
+ * window then opens before the HLT, the handler runs first and the HLT
+ * sleeps with nothing left to wake it (a guest hang seen about once in 20
+ * loaded runs of the smp boot test). So pollux completes the HLT itself.
+ */
+static bool hlt_in_shadow(struct vcpu *v)
+{
+    uint8_t insn[INSN_MAX];
+    int code_bits;
+    uint64_t la;
+    return (v->regs.rflags & RFLAGS_IF) && virt->in_interrupt_shadow(v) &&
+           vcpu_fetch_insn(v, insn, &code_bits, &la) >= 1 && insn[0] == INSN_HLT;
+}
+
+/*
+ * Before entry, with interrupts off: INIT and startup IPIs change what runs;
+ * NMIs and then the highest local APIC interrupt are injected if the guest
+ * can take them, else the CPU is asked to exit when it can.
+ */
+static bool prepare_entry(struct vcpu *v, bool *window)
+{
+    /*
+     * The common case, nothing pending and no window open, needs no lock: an
+     * event that arrives after this look is followed by a kick, which makes
+     * the entry exit at once.
+     */
+    if (!*window && !nmi_waiting(&v->nmi) && !v->init_pending && v->sipi_vector < 0 &&
+        vlapic_highest_pending(&v->lapic) < 0)
+        return true;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    if (v->init_pending) {
+        v->init_pending = false;
+        if (v->id != 0) {
+            /* INIT resets the vCPU's devices: the local APIC (vmm/dev/lapic.c). */
+            vm_devices_reset_vcpu(v->vm, v);
+            if (v->sipi_vector < 0) {
+                /* An AP goes back to waiting for a startup IPI. */
+                v->sipi_armed = true;
+                sched_set_state(&v->se, SCHED_PARKED, rdtsc());
+                vcpu_timer_update(v);
+                spin_unlock_irqrestore(&v->se.lock, flags);
+                return false;
+            }
+            /* The startup IPI came with the INIT: restart at once (below). */
+        }
+    }
+    if (v->sipi_vector >= 0) {
+        virt->vcpu_reset_real(v, (uint8_t)v->sipi_vector);
+        v->sipi_vector = -1;
+    }
+    if (nmi_waiting(&v->nmi)) {
+        nmi_process(&v->nmi, virt->nmi_in_service(v));
+        if (v->nmi.pending && virt->nmi_allowed(v)) {
+            virt->inject_nmi(v);
+            nmi_injected(&v->nmi);
+        }
+        /* The one latched behind an injected NMI waits for the end of its handler. */
+        if (v->nmi.pending)
+            virt->set_nmi_window(v, true);
+    }
+    int vector = vlapic_highest_pending(&v->lapic);
+    if (vector >= 0 && hlt_in_shadow(v)) {
+        vcpu_advance(v, 1);
+        v->stats.hlt_in_shadow++;
+    }
+    /*
+     * Where the CPU takes an offered vector as soon as the guest can, every
+     * pending one is offered (below), as hardware presents interrupts. QEMU
+     * also needs it: after an EVENTINJ interrupt its TCG loop may deliver
+     * the vector a second time (docs/virtual_interrupts.md).
+     */
+    if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(v)) {
+        virt->inject_interrupt(v, (uint8_t)vector);
+        vlapic_ack(&v->lapic, (uint8_t)vector);
+        vector = vlapic_highest_pending(&v->lapic);
+    }
+    /*
+     * One the guest cannot take now is offered to the CPU (SVM V_IRQ), which
+     * delivers it when the guest can; it stays in IRR until then, so the next
+     * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
+     */
+    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
+    *window = vector >= 0 || v->nmi.pending;
+    if (!offered)
+        virt->set_interrupt_window(v, vector >= 0);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+    return true;
+}
+
+enum sched_run_result vcpu_run(struct vcpu *v)
+{
+    struct vm *vm = v->vm;
+    if (v->halt.active)
+        vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
+    pause_sched_in(v);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+    fpu_guest_enter(&v->fpu);
+    debugregs_load(&v->debug);
+    guest_msrs_load(&v->msrs);
+    if (virt->vcpu_load)
+        virt->vcpu_load(v);
+    enum sched_run_result result;
+    bool window = true; /* look under the lock on the first entry */
+    for (;;) {
+        /* Taken before anything is looked at: vmm/vcpu/fastpath.h. */
+        vcpu_changes_take(&v->changed);
+        watchdog_beat();
+        if (vm->stopping) {
+            result = SCHED_RUN_STOPPED;
+            break;
+        }
+        if (!prepare_entry(v, &window)) {
+            result = SCHED_RUN_PARKED;
+            break;
+        }
+        sched_prepare_entry(&v->se);
+        struct exit_record e;
+        if (virt->vcpu_run(v, &e) == FASTPATH_NOT_MINE)
+            handle_exit(v, &e);
+        v->stats.exit_cycles[e.reason] += rdtsc() - v->exited_at;
+        /*
+         * vcpu_halt's own decision, not v->se.state: a waker may already have
+         * made the vCPU RUNNABLE and queued it again.
+         */
+        if (v->halted) {
+            v->halted = false;
+            result = SCHED_RUN_BLOCKED;
+            break;
+        }
+        if (v->spin.detected) {
+            v->spin.detected = false;
+            if (pause_directed_yield(v)) {
+                result = SCHED_RUN_PREEMPTED;
+                break;
+            }
+        }
+        if (sched_should_yield()) {
+            result = SCHED_RUN_PREEMPTED;
+            break;
+        }
+    }
+    if (result == SCHED_RUN_PREEMPTED && vm->nvcpus > 1) {
+        /* For its siblings' directed yields: a vCPU preempted in user mode holds no kernel lock. */
+        struct guest_mode m;
+        virt->get_mode(v, &m);
+        v->se.preempted_in_user = m.cpl == 3;
+    }
+    if (virt->vcpu_put)
+        virt->vcpu_put(v);
+    debugregs_save(&v->debug);
+    fpu_guest_leave(&v->fpu);
+    return result;
+}
+
+void vcpu_retire(struct vcpu *v)
+{
+    timer_cancel(&v->timer);
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    sched_set_state(&v->se, SCHED_STOPPED, rdtsc());
+    spin_unlock_irqrestore(&v->se.lock, flags);
+    vmm_vcpu_retired(v->vm);
+}
+
+static struct vcpu *entity_vcpu(const struct sched_entity *e)
+{
+    return (struct vcpu *)((char *)e - offsetof(struct vcpu, se));
+}
+
+static enum sched_run_result run_entity(struct sched_entity *e)
+{
+    return vcpu_run(entity_vcpu(e));
+}
+
+static void unload_entity(struct sched_entity *e)
+{
+    virt->vcpu_unload(entity_vcpu(e));
+}
+
+static void retire_entity(struct sched_entity *e)
+{
+    vcpu_retire(entity_vcpu(e));
+}
+
+/* Waiting for a startup IPI, it has just left its CPU: its VM stopped, or a startup IPI came. */
+static enum sched_parked parked_entity(struct sched_entity *e)
+{
+    struct vcpu *v = entity_vcpu(e);
+    if (v->vm->stopping)
+        return SCHED_PARKED_RETIRE;
+    return v->sipi_vector >= 0 ? SCHED_PARKED_WAKE : SCHED_PARKED_STAY;
+}
+
+static bool arm_entity(struct sched_entity *e, uint64_t deadline)
+{
+    return virt->set_preemption_timer(entity_vcpu(e), deadline);
+}
+
+/* Its CPU's slice timer or a kick: the exit fast path must take the full path (vmm/vcpu/fastpath.h). */
+static void notice_entity(struct sched_entity *e)
+{
+    vcpu_changes_raise(&entity_vcpu(e)->changed, CHANGE_HOST);
+}
+
+static bool entity_event_pending(struct sched_entity *e)
+{
+    struct vcpu *v = entity_vcpu(e);
+    return nmi_waiting(&v->nmi) || vlapic_highest_pending(&v->lapic) >= 0;
+}
+
+static void name_entity(const struct sched_entity *e, char *buf, unsigned len)
+{
+    const struct vcpu *v = entity_vcpu(e);
+    snprintf(buf, len, "%s/%u", v->vm->cfg.name, v->id);
+}
+
+static struct sched_entity_ops vcpu_entity_ops = {
+    .run = run_entity,
+    .unload = unload_entity,
+    .retire = retire_entity,
+    .parked = parked_entity,
+    .arm_preemption = arm_entity,
+    .notice = notice_entity,
+    .event_pending = entity_event_pending,
+    .name = name_entity,
+};
+
+void vcpu_sched_register(void)
+{
+    vcpu_entity_ops.unload_to_move = virt && virt->unload_to_move;
+    sched_set_entity_ops(&vcpu_entity_ops);
+}

@@ -1,0 +1,57 @@
+/*
+ * Running a vCPU and delivering events to it: the pieces of the vCPU life
+ * cycle that vmm/ owns, called by sched/ (running) and by anything that makes
+ * an event pending (IPIs, timers, stop requests).
+ */
+#ifndef POLLUX_VMM_VCPU_VCPU_H
+#define POLLUX_VMM_VCPU_VCPU_H
+
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+/* Set up v's timer and event fields (at creation). */
+void vcpu_init_events(struct vcpu *v);
+
+/* Run v on this CPU (state RUNNING) until it must leave the CPU. */
+enum sched_run_result vcpu_run(struct vcpu *v);
+
+/* The scheduler's operations on a vCPU's entity (sched/entity.h), registered at boot. */
+void vcpu_sched_register(void);
+
+/*
+ * An event for v became pending (lock held): wake it if it is halted and the
+ * event would end the halt, or make its CPU leave guest mode if it is
+ * running elsewhere so the event is injected.
+ */
+void vcpu_notify(struct vcpu *v);
+
+/*
+ * Whether a pending event would end a halt: an NMI, INIT, a stop request, or
+ * an interrupt the local APIC would deliver while the guest has IF=1. Exact
+ * under v->se.lock. Without it (the exit fast path's HLT), a snapshot that errs
+ * only one way: an event it sees stays pending until v's own CPU delivers
+ * it, and one it misses is seen by vcpu_halt under the lock.
+ */
+bool vcpu_has_wake_event(struct vcpu *v);
+
+/*
+ * HLT with interrupts off, on v's CPU: unless an event is already
+ * deliverable, poll for one (when the window allows), then block and set
+ * v->halted if none came (vmm/vcpu/vcpu_events.c states the protocol).
+ */
+void vcpu_halt(struct vcpu *v);
+
+/* On v's CPU once its halt is over: statistics, the next polling window, the trace. */
+void vcpu_halt_finish(struct vcpu *v);
+
+/* The halt-polling maximum in ns for v: its VM's halt_poll_ns= or the global one. */
+uint64_t vcpu_halt_poll_max(const struct vcpu *v);
+
+/* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */
+void vcpu_timer_update(struct vcpu *v);
+
+/* Leave the CPU for good: cancel the timer, state STOPPED, and retire from the VM. */
+void vcpu_retire(struct vcpu *v);
+
+#endif
