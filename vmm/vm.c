@@ -58,12 +58,12 @@ static void vm_vfail(struct vcpu *v, const char *reason, const uint64_t *gpa, co
     if (!claim_stop(vm, -1, reason))
         return;
     vsnprintf(vm->stop_detail, sizeof(vm->stop_detail), fmt, ap);
-    vm->stop_rip = v->regs.rip;
+    vm->stop_rip = v->hw.regs.rip;
     if (gpa) {
         vm->stop_address = *gpa;
         vm->stop_has_address = true;
     }
-    kprintf("pollux: stopping VM %s (vcpu %u, rip 0x%lx): %s\n", vm->cfg.name, v->id, v->regs.rip,
+    kprintf("pollux: stopping VM %s (vcpu %u, rip 0x%lx): %s\n", vm->cfg.name, v->hw.id, v->hw.regs.rip,
             vm->stop_detail);
     stop_vcpus(vm);
 }

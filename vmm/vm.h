@@ -7,6 +7,7 @@
 #define POLLUX_VMM_VM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/debugreg.h"
@@ -93,13 +94,11 @@ struct vcpu_halt {
 };
 
 struct vcpu {
+    struct virt_vcpu hw; /* first: the backend's view (arch/x86/virt.h), vcpu_of below */
     struct vm *vm;
-    unsigned id;
-    struct guest_regs regs;
     struct fpu_state fpu;
     struct debug_regs debug; /* DR0-DR3, DR6 while the vCPU is off its CPU */
     struct guest_msrs msrs;
-    void *arch; /* vendor context: VMCB or VMCS */
     /*
      * What the scheduler runs (sched/entity.h). se.lock also protects lapic
      * and the pending events below: an event is made pending and the state
@@ -134,18 +133,16 @@ struct vcpu {
 struct trace_ring;
 
 struct vm {
+    struct virt_vm hw;   /* the backend's view: nested paging, TSC offset, RAM, name */
     struct vmconfig cfg; /* name, memory size, vCPU count, ... */
     unsigned index;
-    uint8_t *mem; /* host pointer to guest-physical 0 */
     uint64_t mem_hpa;
-    void *arch; /* nested page tables */
     struct vcpu *vcpus[VM_MAX_VCPUS];
     unsigned nvcpus;
     struct vuart uart;
     struct ioapic ioapic;
     bool pc_platform; /* a Linux guest's PC: I/O APIC, power and reset registers, PCI ports */
     struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/dev/vm_devices.h) */
-    uint64_t tsc_offset;          /* guest TSC = host TSC + tsc_offset */
     uint64_t deadline;            /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
@@ -190,7 +187,15 @@ static inline void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 {
     if (gpa >= vm->cfg.mem || len > vm->cfg.mem - gpa)
         return 0;
-    return vm->mem + gpa;
+    return vm->hw.mem + gpa;
+}
+
+_Static_assert(offsetof(struct vcpu, hw) == 0, "vcpu_of: hw is struct vcpu's first member");
+
+/* The vCPU whose backend view hw is. */
+static inline struct vcpu *vcpu_of(struct virt_vcpu *hw)
+{
+    return (struct vcpu *)hw;
 }
 
 #endif

@@ -68,13 +68,13 @@ static void vm_free(struct vm *vm)
             continue;
         sched_unplace(&v->se);
         if (virt)
-            virt->vcpu_destroy(v);
+            virt->vcpu_destroy(&v->hw);
         fpu_state_free(&v->fpu);
         pmm_free(&host_pmm, (uint64_t)v, (sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
     }
     if (virt)
-        virt->vm_destroy(vm);
-    if (vm->mem)
+        virt->vm_destroy(&vm->hw);
+    if (vm->hw.mem)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     if (vm->trace)
         pmm_free(&host_pmm, (uint64_t)vm->trace, TRACE_RING_PAGES);
@@ -104,7 +104,7 @@ static void zero_guest_memory(struct vm *vm)
 {
     for (uint64_t off = 0; off < vm->cfg.mem; off += TWO_MIB) {
         uint64_t len = vm->cfg.mem - off < TWO_MIB ? vm->cfg.mem - off : TWO_MIB;
-        memset(vm->mem + off, 0, len);
+        memset(vm->hw.mem + off, 0, len);
         watchdog_beat();
     }
 }
@@ -135,7 +135,7 @@ static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index,
         img.initrd = (const uint8_t *)rd->start;
         img.initrd_size = rd->end - rd->start;
     }
-    if (linux_load(vm->mem, vm->cfg.mem, vm->cfg.vcpus, &img, vm->cfg.args, entry, err,
+    if (linux_load(vm->hw.mem, vm->cfg.mem, vm->cfg.vcpus, &img, vm->cfg.args, entry, err,
                    sizeof(err))) {
         reject(vm->cfg.name, err);
         return -1;
@@ -208,16 +208,17 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index,
         reject(name, err);
         return false;
     }
-    vm->mem = (uint8_t *)vm->mem_hpa;
+    vm->hw.mem = (uint8_t *)vm->mem_hpa;
+    vm->hw.mem_size = vm->cfg.mem;
     zero_guest_memory(vm);
     if (out->linux)
         return !load_linux(vm, bi, index, &out->entry);
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
-    image_load(data, &img, vm->mem);
+    image_load(data, &img, vm->hw.mem);
     out->entry = img.entry;
-    if (!mbinfo_build(vm->mem, vm->cfg.mem, (uint32_t)out->info_gpa, MBINFO_MAX, cmdline)) {
+    if (!mbinfo_build(vm->hw.mem, vm->cfg.mem, (uint32_t)out->info_gpa, MBINFO_MAX, cmdline)) {
         reject(name, "the command line does not fit in the boot information");
         return false;
     }
@@ -227,8 +228,8 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index,
 /* Nested paging over guest RAM, and the trace ring (the key console can turn traces on). */
 static bool vm_map(struct vm *vm)
 {
-    if (virt->vm_init(vm) ||
-        virt->vm_map(vm, 0, vm->mem_hpa, vm->cfg.mem, PT_READ | PT_WRITE | PT_EXEC)) {
+    if (virt->vm_init(&vm->hw) ||
+        virt->vm_map(&vm->hw, 0, vm->mem_hpa, vm->cfg.mem, PT_READ | PT_WRITE | PT_EXEC)) {
         reject(vm->cfg.name, "out of memory for the nested page tables");
         return false;
     }
@@ -260,11 +261,12 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     }
     vm->vcpus[vm->nvcpus++] = v;
     v->vm = vm;
-    v->id = i;
+    v->hw.vm = &vm->hw;
+    v->hw.id = i;
     sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
                       &vm->group, i, rdtsc());
     vm->group_members[i] = &v->se;
-    if (fpu_state_init(&v->fpu) || virt->vcpu_create(v)) {
+    if (fpu_state_init(&v->fpu) || virt->vcpu_create(&v->hw)) {
         reject(name, "out of memory for the vCPUs");
         return false;
     }
@@ -279,13 +281,13 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
         v->sipi_armed = true;
         return true;
     }
-    virt->vcpu_reset_protected(v, start->entry);
+    virt->vcpu_reset_protected(&v->hw, start->entry);
     if (start->linux) {
         /* Linux's 32-bit boot protocol: ESI = boot_params, interrupts off. */
-        v->regs.rsi = LINUX_BOOT_PARAMS_GPA;
+        v->hw.regs.rsi = LINUX_BOOT_PARAMS_GPA;
     } else {
-        v->regs.rax = MB1_BOOT_MAGIC;
-        v->regs.rbx = start->info_gpa;
+        v->hw.regs.rax = MB1_BOOT_MAGIC;
+        v->hw.regs.rbx = start->info_gpa;
     }
     return true;
 }
@@ -306,7 +308,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         !vm_map(vm))
         goto fail;
     vm->index = index;
-    vm->tsc_offset = -rdtsc();
+    vm->hw.name = vm->cfg.name;
+    vm->hw.tsc_offset = -rdtsc();
     vm_devices_init(vm);
     for (unsigned i = 0; i < vm->cfg.vcpus; i++)
         if (!vcpu_add(vm, i, &start))
@@ -460,8 +463,8 @@ void vmm_dump(void)
             kprintf("    vcpu %u: %s for %lu us on cpu %u%s%s, rip 0x%lx, if %d, irr %d, isr %d, "
                     "deliverable %d, nmi %d, init %d, sipi %d, timer %s %ld us\n",
                     n, vcpu_state_names[v->se.state], to_us(now - v->se.state_since), v->se.cpu,
-                    v->se.on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->regs.rip,
-                    !!(v->regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
+                    v->se.on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->hw.regs.rip,
+                    !!(v->hw.regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
                     highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic),
                     nmi_waiting(&v->nmi), v->init_pending, v->sipi_vector,
                     v->timer.cpu >= 0 ? "due in" : "off",

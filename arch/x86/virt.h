@@ -12,8 +12,8 @@
 
 #include "arch/x86/features.h"
 
-struct vm;
-struct vcpu;
+struct virt_vm;
+struct virt_vcpu;
 
 /* Common exit reasons; vmm/ dispatches on these through a table. */
 enum exit_reason {
@@ -85,6 +85,34 @@ struct guest_regs {
     uint64_t rsp, rip, rflags;
 };
 
+/*
+ * What a backend sees of a VM and of a vCPU: vmm/'s struct vm and struct
+ * vcpu begin with these (their `hw` member), and the seam's operations take
+ * them. Set at creation and fixed for the VM's life, but for the registers.
+ */
+struct virt_vm {
+    void *arch;          /* the vendor's: nested page tables */
+    uint64_t tsc_offset; /* guest TSC = host TSC + tsc_offset */
+    uint8_t *mem;        /* host pointer to guest-physical 0 */
+    uint64_t mem_size;   /* bytes of guest RAM from guest-physical 0 */
+    const char *name;
+};
+
+struct virt_vcpu {
+    struct guest_regs regs;
+    void *arch; /* the vendor's context: VMCB or VMCS */
+    struct virt_vm *vm;
+    unsigned id;
+};
+
+/* Guest RAM at [gpa, gpa + len), or NULL where it is not all RAM. */
+static inline void *virt_gpa_ptr(const struct virt_vm *vm, uint64_t gpa, uint64_t len)
+{
+    if (gpa >= vm->mem_size || len > vm->mem_size - gpa)
+        return 0;
+    return vm->mem + gpa;
+}
+
 /* What the page-table walker and the instruction decoder need to know. */
 struct guest_mode {
     uint64_t cr0, cr3, cr4, efer;
@@ -139,13 +167,13 @@ struct virt_ops {
     /* Per host CPU, before it runs any vCPU. */
     int (*cpu_enable)(char *err, size_t errlen);
     /* Nested page tables: create, map guest-physical to host-physical, free. */
-    int (*vm_init)(struct vm *vm);
-    int (*vm_map)(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
-    void (*vm_destroy)(struct vm *vm);
-    int (*vcpu_create)(struct vcpu *v);
-    void (*vcpu_destroy)(struct vcpu *v);
+    int (*vm_init)(struct virt_vm *vm);
+    int (*vm_map)(struct virt_vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
+    void (*vm_destroy)(struct virt_vm *vm);
+    int (*vcpu_create)(struct virt_vcpu *v);
+    void (*vcpu_destroy)(struct virt_vcpu *v);
     /* Multiboot entry state: 32-bit protected mode, flat segments, paging off. */
-    void (*vcpu_reset_protected)(struct vcpu *v, uint32_t entry);
+    void (*vcpu_reset_protected)(struct virt_vcpu *v, uint32_t entry);
     /*
      * Enter the guest with interrupts deliverable to the host; fill e on
      * exit. After every exit, before host interrupts are taken, it calls
@@ -162,34 +190,34 @@ struct virt_ops {
      * leaves RSP unread): their handlers never use it. It holds the guest's
      * RSP at every other exit and once vcpu_run returns.
      */
-    enum fastpath_result (*vcpu_run)(struct vcpu *v, struct exit_record *e);
+    enum fastpath_result (*vcpu_run)(struct virt_vcpu *v, struct exit_record *e);
     /*
      * Around a series of vcpu_run calls on one CPU (vmm/vcpu/vcpu.c's vcpu_run),
      * host interrupts on: guest state the host never uses stays in the CPU
      * from load to put instead of being switched at every exit. Optional.
      */
-    void (*vcpu_load)(struct vcpu *v);
-    void (*vcpu_put)(struct vcpu *v);
-    void (*inject_exception)(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
-    void (*get_mode)(struct vcpu *v, struct guest_mode *m);
+    void (*vcpu_load)(struct virt_vcpu *v);
+    void (*vcpu_put)(struct virt_vcpu *v);
+    void (*inject_exception)(struct virt_vcpu *v, uint8_t vector, bool has_error, uint32_t error);
+    void (*get_mode)(struct virt_vcpu *v, struct guest_mode *m);
     /*
      * For exits without an instruction length (SVM without NRIPS): the part
      * of get_mode the fetch of that instruction needs. NULL where exits
      * rarely lack one (VMX): vmm takes it from get_mode then.
      */
-    void (*get_code_mode)(struct vcpu *v, struct guest_code_mode *m);
+    void (*get_code_mode)(struct virt_vcpu *v, struct guest_code_mode *m);
     /*
      * After an instruction pollux emulated (RIP already past it): the
      * STI/MOV-SS shadow ends with it, and if the guest had RFLAGS.TF set the
      * single-step #DB (DR6.BS) follows it, as the CPU would have raised it.
      */
-    void (*end_emulated_instruction)(struct vcpu *v);
+    void (*end_emulated_instruction)(struct virt_vcpu *v);
     /*
      * MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...).
      * Writes of linear addresses arrive checked canonical (vmm/vcpu/guest_msrs.c).
      */
-    enum msr_result (*msr_read)(struct vcpu *v, uint32_t index, uint64_t *value);
-    enum msr_result (*msr_write)(struct vcpu *v, uint32_t index, uint64_t value);
+    enum msr_result (*msr_read)(struct virt_vcpu *v, uint32_t index, uint64_t *value);
+    enum msr_result (*msr_write)(struct virt_vcpu *v, uint32_t index, uint64_t value);
     /* For every vCPU reset from now on; PLAIN only where the CPU lacks Idle HLT. */
     void (*set_hlt_intercept)(enum hlt_intercept mode);
     enum pause_hw (*pause_hw)(void);
@@ -199,16 +227,16 @@ struct virt_ops {
      * ple_gap = gap; SVM's pause filter with count = window and threshold =
      * gap (0: count only). Never unconditional exiting together with PLE.
      */
-    void (*set_pause_exiting)(struct vcpu *v, enum pause_exiting mode, uint32_t window,
+    void (*set_pause_exiting)(struct virt_vcpu *v, enum pause_exiting mode, uint32_t window,
                               uint32_t gap);
-    void (*set_tsc_offset)(struct vcpu *v, uint64_t offset);
+    void (*set_tsc_offset)(struct virt_vcpu *v, uint64_t offset);
     /*
      * A timer that counts only while the guest runs and forces
      * EXIT_PREEMPTION_TIMER once the host TSC reaches tsc_deadline (0
      * disarms). Returns false when the backend has none (SVM): the host's
      * local APIC timer serves instead.
      */
-    bool (*set_preemption_timer)(struct vcpu *v, uint64_t tsc_deadline);
+    bool (*set_preemption_timer)(struct virt_vcpu *v, uint64_t tsc_deadline);
 
     /*
      * Event delivery. vmm/ decides what to inject before each entry; these
@@ -216,29 +244,30 @@ struct virt_ops {
      * (EXIT_INTERRUPT_WINDOW) as soon as it can, if not.
      */
     /* RFLAGS.IF set, no STI/MOV-SS shadow, no event already queued for entry. */
-    bool (*interrupt_allowed)(struct vcpu *v);
+    bool (*interrupt_allowed)(struct virt_vcpu *v);
     /* The STI/MOV-SS shadow covers the instruction at RIP. */
-    bool (*in_interrupt_shadow)(struct vcpu *v);
-    void (*inject_interrupt)(struct vcpu *v, uint8_t vector);
-    void (*set_interrupt_window)(struct vcpu *v, bool on);
+    bool (*in_interrupt_shadow)(struct virt_vcpu *v);
+    void (*inject_interrupt)(struct virt_vcpu *v, uint8_t vector);
+    void (*set_interrupt_window)(struct virt_vcpu *v, bool on);
     /*
      * Hand the vector (-1: none) to the CPU, which delivers it by itself as
      * soon as the guest can take it (SVM V_IRQ); the backend moves it from
      * IRR to ISR once the CPU took it. vmm offers only vectors deliverable
      * under the full PPR. False: the backend cannot (VMX, or an SVM CPU whose
      * V_IRQ priority check is wrong): vmm injects at entry instead. NULL on VMX.
+     * tpr: the local APIC's TPR, which V_TPR carries (arch/x86/svm/svm_intr.h).
      */
-    bool (*offer_interrupt)(struct vcpu *v, int vector);
+    bool (*offer_interrupt)(struct virt_vcpu *v, int vector, uint32_t tpr);
     /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */
-    bool (*nmi_allowed)(struct vcpu *v);
+    bool (*nmi_allowed)(struct virt_vcpu *v);
     /* An NMI is being injected, or the guest is in its handler (before the IRET). */
-    bool (*nmi_in_service)(struct vcpu *v);
-    void (*inject_nmi)(struct vcpu *v);
-    void (*set_nmi_window)(struct vcpu *v, bool on);
+    bool (*nmi_in_service)(struct virt_vcpu *v);
+    void (*inject_nmi)(struct virt_vcpu *v);
+    void (*set_nmi_window)(struct virt_vcpu *v, bool on);
     /* The state after INIT and a startup IPI: real mode at CS = vector << 8, IP = 0. */
-    void (*vcpu_reset_real)(struct vcpu *v, uint8_t sipi_vector);
+    void (*vcpu_reset_real)(struct virt_vcpu *v, uint8_t sipi_vector);
     /* v will run on another host CPU next: drop what ties it to this one. */
-    void (*vcpu_unload)(struct vcpu *v);
+    void (*vcpu_unload)(struct virt_vcpu *v);
     /*
      * A vCPU's context stays active on the CPU it last ran on until
      * vcpu_unload there (VMX: only that CPU can VMCLEAR its VMCS), so one

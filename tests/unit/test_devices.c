@@ -31,7 +31,7 @@
 /* ---------------------------------------------------------------- the rest of pollux */
 
 uint64_t tsc_khz = 1000000;
-static void end_emulated_instruction(struct vcpu *v)
+static void end_emulated_instruction(struct virt_vcpu *v)
 {
     (void)v;
 }
@@ -133,7 +133,7 @@ static void make_vm(bool pc)
     ioapic_reset(&vm.ioapic);
     for (unsigned i = 0; i < NVCPUS; i++) {
         vcpus[i].vm = &vm;
-        vcpus[i].id = i;
+        vcpus[i].hw.id = i;
         vcpus[i].poll_control = KVM_POLL_CONTROL_RESET;
         vcpus[i].sipi_vector = -1;
         vlapic_reset(&vcpus[i].lapic, i, i == 0);
@@ -649,7 +649,7 @@ static void test_reset_hooks_reset_the_state(void **state)
 
 static void stats_hook(const struct dev_entry *d, struct json *j)
 {
-    json_u64(j, d->vcpu ? "vcpu" : "vm", d->vcpu ? d->vcpu->id : 7);
+    json_u64(j, d->vcpu ? "vcpu" : "vm", d->vcpu ? d->vcpu->hw.id : 7);
 }
 
 static void test_stats_hook(void **state)

@@ -178,7 +178,7 @@ int vcpu_skip_unreported(struct vcpu *hv, const struct exit_record *e)
 /* The vendor's end of an emulated instruction (vcpu_advance): counted. */
 static unsigned instructions_ended;
 
-static void end_emulated_instruction(struct vcpu *hv)
+static void end_emulated_instruction(struct virt_vcpu *hv)
 {
     (void)hv;
     instructions_ended++;
@@ -199,7 +199,7 @@ static int setup(void **state)
     v.se.state = SCHED_RUNNING;
     v.se.cpu = 0;
     v.poll_control = KVM_POLL_CONTROL_RESET;
-    v.regs.rflags = 0x202;
+    v.hw.regs.rflags = 0x202;
     vlapic_reset(&v.lapic, 0, true);
     struct vlapic_ipi ipi;
     bool send;
@@ -350,7 +350,7 @@ static void test_uncommon_exits_are_not_handled(void **state)
     struct exit_record outs = {.reason = EXIT_IO, .insn_kind = -1, .io = {.string = true}};
     assert_int_equal(fastpath_exit(&v, &outs), FASTPATH_NOT_MINE);
     struct exit_record hc = {.reason = EXIT_HYPERCALL, .insn_kind = -1};
-    v.regs.rax = 1; /* not HC_NOP */
+    v.hw.regs.rax = 1; /* not HC_NOP */
     assert_int_equal(fastpath_exit(&v, &hc), FASTPATH_NOT_MINE);
     struct exit_record ram = {.reason = EXIT_NESTED_PAGE_FAULT,
                               .insn_kind = -1,
@@ -410,10 +410,10 @@ static enum fastpath_result hlt_exit(void)
 static void test_hlt_with_a_deliverable_interrupt_is_over_at_once(void **state)
 {
     (void)state;
-    v.regs.rip = 0x1000;
+    v.hw.regs.rip = 0x1000;
     send_interrupt();
     assert_int_equal(hlt_exit(), FASTPATH_HANDLED);
-    assert_int_equal(v.regs.rip, 0x1001);
+    assert_int_equal(v.hw.regs.rip, 0x1001);
     assert_int_equal(instructions_ended, 1);
     assert_int_equal(v.stats.exits[EXIT_HLT], 1);
     assert_int_equal(v.stats.halts, 0); /* no halt began */
@@ -424,24 +424,24 @@ static void test_hlt_with_a_deliverable_interrupt_is_over_at_once(void **state)
 static void test_hlt_without_a_wake_event_halts_in_the_full_path(void **state)
 {
     (void)state;
-    v.regs.rip = 0x1000;
+    v.hw.regs.rip = 0x1000;
     assert_int_equal(hlt_exit(), FASTPATH_NOT_MINE); /* nothing pending */
     /* Pending, but the guest has IF=0: the interrupt does not end the HLT. */
-    v.regs.rflags &= ~(uint64_t)RFLAGS_IF;
+    v.hw.regs.rflags &= ~(uint64_t)RFLAGS_IF;
     send_interrupt();
     assert_int_equal(hlt_exit(), FASTPATH_NOT_MINE);
-    assert_int_equal(v.regs.rip, 0x1000);
+    assert_int_equal(v.hw.regs.rip, 0x1000);
     assert_int_equal(instructions_ended, 0);
 }
 
 static void test_hlt_with_an_nmi_pending_is_over_at_once(void **state)
 {
     (void)state;
-    v.regs.rip = 0x1000;
-    v.regs.rflags &= ~(uint64_t)RFLAGS_IF; /* an NMI ends a HLT whatever IF says */
+    v.hw.regs.rip = 0x1000;
+    v.hw.regs.rflags &= ~(uint64_t)RFLAGS_IF; /* an NMI ends a HLT whatever IF says */
     nmi_send(&v.nmi);
     assert_int_equal(hlt_exit(), FASTPATH_HANDLED);
-    assert_int_equal(v.regs.rip, 0x1001);
+    assert_int_equal(v.hw.regs.rip, 0x1001);
 }
 
 int main(void)

@@ -27,13 +27,13 @@ static struct vcpu v;
 static struct guest_mode mode; /* what the stand-in vendor reports */
 static unsigned emulated_ends, failures;
 
-static void test_get_mode(struct vcpu *pv, struct guest_mode *m)
+static void test_get_mode(struct virt_vcpu *pv, struct guest_mode *m)
 {
     (void)pv;
     *m = mode;
 }
 
-static void test_get_code_mode(struct vcpu *pv, struct guest_code_mode *m)
+static void test_get_code_mode(struct virt_vcpu *pv, struct guest_code_mode *m)
 {
     (void)pv;
     *m = (struct guest_code_mode){.cr0 = mode.cr0,
@@ -44,7 +44,7 @@ static void test_get_code_mode(struct vcpu *pv, struct guest_code_mode *m)
                                   .efer = mode.efer};
 }
 
-static void test_end_emulated_instruction(struct vcpu *pv)
+static void test_end_emulated_instruction(struct virt_vcpu *pv)
 {
     (void)pv;
     emulated_ends++;
@@ -75,7 +75,7 @@ static int setup(void **state)
     memset(mem, 0xcc, sizeof(mem)); /* INT3 everywhere the test writes no code */
     memset(&vm, 0, sizeof(vm));
     memset(&v, 0, sizeof(v));
-    vm.mem = mem;
+    vm.hw.mem = mem;
     vm.cfg.mem = MEM_SIZE;
     v.vm = &vm;
     emulated_ends = failures = 0;
@@ -111,12 +111,12 @@ static void test_64_bit_code_ignores_the_cs_base(void **state)
     (void)state;
     /* A base left in CS's hidden part by a descriptor: the CPU ignores it in 64-bit code. */
     long_mode(0x100000);
-    v.regs.rip = 0x8000;
+    v.hw.regs.rip = 0x8000;
     mem[0x8000] = 0x0f;
     mem[0x8001] = 0xa2;
     struct exit_record e = cpuid_exit();
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x8002);
+    assert_int_equal(v.hw.regs.rip, 0x8002);
     assert_int_equal(emulated_ends, 1);
     assert_int_equal(failures, 0);
 }
@@ -125,12 +125,12 @@ static void test_protected_mode_adds_the_cs_base(void **state)
 {
     (void)state;
     mode = (struct guest_mode){.cr0 = CR0_PE, .cs_base = 0x10000, .code_bits = 32};
-    v.regs.rip = 0x100;
+    v.hw.regs.rip = 0x100;
     mem[0x10100] = 0x0f;
     mem[0x10101] = 0xa2;
     struct exit_record e = cpuid_exit();
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x102);
+    assert_int_equal(v.hw.regs.rip, 0x102);
     assert_int_equal(failures, 0);
 }
 
@@ -138,12 +138,12 @@ static void test_prefixed_instruction_takes_the_decoder(void **state)
 {
     (void)state;
     long_mode(0);
-    v.regs.rip = 0x9000;
+    v.hw.regs.rip = 0x9000;
     static const uint8_t cs_cpuid[] = {0x2e, 0x0f, 0xa2}; /* a CS prefix: 3 bytes */
     memcpy(mem + 0x9000, cs_cpuid, sizeof(cs_cpuid));
     struct exit_record e = cpuid_exit();
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x9003);
+    assert_int_equal(v.hw.regs.rip, 0x9003);
     assert_int_equal(failures, 0);
 }
 
@@ -151,10 +151,10 @@ static void test_other_bytes_stop_the_vm(void **state)
 {
     (void)state;
     long_mode(0);
-    v.regs.rip = 0xa000; /* INT3s: not the CPUID the exit names */
+    v.hw.regs.rip = 0xa000; /* INT3s: not the CPUID the exit names */
     struct exit_record e = cpuid_exit();
     assert_int_equal(vcpu_skip_instruction(&v, &e), -1);
-    assert_int_equal(v.regs.rip, 0xa000);
+    assert_int_equal(v.hw.regs.rip, 0xa000);
     assert_int_equal(failures, 1);
     assert_int_equal(emulated_ends, 0);
 }
@@ -196,25 +196,25 @@ static void test_a_remapped_code_page_is_seen_at_the_next_exit(void **state)
     uint64_t pte_at = long_mode_4k(0x10000, 0x100000);
     struct exit_record e = cpuid_exit();
     for (int exit = 0; exit < 2; exit++) {
-        v.regs.rip = 0x8000;
+        v.hw.regs.rip = 0x8000;
         assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-        assert_int_equal(v.regs.rip, 0x8002);
+        assert_int_equal(v.hw.regs.rip, 0x8002);
     }
     uint64_t pte = 0x101000 | PTE;
     memcpy(mem + pte_at, &pte, 8);
-    v.regs.rip = 0x8000;
+    v.hw.regs.rip = 0x8000;
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x8003);
+    assert_int_equal(v.hw.regs.rip, 0x8003);
 
     long_mode_4k(0x20000, 0x100000);
-    v.regs.rip = 0x8000;
+    v.hw.regs.rip = 0x8000;
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x8002);
+    assert_int_equal(v.hw.regs.rip, 0x8002);
     /* The first tables again, still pointing at the prefixed CPUID. */
     mode.cr3 = 0x10000;
-    v.regs.rip = 0x8000;
+    v.hw.regs.rip = 0x8000;
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x8003);
+    assert_int_equal(v.hw.regs.rip, 0x8003);
     assert_int_equal(failures, 0);
 }
 
@@ -222,11 +222,11 @@ static void test_length_from_the_cpu_is_used_as_given(void **state)
 {
     (void)state;
     mode = (struct guest_mode){0}; /* never read */
-    v.regs.rip = 0x500;
+    v.hw.regs.rip = 0x500;
     struct exit_record e = cpuid_exit();
     e.insn_len = 3;
     assert_int_equal(vcpu_skip_instruction(&v, &e), 0);
-    assert_int_equal(v.regs.rip, 0x503);
+    assert_int_equal(v.hw.regs.rip, 0x503);
     assert_int_equal(emulated_ends, 1);
 }
 

@@ -23,7 +23,7 @@ static struct vcpu v;
 static struct guest_mode mode;
 static unsigned mode_reads, stops;
 
-static void test_get_mode(struct vcpu *pv, struct guest_mode *m)
+static void test_get_mode(struct virt_vcpu *pv, struct guest_mode *m)
 {
     (void)pv;
     mode_reads++;
@@ -62,7 +62,7 @@ static int setup(void **state)
 static void test_ring_0_call_reads_no_mode(void **state)
 {
     (void)state;
-    v.regs.rax = HC_NOP;
+    v.hw.regs.rax = HC_NOP;
     assert_int_equal(vmm_hypercall(&v, 0), HC_OK);
     assert_int_equal(mode_reads, 0);
 }
@@ -70,12 +70,12 @@ static void test_ring_0_call_reads_no_mode(void **state)
 static void test_user_mode_is_refused(void **state)
 {
     (void)state;
-    v.regs.rax = HC_EXIT;
+    v.hw.regs.rax = HC_EXIT;
     assert_int_equal(vmm_hypercall(&v, 3), HC_EPERM);
     assert_int_equal(vmm_hypercall(&v, 1), HC_EPERM);
     assert_int_equal(stops, 0);
     /* KVM's calls are refused at CPL > 0 too, with KVM's own error. */
-    v.regs.rax = KVM_HC_VAPIC_POLL_IRQ;
+    v.hw.regs.rax = KVM_HC_VAPIC_POLL_IRQ;
     assert_int_equal(vmm_hypercall(&v, 3), (unsigned long)-KVM_EPERM);
     assert_int_equal(vmm_hypercall(&v, 0), 0);
 }
@@ -84,7 +84,7 @@ static void test_call_number_width(void **state)
 {
     (void)state;
     /* Outside 64-bit code only EAX counts: the upper half is ignored. */
-    v.regs.rax = 0xdead000000000000ull | HC_EXIT;
+    v.hw.regs.rax = 0xdead000000000000ull | HC_EXIT;
     assert_int_equal(vmm_hypercall(&v, 0), HC_OK);
     assert_int_equal(stops, 1);
     assert_int_equal(mode_reads, 1);

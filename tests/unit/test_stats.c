@@ -63,7 +63,7 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     memset(v, 0, sizeof(*v));
     struct vcpu_stats *st = &v->stats;
     v->vm = &vm;
-    v->id = id;
+    v->hw.id = id;
     v->se.cpu = 3 + id;
     v->spin.detector = SPIN_DETECT_PAUSE_FILTER;
     v->se.cycles[SCHED_RUNNING] = 5000000 * m; /* 5000 us */

@@ -105,7 +105,7 @@ static int setup(void **state)
     v.vm = &vm;
     v.se.state = SCHED_RUNNING;
     v.poll_control = KVM_POLL_CONTROL_RESET;
-    v.regs.rflags = 0x202; /* IF=1 */
+    v.hw.regs.rflags = 0x202; /* IF=1 */
     vlapic_reset(&v.lapic, 0, true);
     uint32_t svr = 0x1ff;
     struct vlapic_ipi ipi;
@@ -152,7 +152,7 @@ static void test_halt_with_pending_interrupt_continues(void **state)
 static void test_interrupts_off_halt_ignores_interrupts(void **state)
 {
     (void)state;
-    v.regs.rflags = 0x2;
+    v.hw.regs.rflags = 0x2;
     vlapic_accept(&v.lapic, 0x40);
     vcpu_halt(&v);
     assert_int_equal(v.se.state, SCHED_BLOCKED);
@@ -207,7 +207,7 @@ static void test_running_elsewhere_is_kicked(void **state)
 static void test_stop_wakes_a_halted_vcpu(void **state)
 {
     (void)state;
-    v.regs.rflags = 0x2;
+    v.hw.regs.rflags = 0x2;
     vcpu_halt(&v);
     assert_int_equal(v.se.state, SCHED_BLOCKED);
     vm.stopping = true;

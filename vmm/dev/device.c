@@ -185,7 +185,7 @@ static struct dev_entry *entry_of(struct vm_devices *t, const struct dev_claim *
     if (!c)
         return 0;
     struct dev_entry *d = &t->entries[c->entry];
-    return d->dev->per_vcpu ? d + v->id : d;
+    return d->dev->per_vcpu ? d + v->hw.id : d;
 }
 
 struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa)

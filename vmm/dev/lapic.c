@@ -11,7 +11,7 @@
 
 static uint64_t guest_tsc(struct vcpu *v)
 {
-    return rdtsc() + v->vm->tsc_offset;
+    return rdtsc() + v->vm->hw.tsc_offset;
 }
 
 /* Is `target` addressed by an IPI from `src`? */
@@ -61,7 +61,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
             sched_set_state(&t->se, SCHED_RUNNABLE, rdtsc());
             sched_wake(&t->se);
         } else if ((t->init_pending || (t->se.state == SCHED_PARKED && t->sipi_armed)) &&
-                   t->sipi_vector < 0 && t->id != 0) {
+                   t->sipi_vector < 0 && t->hw.id != 0) {
             /* INIT not yet acted on, or the AP is still leaving its CPU: it restarts with this. */
             t->sipi_armed = false;
             t->sipi_vector = ipi->vector;
@@ -179,7 +179,7 @@ static void reset(struct dev_entry *d)
     __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
     struct vlapic_ipi unused;
     bool none;
-    vlapic_reset(&v->lapic, v->id, base & APIC_BASE_BSP); /* INIT reaches APs only */
+    vlapic_reset(&v->lapic, v->hw.id, base & APIC_BASE_BSP); /* INIT reaches APs only */
     v->lapic.timer_stats = timer_stats;
     vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
 }

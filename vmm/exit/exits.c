@@ -32,7 +32,7 @@ void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf,
 {
     struct cpuid_regs r;
     if (a) {
-        struct cpuid_vcpu_inputs in = {.vcpu_id = v->id};
+        struct cpuid_vcpu_inputs in = {.vcpu_id = v->hw.id};
         if (a->needs & CPUID_NEEDS_CR4)
             in.guest_cr4 = vcpu_mode(v)->cr4;
         if (a->needs & CPUID_NEEDS_APIC)
@@ -41,17 +41,17 @@ void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf,
     } else {
         struct cpuid_view view;
         cpu_model_view(&view);
-        view.vcpu_id = v->id;
+        view.vcpu_id = v->hw.id;
         view.nvcpus = v->vm->nvcpus;
         view.guest_cr4 = vcpu_mode(v)->cr4;
         view.apic_enabled = vlapic_enabled(&v->lapic);
         r = cpuid(leaf, subleaf);
         cpuid_filter(leaf, subleaf, &view, &r);
     }
-    v->regs.rax = r.eax;
-    v->regs.rbx = r.ebx;
-    v->regs.rcx = r.ecx;
-    v->regs.rdx = r.edx;
+    v->hw.regs.rax = r.eax;
+    v->hw.regs.rbx = r.ebx;
+    v->hw.regs.rcx = r.ecx;
+    v->hw.regs.rdx = r.edx;
 }
 
 static void handle_pause(struct vcpu *v, const struct exit_record *e)
@@ -68,9 +68,9 @@ static void handle_hlt(struct vcpu *v, const struct exit_record *e)
 
 void handle_msr_write(struct vcpu *v, const struct exit_record *e)
 {
-    uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
-    if (msr_write(v, (uint32_t)v->regs.rcx, value)) {
-        virt->inject_exception(v, VECTOR_GP, true, 0);
+    uint64_t value = ((v->hw.regs.rdx & 0xffffffffu) << 32) | (v->hw.regs.rax & 0xffffffffu);
+    if (msr_write(v, (uint32_t)v->hw.regs.rcx, value)) {
+        virt->inject_exception(&v->hw, VECTOR_GP, true, 0);
         return;
     }
     vcpu_skip_instruction(v, e);
@@ -80,12 +80,12 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 {
     const struct guest_mode *m = vcpu_mode(v);
     if (!(m->cr4 & CR4_OSXSAVE)) {
-        virt->inject_exception(v, VECTOR_UD, false, 0);
+        virt->inject_exception(&v->hw, VECTOR_UD, false, 0);
         return;
     }
-    uint64_t value = ((v->regs.rdx & 0xffffffffu) << 32) | (v->regs.rax & 0xffffffffu);
-    if (m->cpl != 0 || (uint32_t)v->regs.rcx != 0 || !fpu_xcr0_valid(value)) {
-        virt->inject_exception(v, VECTOR_GP, true, 0);
+    uint64_t value = ((v->hw.regs.rdx & 0xffffffffu) << 32) | (v->hw.regs.rax & 0xffffffffu);
+    if (m->cpl != 0 || (uint32_t)v->hw.regs.rcx != 0 || !fpu_xcr0_valid(value)) {
+        virt->inject_exception(&v->hw, VECTOR_GP, true, 0);
         return;
     }
     fpu_set_guest_xcr0(&v->fpu, value);
@@ -95,7 +95,7 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
 /* CR8 is TPR[7:4] of the guest's local APIC. */
 void handle_cr8(struct vcpu *v, const struct exit_record *e)
 {
-    uint64_t *reg = guest_gpr(&v->regs, e->cr8.gpr);
+    uint64_t *reg = guest_gpr(&v->hw.regs, e->cr8.gpr);
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool fault = e->cr8.write && (*reg >> 4);
     if (!fault) {
@@ -106,7 +106,7 @@ void handle_cr8(struct vcpu *v, const struct exit_record *e)
     }
     spin_unlock_irqrestore(&v->se.lock, flags);
     if (fault)
-        virt->inject_exception(v, VECTOR_GP, true, 0);
+        virt->inject_exception(&v->hw, VECTOR_GP, true, 0);
     else
         vcpu_skip_instruction(v, e);
 }
@@ -114,7 +114,7 @@ void handle_cr8(struct vcpu *v, const struct exit_record *e)
 static void handle_undefined(struct vcpu *v, const struct exit_record *e)
 {
     (void)e;
-    virt->inject_exception(v, VECTOR_UD, false, 0);
+    virt->inject_exception(&v->hw, VECTOR_UD, false, 0);
 }
 
 static void handle_shutdown(struct vcpu *v, const struct exit_record *e)

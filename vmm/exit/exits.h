@@ -43,7 +43,7 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
     FAST(EXIT_MSR_WRITE, handle_msr_write, true, handle_msr_write, after_apic_write(v))            \
     FAST(EXIT_NESTED_PAGE_FAULT, handle_npf, xapic_page_access(e), vlapic_dev_mmio,                \
          e->npf.write ? after_apic_write(v) : FASTPATH_REENTER)                                    \
-    FAST(EXIT_HYPERCALL, handle_hypercall, (uint32_t)v->regs.rax == HC_NOP, handle_hypercall,      \
+    FAST(EXIT_HYPERCALL, handle_hypercall, (uint32_t)v->hw.regs.rax == HC_NOP, handle_hypercall,      \
          FASTPATH_REENTER)                                                                         \
     SLOW(EXIT_EXTERNAL_INTERRUPT, handle_nothing) /* taken by the host on the way out */           \
     SLOW(EXIT_NMI, handle_nothing)                                                                 \
@@ -76,13 +76,13 @@ void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf,
 /* CPUID from the VM's table. Inline: the fast path's commonest exit, in the vendor's loop. */
 static inline void handle_cpuid(struct vcpu *v, const struct exit_record *e)
 {
-    uint32_t leaf = (uint32_t)v->regs.rax, subleaf = (uint32_t)v->regs.rcx;
+    uint32_t leaf = (uint32_t)v->hw.regs.rax, subleaf = (uint32_t)v->hw.regs.rcx;
     const struct cpuid_answer *a = cpuid_cache_find(&v->vm->cpuid, leaf, subleaf);
     if (a && !a->needs) { /* the same for every vCPU: most leaves */
-        v->regs.rax = a->base[0];
-        v->regs.rbx = a->base[1];
-        v->regs.rcx = a->base[2];
-        v->regs.rdx = a->base[3];
+        v->hw.regs.rax = a->base[0];
+        v->hw.regs.rbx = a->base[1];
+        v->hw.regs.rcx = a->base[2];
+        v->hw.regs.rdx = a->base[3];
     } else {
         cpuid_for_vcpu(v, a, leaf, subleaf);
     }
@@ -94,7 +94,7 @@ static inline void handle_hypercall(struct vcpu *v, const struct exit_record *e)
 {
     if (vcpu_skip_instruction(v, e))
         return;
-    v->regs.rax = vmm_hypercall(v, e->hypercall.cpl);
+    v->hw.regs.rax = vmm_hypercall(v, e->hypercall.cpl);
 }
 
 /* Port I/O, one value at a time. Inline, as handle_cpuid. */
@@ -112,9 +112,9 @@ static inline void handle_io(struct vcpu *v, const struct exit_record *e)
     }
     unsigned size = e->io.size;
     if (e->io.in)
-        v->regs.rax = (v->regs.rax & kept[size]) | (io_read(v, e->io.port, size) & moved[size]);
+        v->hw.regs.rax = (v->hw.regs.rax & kept[size]) | (io_read(v, e->io.port, size) & moved[size]);
     else
-        io_write(v, e->io.port, size, (uint32_t)v->regs.rax & moved[size]);
+        io_write(v, e->io.port, size, (uint32_t)v->hw.regs.rax & moved[size]);
     vcpu_skip_instruction(v, e);
 }
 
@@ -122,12 +122,12 @@ static inline void handle_io(struct vcpu *v, const struct exit_record *e)
 static inline void handle_msr_read(struct vcpu *v, const struct exit_record *e)
 {
     uint64_t value;
-    if (msr_read(v, (uint32_t)v->regs.rcx, &value)) {
-        virt->inject_exception(v, VECTOR_GP, true, 0);
+    if (msr_read(v, (uint32_t)v->hw.regs.rcx, &value)) {
+        virt->inject_exception(&v->hw, VECTOR_GP, true, 0);
         return;
     }
-    v->regs.rax = (uint32_t)value;
-    v->regs.rdx = value >> 32;
+    v->hw.regs.rax = (uint32_t)value;
+    v->hw.regs.rdx = value >> 32;
     vcpu_skip_instruction(v, e);
 }
 

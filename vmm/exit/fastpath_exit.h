@@ -3,7 +3,7 @@
  * may go on at once. The summary-word protocol is in vmm/vcpu/fastpath.h.
  *
  * The vendor's vcpu_run calls fastpath_exit right after every exit, host
- * interrupts (and GIF) still off, with the guest's registers in v->regs
+ * interrupts (and GIF) still off, with the guest's registers in v->hw.regs
  * (but RSP, which an instruction exit's handler here must not read: VMX
  * leaves it in the VMCS, arch/x86/virt.h) and e decoded. Inline, and
  * included only by the vendors' vcpu_run: every exit runs it.
@@ -67,7 +67,7 @@ static inline enum fastpath_result fastpath_exit(struct vcpu *v, const struct ex
     vcpu_mode_forget(v);
     v->stats.exits[e->reason]++;
     enum fastpath_result r = handle_common_exit(v, e);
-    if (r == FASTPATH_REENTER && !fastpath_may_reenter(&v->changed, v->regs.rflags))
+    if (r == FASTPATH_REENTER && !fastpath_may_reenter(&v->changed, v->hw.regs.rflags))
         return FASTPATH_HANDLED;
     return r;
 }

@@ -18,7 +18,7 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
         if (chunk > len)
             chunk = len;
         uint64_t gpa;
-        struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+        struct gpt_ram ram = {v->vm->hw.mem, v->vm->cfg.mem};
         int rc = gpt_translate_ram(&m, la, 0, &ram, &gpa);
         if (rc)
             return rc;
@@ -43,7 +43,7 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
 {
     const struct guest_mode *gm = vcpu_mode(v);
     *code_bits = gm->code_bits;
-    *la = code_linear(gm->code_bits == 64, gm->cs_base, v->regs.rip);
+    *la = code_linear(gm->code_bits == 64, gm->cs_base, v->hw.regs.rip);
     size_t avail = INSN_MAX;
     /* Fewer bytes may be readable near the end of guest memory. */
     while (avail && guest_read_linear(v, *la, bytes, avail))
@@ -85,7 +85,7 @@ static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct e
             avail = INSN_MAX;
         if (avail > mem - gpa)
             avail = mem - gpa;
-        n = insn_length((enum insn_kind)e->insn_kind, v->vm->mem + gpa, avail, mode);
+        n = insn_length((enum insn_kind)e->insn_kind, v->vm->hw.mem + gpa, avail, mode);
     }
     if (n < 0) {
         uint8_t bytes[INSN_MAX];
@@ -112,7 +112,7 @@ static __attribute__((noinline)) int skip_walked(struct vcpu *v, const struct ex
                                                  const struct guest_code_mode *cm, uint64_t la)
 {
     struct gpt_mode m = code_gpt_mode(cm);
-    struct gpt_ram ram = {v->vm->mem, v->vm->cfg.mem};
+    struct gpt_ram ram = {v->vm->hw.mem, v->vm->cfg.mem};
     uint64_t gpa;
     if (!gpt_memo_walk(&v->fetch_memo, &m, la, &ram, &gpa))
         return skip_decoded(v, e, false, la, 0);
@@ -138,8 +138,8 @@ int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
     if (!virt->get_code_mode)
         return skip_decoded(v, e, false, 0, 0);
     struct guest_code_mode cm;
-    virt->get_code_mode(v, &cm);
-    uint64_t la = code_linear(cm.code64, cm.cs_base, v->regs.rip);
+    virt->get_code_mode(&v->hw, &cm);
+    uint64_t la = code_linear(cm.code64, cm.cs_base, v->hw.regs.rip);
     if (cm.cr0 & CR0_PG) {
         const struct gpt_fetch_memo *memo = &v->fetch_memo;
         struct gpt_mode m = code_gpt_mode(&cm);
@@ -147,7 +147,7 @@ int vcpu_skip_unreported(struct vcpu *v, const struct exit_record *e)
             return skip_walked(v, e, &cm, la);
         if (!plain_at(e, la, gpt_memo_host(memo, la)))
             return skip_decoded(v, e, true, la, gpt_memo_gpa(memo, la));
-    } else if (la + 4 > v->vm->cfg.mem || !plain_at(e, la, v->vm->mem + la)) {
+    } else if (la + 4 > v->vm->cfg.mem || !plain_at(e, la, v->vm->hw.mem + la)) {
         return skip_decoded(v, e, true, la, la);
     }
     vcpu_advance(v, insn_opcodes[e->insn_kind].len);

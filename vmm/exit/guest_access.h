@@ -15,7 +15,7 @@
 static inline const struct guest_mode *vcpu_mode(struct vcpu *v)
 {
     if (!v->exit_mode_read) {
-        virt->get_mode(v, &v->exit_mode);
+        virt->get_mode(&v->hw, &v->exit_mode);
         v->exit_mode_read = true;
     }
     return &v->exit_mode;
@@ -45,8 +45,8 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
  */
 static inline void vcpu_advance(struct vcpu *v, unsigned len)
 {
-    v->regs.rip += len;
-    virt->end_emulated_instruction(v);
+    v->hw.regs.rip += len;
+    virt->end_emulated_instruction(&v->hw);
 }
 
 /* vcpu_skip_instruction when the exit gave no length (vmm/exit/guest_access.c). */

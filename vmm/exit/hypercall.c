@@ -33,14 +33,14 @@ static unsigned long exit_counts_to_guest(struct vcpu *v, uint32_t gpa)
 unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl)
 {
     /* RAX in 64-bit code, EAX elsewhere: the mode matters only when the upper half is set. */
-    uint64_t nr = v->regs.rax;
+    uint64_t nr = v->hw.regs.rax;
     if ((nr >> 32) && vcpu_mode(v)->code_bits != 64)
         nr = (uint32_t)nr;
     if (!is_pollux_call(nr))
         return kvm_pv_hypercall(nr, cpl);
     if (cpl != 0)
         return HC_EPERM;
-    uint32_t a = (uint32_t)v->regs.rbx, b = (uint32_t)v->regs.rcx;
+    uint32_t a = (uint32_t)v->hw.regs.rbx, b = (uint32_t)v->hw.regs.rcx;
     switch (nr) {
     case HC_EXIT:
         vm_request_stop(v->vm, a, "hypercall");

@@ -19,11 +19,11 @@ bool mmio_fetch(struct vcpu *v, const struct exit_record *e, const char *what, s
 
 uint64_t mmio_store_data(struct vcpu *v, const struct mmio_op *op)
 {
-    return mmio_store_value(op, *guest_gpr(&v->regs, mmio_op_gpr(op)));
+    return mmio_store_value(op, *guest_gpr(&v->hw.regs, mmio_op_gpr(op)));
 }
 
 void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 {
-    uint64_t *reg = guest_gpr(&v->regs, mmio_op_gpr(op));
+    uint64_t *reg = guest_gpr(&v->hw.regs, mmio_op_gpr(op));
     *reg = mmio_load_merge(op, *reg, value);
 }

@@ -23,7 +23,7 @@ static bool is_perf_counter(uint32_t i)
 int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     if (index == MSR_TSC)
-        *value = rdtsc() + v->vm->tsc_offset;
+        *value = rdtsc() + v->vm->hw.tsc_offset;
     else if (index == MSR_FEATURE_CTL)
         *value = FEATURE_CTL_LOCKED;
     else if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
@@ -50,7 +50,7 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
             guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
     }
     if (r == MSR_NOT_MINE) {
-        r = virt->msr_write(v, index, value);
+        r = virt->msr_write(&v->hw, index, value);
         vcpu_mode_forget(v); /* EFER is the vendor's */
     }
     if (r != MSR_NOT_MINE)
@@ -58,9 +58,9 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
     if (index == MSR_TSC) {
         /* One offset per VM: every vCPU sees the same TSC. */
         struct vm *vm = v->vm;
-        vm->tsc_offset = value - rdtsc();
+        vm->hw.tsc_offset = value - rdtsc();
         for (unsigned i = 0; i < vm->nvcpus; i++)
-            virt->set_tsc_offset(vm->vcpus[i], vm->tsc_offset);
+            virt->set_tsc_offset(&vm->vcpus[i]->hw, vm->hw.tsc_offset);
         return 0;
     }
     if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))

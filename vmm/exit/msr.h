@@ -47,7 +47,7 @@ static inline int msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
         break;
     }
     if (r == MSR_NOT_MINE)
-        r = virt->msr_read(v, index, value);
+        r = virt->msr_read(&v->hw, index, value);
     if (r == MSR_NOT_MINE)
         return msr_read_own(v, index, value);
     return r == MSR_DONE ? 0 : -1;

@@ -89,7 +89,7 @@ void pause_vcpu_init(struct vcpu *v)
 {
     v->spin.detector = detector;
     v->spin.window = window_params && mode == PAUSE_EXIT_FILTERED ? window_params->base : 0;
-    virt->set_pause_exiting(v, mode, (uint32_t)v->spin.window, gap);
+    virt->set_pause_exiting(&v->hw, mode, (uint32_t)v->spin.window, gap);
 }
 
 static void set_window(struct vcpu *v, uint64_t window)
@@ -98,9 +98,9 @@ static void set_window(struct vcpu *v, uint64_t window)
     if (window == old)
         return;
     v->spin.window = window;
-    virt->set_pause_exiting(v, mode, (uint32_t)window, gap);
+    virt->set_pause_exiting(&v->hw, mode, (uint32_t)window, gap);
     if (trace_on(TRACE_PLE))
-        trace_record(v->vm, TRACE_PLE, v->id, window > old ? TRACE_PLE_GROW : TRACE_PLE_SHRINK,
+        trace_record(v->vm, TRACE_PLE, v->hw.id, window > old ? TRACE_PLE_GROW : TRACE_PLE_SHRINK,
                      window, old);
 }
 
@@ -137,7 +137,7 @@ void pause_sched_in(struct vcpu *v)
 bool pause_directed_yield(struct vcpu *v)
 {
     struct guest_mode m;
-    virt->get_mode(v, &m);
+    virt->get_mode(&v->hw, &m);
     struct sched_spin_result r;
     enum sched_spin_decision d = sched_on_spin(&v->se, m.cpl == 0, &r);
     struct vcpu_stats *st = &v->stats;
@@ -157,7 +157,7 @@ bool pause_directed_yield(struct vcpu *v)
     st->directed_yield_successful += d == SCHED_SPIN_BOOSTED;
     st->spin_slice_yields += d == SCHED_SPIN_SLICE;
     if (trace_on(TRACE_PLE))
-        trace_record(v->vm, TRACE_PLE, v->id, traced[d], (uint64_t)(r.out.target + 1),
+        trace_record(v->vm, TRACE_PLE, v->hw.id, traced[d], (uint64_t)(r.out.target + 1),
                      trace_yield_pack(r.pivot, skipped, r.out.failed_tries, r.out.gave_up));
     return d != SCHED_SPIN_KEPT_CPU;
 }

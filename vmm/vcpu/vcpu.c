@@ -24,7 +24,7 @@ static void timer_expired(struct timer *t, uint64_t now)
     if (vm->deadline && now >= vm->deadline)
         vm_request_stop(vm, -1, "timeout");
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    if (vlapic_timer_expire(&v->lapic, now + vm->tsc_offset))
+    if (vlapic_timer_expire(&v->lapic, now + vm->hw.tsc_offset))
         vcpu_notify(v);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -45,7 +45,7 @@ void vcpu_timer_update(struct vcpu *v)
          * deadlines, so an absolute conversion could wrap into the past and
          * fire forever.
          */
-        uint64_t now = rdtsc(), gnow = now + v->vm->tsc_offset;
+        uint64_t now = rdtsc(), gnow = now + v->vm->hw.tsc_offset;
         uint64_t ahead = guest > gnow ? guest - gnow : 0;
         host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
     }
@@ -78,7 +78,7 @@ static bool hlt_in_shadow(struct vcpu *v)
     uint8_t insn[INSN_MAX];
     int code_bits;
     uint64_t la;
-    return (v->regs.rflags & RFLAGS_IF) && virt->in_interrupt_shadow(v) &&
+    return (v->hw.regs.rflags & RFLAGS_IF) && virt->in_interrupt_shadow(&v->hw) &&
            vcpu_fetch_insn(v, insn, &code_bits, &la) >= 1 && insn[0] == INSN_HLT;
 }
 
@@ -100,7 +100,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (v->init_pending) {
         v->init_pending = false;
-        if (v->id != 0) {
+        if (v->hw.id != 0) {
             /* INIT resets the vCPU's devices: the local APIC (vmm/dev/lapic.c). */
             vm_devices_reset_vcpu(v->vm, v);
             if (v->sipi_vector < 0) {
@@ -115,18 +115,18 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         }
     }
     if (v->sipi_vector >= 0) {
-        virt->vcpu_reset_real(v, (uint8_t)v->sipi_vector);
+        virt->vcpu_reset_real(&v->hw, (uint8_t)v->sipi_vector);
         v->sipi_vector = -1;
     }
     if (nmi_waiting(&v->nmi)) {
-        nmi_process(&v->nmi, virt->nmi_in_service(v));
-        if (v->nmi.pending && virt->nmi_allowed(v)) {
-            virt->inject_nmi(v);
+        nmi_process(&v->nmi, virt->nmi_in_service(&v->hw));
+        if (v->nmi.pending && virt->nmi_allowed(&v->hw)) {
+            virt->inject_nmi(&v->hw);
             nmi_injected(&v->nmi);
         }
         /* The one latched behind an injected NMI waits for the end of its handler. */
         if (v->nmi.pending)
-            virt->set_nmi_window(v, true);
+            virt->set_nmi_window(&v->hw, true);
     }
     int vector = vlapic_highest_pending(&v->lapic);
     if (vector >= 0 && hlt_in_shadow(v)) {
@@ -139,8 +139,8 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * also needs it: after an EVENTINJ interrupt its TCG loop may deliver
      * the vector a second time (docs/virtual_interrupts.md).
      */
-    if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(v)) {
-        virt->inject_interrupt(v, (uint8_t)vector);
+    if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(&v->hw)) {
+        virt->inject_interrupt(&v->hw, (uint8_t)vector);
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
@@ -149,10 +149,10 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * delivers it when the guest can; it stays in IRR until then, so the next
      * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
      */
-    bool offered = virt->offer_interrupt && virt->offer_interrupt(v, vector);
+    bool offered = virt->offer_interrupt && virt->offer_interrupt(&v->hw, vector, v->lapic.tpr);
     *window = vector >= 0 || v->nmi.pending;
     if (!offered)
-        virt->set_interrupt_window(v, vector >= 0);
+        virt->set_interrupt_window(&v->hw, vector >= 0);
     spin_unlock_irqrestore(&v->se.lock, flags);
     return true;
 }
@@ -170,7 +170,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
     debugregs_load(&v->debug);
     guest_msrs_load(&v->msrs);
     if (virt->vcpu_load)
-        virt->vcpu_load(v);
+        virt->vcpu_load(&v->hw);
     enum sched_run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
@@ -187,7 +187,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         }
         sched_prepare_entry(&v->se);
         struct exit_record e;
-        if (virt->vcpu_run(v, &e) == FASTPATH_NOT_MINE)
+        if (virt->vcpu_run(&v->hw, &e) == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
         v->stats.exit_cycles[e.reason] += rdtsc() - v->exited_at;
         /*
@@ -214,11 +214,11 @@ enum sched_run_result vcpu_run(struct vcpu *v)
     if (result == SCHED_RUN_PREEMPTED && vm->nvcpus > 1) {
         /* For its siblings' directed yields: a vCPU preempted in user mode holds no kernel lock. */
         struct guest_mode m;
-        virt->get_mode(v, &m);
+        virt->get_mode(&v->hw, &m);
         v->se.preempted_in_user = m.cpl == 3;
     }
     if (virt->vcpu_put)
-        virt->vcpu_put(v);
+        virt->vcpu_put(&v->hw);
     debugregs_save(&v->debug);
     fpu_guest_leave(&v->fpu);
     return result;
@@ -245,7 +245,7 @@ static enum sched_run_result run_entity(struct sched_entity *e)
 
 static void unload_entity(struct sched_entity *e)
 {
-    virt->vcpu_unload(entity_vcpu(e));
+    virt->vcpu_unload(&entity_vcpu(e)->hw);
 }
 
 static void retire_entity(struct sched_entity *e)
@@ -264,7 +264,7 @@ static enum sched_parked parked_entity(struct sched_entity *e)
 
 static bool arm_entity(struct sched_entity *e, uint64_t deadline)
 {
-    return virt->set_preemption_timer(entity_vcpu(e), deadline);
+    return virt->set_preemption_timer(&entity_vcpu(e)->hw, deadline);
 }
 
 /* Its CPU's slice timer or a kick: the exit fast path must take the full path (vmm/vcpu/fastpath.h). */
@@ -282,7 +282,7 @@ static bool entity_event_pending(struct sched_entity *e)
 static void name_entity(const struct sched_entity *e, char *buf, unsigned len)
 {
     const struct vcpu *v = entity_vcpu(e);
-    snprintf(buf, len, "%s/%u", v->vm->cfg.name, v->id);
+    snprintf(buf, len, "%s/%u", v->vm->cfg.name, v->hw.id);
 }
 
 static struct sched_entity_ops vcpu_entity_ops = {

@@ -41,7 +41,7 @@ bool vcpu_has_wake_event(struct vcpu *v)
 {
     if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
         return true;
-    return (v->regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
+    return (v->hw.regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
 }
 
 void vcpu_notify(struct vcpu *v)
@@ -73,7 +73,7 @@ uint64_t vcpu_halt_poll_max(const struct vcpu *v)
 static void trace_window(struct vcpu *v, const struct halt_poll_change *c)
 {
     if (c->kind != HALT_POLL_KEEP && trace_on(TRACE_HALT_POLL))
-        trace_record(v->vm, TRACE_HALT_POLL, v->id, c->kind == HALT_POLL_GROW, c->new_ns,
+        trace_record(v->vm, TRACE_HALT_POLL, v->hw.id, c->kind == HALT_POLL_GROW, c->new_ns,
                      c->old_ns);
 }
 

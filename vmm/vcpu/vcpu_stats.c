@@ -56,7 +56,7 @@ static uint64_t halt_exits(const void *field, unsigned i)
  */
 static const struct stats_desc vcpu_rows[] = {
     STATS_FN(vm, STRING, NONE, S_GUEST, "the VM's name", .string = vm_name),
-    ROW(vcpu, GAUGE, NONE, S_VCPU, id, "the vCPU's id"),
+    ROW(vcpu, GAUGE, NONE, S_VCPU, hw.id, "the vCPU's id"),
     ROW(cpu, GAUGE, NONE, S_VCPU, se.cpu, "the host CPU (for a vCPU: the one it is on)", TABLE),
     STATS_FN(vcpus, GAUGE, NONE, S_VM, "the VM's vCPUs", .number = vm_vcpus),
     STATS_FN(hlt_intercept, STRING, NONE, S_GUEST,

@@ -4,11 +4,11 @@
 #include "arch/x86/mm.h"
 #include "arch/x86/pagetable.h"
 #include "arch/x86/pmm.h"
-#include "vmm/vm.h"
+#include "arch/x86/virt.h"
 
 extern uint32_t boot_efer_nxe;
 
-int svm_vm_init(struct vm *vm)
+int svm_vm_init(struct virt_vm *vm)
 {
     struct pagetable *pt = page_alloc_zeroed(1);
     if (!pt)
@@ -22,13 +22,13 @@ int svm_vm_init(struct vm *vm)
     return 0;
 }
 
-int svm_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms)
+int svm_vm_map(struct virt_vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms)
 {
     /* Nested page-table accesses count as user accesses: U must be set. */
     return pt_map(vm->arch, gpa, hpa, len, perms | PT_USER, PT_2M);
 }
 
-void svm_vm_destroy(struct vm *vm)
+void svm_vm_destroy(struct virt_vm *vm)
 {
     struct pagetable *pt = vm->arch;
     if (!pt)

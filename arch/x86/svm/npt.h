@@ -8,10 +8,10 @@
 
 #include <stdint.h>
 
-struct vm;
+struct virt_vm;
 
-int svm_vm_init(struct vm *vm);
-int svm_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
-void svm_vm_destroy(struct vm *vm);
+int svm_vm_init(struct virt_vm *vm);
+int svm_vm_map(struct virt_vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
+void svm_vm_destroy(struct virt_vm *vm);
 
 #endif

@@ -214,8 +214,8 @@ static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
     case SVM_EXIT_CPUID:
         if ((uint32_t)vmcb->rax != FLOOR_CPUID_LEAF)
             return false;
-        floor_cpuid(&v->regs, 0x68747541u, 0x69746e65u, 0x444d4163u); /* AuthenticAMD */
-        vmcb->rax = v->regs.rax;
+        floor_cpuid(&v->hw.regs, 0x68747541u, 0x69746e65u, 0x444d4163u); /* AuthenticAMD */
+        vmcb->rax = v->hw.regs.rax;
         vmcb->rip += 2;
         return true;
     case SVM_EXIT_VMMCALL:
@@ -231,10 +231,10 @@ static bool floor_exit(struct vcpu *v, struct vmcb *vmcb)
         vmcb->rip = vmcb->exit_info2;
         return true;
     case SVM_EXIT_MSR:
-        if (vmcb->exit_info1 || (uint32_t)v->regs.rcx != FLOOR_MSR)
+        if (vmcb->exit_info1 || (uint32_t)v->hw.regs.rcx != FLOOR_MSR)
             return false;
         vmcb->rax = (uint32_t)FLOOR_MSR_VALUE;
-        v->regs.rdx = FLOOR_MSR_VALUE >> 32;
+        v->hw.regs.rdx = FLOOR_MSR_VALUE >> 32;
         vmcb->rip += 2;
         return true;
     default:
@@ -251,7 +251,7 @@ static __attribute__((noinline)) void floor_loop(struct svm_cpu *c, struct vcpu 
                                                  struct vmcb *vmcb, uint64_t host_vmcb_pa)
 {
     while (floor_exit(v, vmcb)) {
-        svm_vmrun(&v->regs, (uint64_t)vmcb, host_vmcb_pa);
+        svm_vmrun(&v->hw.regs, (uint64_t)vmcb, host_vmcb_pa);
         svm_keep_host_cr0(c, vmcb);
     }
 }
@@ -259,7 +259,7 @@ static __attribute__((noinline)) void floor_loop(struct svm_cpu *c, struct vcpu 
 
 /*
  * One VMRUN of v and what its exit needs before anyone looks at it: the
- * registers back in v->regs, the V_IRQ and V_TPR bookkeeping, pollux's own
+ * registers back in v->hw.regs, the V_IRQ and V_TPR bookkeeping, pollux's own
  * NMI-window exits (IRET, the single step) turned into EXIT_NONE, e decoded.
  * GIF is clear around it; the guest's SPEC_CTRL is in force only inside.
  * Inline twice in svm_vcpu_run: the first entry, and the fast path's
@@ -270,10 +270,10 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
                struct exit_record *e, bool reentry)
 {
     struct vmcb *vmcb = s->vmcb;
-    vmcb->rax = v->regs.rax;
-    vmcb->rsp = v->regs.rsp;
-    vmcb->rip = v->regs.rip;
-    vmcb->rflags = v->regs.rflags;
+    vmcb->rax = v->hw.regs.rax;
+    vmcb->rsp = v->hw.regs.rsp;
+    vmcb->rip = v->hw.regs.rip;
+    vmcb->rflags = v->hw.regs.rflags;
     /*
      * CR8 is TPR[7:4] of the guest's local APIC. MOV CR8 reads and writes
      * V_TPR without an exit, so V_TPR carries the TPR in and a changed V_TPR
@@ -285,7 +285,7 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
 
     guest_msrs_enter(&v->msrs);
     irq_enable(); /* GIF is clear: host interrupts wait for the exit (INTR) */
-    svm_vmrun(&v->regs, (uint64_t)vmcb, host_vmcb_pa);
+    svm_vmrun(&v->hw.regs, (uint64_t)vmcb, host_vmcb_pa);
     svm_keep_host_cr0(c, vmcb);
 #ifdef POLLUX_EXIT_FLOOR
     floor_loop(c, v, vmcb, host_vmcb_pa);
@@ -317,10 +317,10 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
         v->lapic.tpr = (uint32_t)(vmcb->vintr & SVM_VINTR_V_TPR) << 4;
         spin_unlock_irqrestore(&v->se.lock, flags);
     }
-    v->regs.rax = vmcb->rax;
-    v->regs.rsp = vmcb->rsp;
-    v->regs.rip = vmcb->rip;
-    v->regs.rflags = vmcb->rflags;
+    v->hw.regs.rax = vmcb->rax;
+    v->hw.regs.rsp = vmcb->rsp;
+    v->hw.regs.rip = vmcb->rip;
+    v->hw.regs.rflags = vmcb->rflags;
     if (!reentry)
         vmcb->event_inj = 0;
     if (s->iret_seen && vmcb->rip != s->iret_rip) {
@@ -332,11 +332,11 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
         vmcb->intercept_exceptions &= ~(1u << VECTOR_DB);
         if (s->nmi_step_guest_tf) {
             /* The guest's own single step: its #DB, with the DR6 the CPU wrote. */
-            svm_inject_exception(v, VECTOR_DB, false, 0);
+            svm_inject_exception(&v->hw, VECTOR_DB, false, 0);
         } else {
             vmcb->dr6 &= ~DR6_BS;
             if (s->nmi_step_restore_tf)
-                v->regs.rflags &= ~(uint64_t)RFLAGS_TF;
+                v->hw.regs.rflags &= ~(uint64_t)RFLAGS_TF;
         }
         *e = (struct exit_record){
             .reason = EXIT_NONE, .vendor_code = vmcb->exit_code, .insn_kind = -1};
@@ -353,11 +353,12 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
     svm_decode_exit(vmcb, has_nrips, e);
 }
 
-static enum fastpath_result svm_vcpu_run(struct vcpu *v, struct exit_record *e)
+static enum fastpath_result svm_vcpu_run(struct virt_vcpu *hw, struct exit_record *e)
 {
+    struct vcpu *v = vcpu_of(hw);
     struct percpu *p = this_cpu();
     struct svm_cpu *c = p->virt;
-    struct svm_vcpu *s = svm(v);
+    struct svm_vcpu *s = svm(&v->hw);
     struct vmcb *vmcb = s->vmcb;
 
     assign_asid(s, c, p->cpu);
@@ -404,8 +405,8 @@ static enum pause_hw svm_pause_hw(void)
     return virt_features.pause_filter_thresh ? PAUSE_HW_FILTER_THRESH : PAUSE_HW_FILTER;
 }
 
-static void svm_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint32_t window,
-                                  uint32_t gap)
+static void svm_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode,
+                                  uint32_t window, uint32_t gap)
 {
     struct svm_vcpu *s = svm(v);
     s->pause_mode = mode;
@@ -414,17 +415,17 @@ static void svm_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint3
     svm_apply_pause(s);
 }
 
-static void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
+static void svm_set_tsc_offset(struct virt_vcpu *v, uint64_t offset)
 {
     svm(v)->vmcb->tsc_offset = offset;
 }
 
-static void svm_vcpu_unload(struct vcpu *v)
+static void svm_vcpu_unload(struct virt_vcpu *v)
 {
     svm(v)->asid.cpu = -1; /* a new ASID, with a flush, on the next CPU */
 }
 
-static bool svm_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
+static bool svm_set_preemption_timer(struct virt_vcpu *v, uint64_t tsc_deadline)
 {
     (void)v;
     (void)tsc_deadline;

@@ -14,7 +14,6 @@
 #include "arch/x86/svm/svm_sched.h"
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
-#include "vmm/vm.h"
 
 void svm_vmrun(struct guest_regs *regs, uint64_t vmcb_pa, uint64_t host_vmcb_pa);
 
@@ -64,7 +63,7 @@ struct svm_setup {
 
 extern struct svm_setup svm_setup;
 
-static inline struct svm_vcpu *svm(struct vcpu *v)
+static inline struct svm_vcpu *svm(struct virt_vcpu *v)
 {
     return v->arch;
 }

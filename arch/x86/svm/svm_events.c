@@ -7,9 +7,9 @@
 #include "arch/x86/svm/svm_intr.h"
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/vectors.h"
-#include "vmm/vm.h"
+#include "arch/x86/virt.h"
 
-void svm_end_emulated_instruction(struct vcpu *v)
+void svm_end_emulated_instruction(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
     s->vmcb->interrupt_shadow &= ~1ull;
@@ -21,18 +21,18 @@ void svm_end_emulated_instruction(struct vcpu *v)
     }
 }
 
-bool svm_interrupt_allowed(struct vcpu *v)
+bool svm_interrupt_allowed(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
     return (v->regs.rflags & RFLAGS_IF) && !(s->vmcb->interrupt_shadow & 1) && !svm_event_queued(s);
 }
 
-bool svm_in_interrupt_shadow(struct vcpu *v)
+bool svm_in_interrupt_shadow(struct virt_vcpu *v)
 {
     return svm(v)->vmcb->interrupt_shadow & 1;
 }
 
-void svm_inject_interrupt(struct vcpu *v, uint8_t vector)
+void svm_inject_interrupt(struct virt_vcpu *v, uint8_t vector)
 {
     svm(v)->vmcb->event_inj = vector | SVM_EVTINJ_TYPE_INTR | SVM_EVTINJ_VALID;
 }
@@ -41,7 +41,7 @@ void svm_inject_interrupt(struct vcpu *v, uint8_t vector)
  * A virtual interrupt the guest cannot mask by TPR: the CPU exits (VINTR)
  * when the guest could take it, i.e. once IF=1 and no shadow.
  */
-void svm_set_interrupt_window(struct vcpu *v, bool on)
+void svm_set_interrupt_window(struct virt_vcpu *v, bool on)
 {
     struct vmcb *vmcb = svm(v)->vmcb;
     const uint64_t vintr = SVM_VINTR_V_IRQ | SVM_VINTR_IGN_TPR | SVM_VINTR_PRIO_MAX;
@@ -59,28 +59,28 @@ void svm_set_interrupt_window(struct vcpu *v, bool on)
  * interrupt window's. One offered at the last entry may have been taken,
  * leaving the next pending vector to offer: the full path looks.
  */
-bool svm_offer_interrupt(struct vcpu *v, int vector)
+bool svm_offer_interrupt(struct virt_vcpu *v, int vector, uint32_t tpr)
 {
     if (svm_setup.virq_check != SVM_VIRQ_EXACT && svm_setup.virq_check != SVM_VIRQ_AT_EQUAL)
         return false;
     struct svm_vcpu *s = svm(v);
-    s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, v->lapic.tpr, svm_setup.virq_check);
+    s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, tpr, svm_setup.virq_check);
     s->offered = vector;
     return true;
 }
 
-bool svm_nmi_allowed(struct vcpu *v)
+bool svm_nmi_allowed(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
     return !s->nmi_masked && !(s->vmcb->interrupt_shadow & 1) && !svm_event_queued(s);
 }
 
-bool svm_nmi_in_service(struct vcpu *v)
+bool svm_nmi_in_service(struct virt_vcpu *v)
 {
     return svm(v)->nmi_masked; /* from the injection until the handler's IRET */
 }
 
-void svm_inject_nmi(struct vcpu *v)
+void svm_inject_nmi(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
     s->vmcb->event_inj = 2 | SVM_EVTINJ_TYPE_NMI | SVM_EVTINJ_VALID;
@@ -88,7 +88,7 @@ void svm_inject_nmi(struct vcpu *v)
     s->vmcb->intercept_misc1 |= SVM_INTERCEPT_IRET;
 }
 
-void svm_set_nmi_window(struct vcpu *v, bool on)
+void svm_set_nmi_window(struct virt_vcpu *v, bool on)
 {
     struct svm_vcpu *s = svm(v);
     if (!on || s->nmi_step)

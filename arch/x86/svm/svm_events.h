@@ -15,10 +15,10 @@
 
 #include "arch/x86/svm/svm_backend.h"
 
-struct vcpu;
+struct virt_vcpu;
 
 /* Inline: the exit path queues the #DB of the guest's own single step with it. */
-static inline void svm_inject_exception(struct vcpu *v, uint8_t vector, bool has_error,
+static inline void svm_inject_exception(struct virt_vcpu *v, uint8_t vector, bool has_error,
                                         uint32_t error)
 {
     uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
@@ -45,15 +45,15 @@ static inline bool svm_entry_is_plain(struct svm_vcpu *s)
            !s->nmi_step;
 }
 
-void svm_end_emulated_instruction(struct vcpu *v);
-bool svm_interrupt_allowed(struct vcpu *v);
-bool svm_in_interrupt_shadow(struct vcpu *v);
-void svm_inject_interrupt(struct vcpu *v, uint8_t vector);
-void svm_set_interrupt_window(struct vcpu *v, bool on);
-bool svm_offer_interrupt(struct vcpu *v, int vector);
-bool svm_nmi_allowed(struct vcpu *v);
-bool svm_nmi_in_service(struct vcpu *v);
-void svm_inject_nmi(struct vcpu *v);
-void svm_set_nmi_window(struct vcpu *v, bool on);
+void svm_end_emulated_instruction(struct virt_vcpu *v);
+bool svm_interrupt_allowed(struct virt_vcpu *v);
+bool svm_in_interrupt_shadow(struct virt_vcpu *v);
+void svm_inject_interrupt(struct virt_vcpu *v, uint8_t vector);
+void svm_set_interrupt_window(struct virt_vcpu *v, bool on);
+bool svm_offer_interrupt(struct virt_vcpu *v, int vector, uint32_t tpr);
+bool svm_nmi_allowed(struct virt_vcpu *v);
+bool svm_nmi_in_service(struct virt_vcpu *v);
+void svm_inject_nmi(struct virt_vcpu *v);
+void svm_set_nmi_window(struct virt_vcpu *v, bool on);
 
 #endif

@@ -4,7 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/svm/svm_backend.h"
 #include "arch/x86/svm/vmcb.h"
-#include "vmm/vm.h"
+#include "arch/x86/virt.h"
 
 extern uint32_t boot_efer_nxe;
 
@@ -49,7 +49,7 @@ static uint64_t *vmcb_msr(struct vmcb *vmcb, uint32_t index)
     }
 }
 
-enum msr_result svm_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+enum msr_result svm_msr_read(struct virt_vcpu *v, uint32_t index, uint64_t *value)
 {
     struct vmcb *vmcb = svm(v)->vmcb;
     if (index == MSR_EFER) {
@@ -63,7 +63,7 @@ enum msr_result svm_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
     return MSR_DONE;
 }
 
-enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
+enum msr_result svm_msr_write(struct virt_vcpu *v, uint32_t index, uint64_t value)
 {
     struct vmcb *vmcb = svm(v)->vmcb;
     if (index == MSR_EFER) {

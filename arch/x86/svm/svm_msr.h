@@ -11,9 +11,9 @@
 
 #include "arch/x86/virt.h"
 
-struct vcpu;
+struct virt_vcpu;
 
-enum msr_result svm_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
-enum msr_result svm_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
+enum msr_result svm_msr_read(struct virt_vcpu *v, uint32_t index, uint64_t *value);
+enum msr_result svm_msr_write(struct virt_vcpu *v, uint32_t index, uint64_t value);
 
 #endif

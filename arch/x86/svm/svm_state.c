@@ -4,9 +4,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/svm/svm_backend.h"
 #include "arch/x86/svm/vmcb.h"
-#include "vmm/vm.h"
+#include "arch/x86/virt.h"
 
-void svm_get_mode(struct vcpu *v, struct guest_mode *m)
+void svm_get_mode(struct virt_vcpu *v, struct guest_mode *m)
 {
     const struct vmcb *vmcb = svm(v)->vmcb;
     m->cr0 = vmcb->cr0;
@@ -23,7 +23,7 @@ void svm_get_mode(struct vcpu *v, struct guest_mode *m)
         m->code_bits = (vmcb->cs.attrib & (1u << 10)) ? 32 : 16;
 }
 
-void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m)
+void svm_get_code_mode(struct virt_vcpu *v, struct guest_code_mode *m)
 {
     const struct vmcb *vmcb = svm(v)->vmcb;
     m->cr0 = vmcb->cr0;

@@ -8,9 +8,9 @@
 
 #include "arch/x86/virt.h"
 
-struct vcpu;
+struct virt_vcpu;
 
-void svm_get_mode(struct vcpu *v, struct guest_mode *m);
-void svm_get_code_mode(struct vcpu *v, struct guest_code_mode *m);
+void svm_get_mode(struct virt_vcpu *v, struct guest_mode *m);
+void svm_get_code_mode(struct virt_vcpu *v, struct guest_code_mode *m);
 
 #endif

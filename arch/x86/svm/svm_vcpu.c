@@ -9,9 +9,8 @@
 #include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
 #include "lib/string.h"
-#include "vmm/vm.h"
 
-int svm_vcpu_create(struct vcpu *v)
+int svm_vcpu_create(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = page_alloc_zeroed(1);
     struct vmcb *vmcb = page_alloc_zeroed(1);
@@ -28,7 +27,7 @@ int svm_vcpu_create(struct vcpu *v)
     return 0;
 }
 
-void svm_vcpu_destroy(struct vcpu *v)
+void svm_vcpu_destroy(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
     if (!s)
@@ -52,7 +51,7 @@ void svm_apply_pause(struct svm_vcpu *s)
 }
 
 /* State shared by every reset: intercepts, nested paging, TSC offset, no pending event. */
-static struct vmcb *reset_common(struct vcpu *v)
+static struct vmcb *reset_common(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
     struct vmcb *vmcb = s->vmcb;
@@ -99,7 +98,7 @@ static struct vmcb *reset_common(struct vcpu *v)
     return vmcb;
 }
 
-void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
+void svm_vcpu_reset_protected(struct virt_vcpu *v, uint32_t entry)
 {
     struct vmcb *vmcb = reset_common(v);
     /* Multiboot entry state: flat 32-bit segments, protected mode, paging off. */
@@ -110,7 +109,7 @@ void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
     v->regs.rip = entry;
 }
 
-void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector)
+void svm_vcpu_reset_real(struct virt_vcpu *v, uint8_t sipi_vector)
 {
     struct vmcb *vmcb = reset_common(v);
     set_seg(&vmcb->cs, (uint16_t)(sipi_vector << 8), 0x9b, 0xffff);

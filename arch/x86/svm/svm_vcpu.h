@@ -11,12 +11,12 @@
 
 #include "arch/x86/svm/svm_backend.h"
 
-struct vcpu;
+struct virt_vcpu;
 
-int svm_vcpu_create(struct vcpu *v);
-void svm_vcpu_destroy(struct vcpu *v);
-void svm_vcpu_reset_protected(struct vcpu *v, uint32_t entry);
-void svm_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector);
+int svm_vcpu_create(struct virt_vcpu *v);
+void svm_vcpu_destroy(struct virt_vcpu *v);
+void svm_vcpu_reset_protected(struct virt_vcpu *v, uint32_t entry);
+void svm_vcpu_reset_real(struct virt_vcpu *v, uint8_t sipi_vector);
 
 /* set_pause_exiting's request (s->pause_*) into the VMCB: the intercept and the filter. */
 void svm_apply_pause(struct svm_vcpu *s);

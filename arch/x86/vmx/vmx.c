@@ -196,7 +196,7 @@ static void apply_timer(struct vmx_vcpu *s, uint64_t setting)
  */
 static __attribute__((noinline)) void recompute_timer(struct vcpu *v, struct vmx_vcpu *s)
 {
-    uint64_t guest_if = v->regs.rflags & RFLAGS_IF;
+    uint64_t guest_if = v->hw.regs.rflags & RFLAGS_IF;
     uint64_t setting = guest_if ? TIMER_OFF : backstop_setting;
     if (s->timer_deadline)
         setting = vmx_timer_value(
@@ -209,7 +209,7 @@ static __attribute__((noinline)) void recompute_timer(struct vcpu *v, struct vmx
 
 static inline void sync_timer(struct vcpu *v, struct vmx_vcpu *s)
 {
-    if ((v->regs.rflags & RFLAGS_IF) != s->timer_if)
+    if ((v->hw.regs.rflags & RFLAGS_IF) != s->timer_if)
         recompute_timer(v, s);
 }
 
@@ -247,7 +247,7 @@ static inline void sync_controls(struct vcpu *v, struct vmx_vcpu *s)
 /* Apply what changed since the last entry; VMCS current, interrupts off. */
 static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
 {
-    struct vmx_vm *x = v->vm->arch;
+    struct vmx_vm *x = v->vm->hw.arch;
     uint64_t generation = __atomic_load_n(&x->generation, __ATOMIC_ACQUIRE);
     if (s->ept_generation != generation) {
         invept(invept_type, x->eptp);
@@ -260,9 +260,9 @@ static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
         s->flush_vpid = false;
     }
     sync_controls(v, s);
-    vmwrite(VMCS_GUEST_RIP, v->regs.rip);
-    vmwrite(VMCS_GUEST_RSP, s->vmcs_rsp = v->regs.rsp);
-    vmwrite(VMCS_GUEST_RFLAGS, v->regs.rflags);
+    vmwrite(VMCS_GUEST_RIP, v->hw.regs.rip);
+    vmwrite(VMCS_GUEST_RSP, s->vmcs_rsp = v->hw.regs.rsp);
+    vmwrite(VMCS_GUEST_RFLAGS, v->hw.regs.rflags);
     /* An event vmm/ injects now wins over the interrupted one, as on SVM. */
     if (!s->event_injected && (s->reinject & INTR_INFO_VALID)) {
         unsigned type = (s->reinject & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT;
@@ -279,7 +279,7 @@ static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
 /* One of the floor's operations (arch/x86/exit_floor.h), done: the guest goes on at once. */
 static bool floor_exit(struct vcpu *v)
 {
-    struct guest_regs *r = &v->regs;
+    struct guest_regs *r = &v->hw.regs;
     uint64_t len;
     switch ((uint32_t)vmread(VMCS_EXIT_REASON)) {
     case VMX_EXIT_CPUID:
@@ -325,7 +325,7 @@ static __attribute__((noinline)) int floor_loop(struct vcpu *v, struct vmx_vcpu 
 {
     int rc = 0;
     while (!rc && floor_exit(v))
-        rc = vmx_enter(&v->regs, true, &s->vmcs_host_rsp);
+        rc = vmx_enter(&v->hw.regs, true, &s->vmcs_host_rsp);
     return rc;
 }
 #endif
@@ -336,18 +336,18 @@ static inline void take_host_interrupts(void)
     __asm__ volatile("sti; nop; cli" ::: "memory");
 }
 
-/* RSP into v->regs, also kept to write back only if changed. */
+/* RSP into v->hw.regs, also kept to write back only if changed. */
 static inline void read_exit_rsp(struct vcpu *v, struct vmx_vcpu *s)
 {
-    v->regs.rsp = s->vmcs_rsp = vmread_nofail(VMCS_GUEST_RSP);
+    v->hw.regs.rsp = s->vmcs_rsp = vmread_nofail(VMCS_GUEST_RSP);
     s->rsp_unread = false;
 }
 
-/* RIP and RFLAGS into v->regs; RFLAGS also kept to write back only if changed. */
+/* RIP and RFLAGS into v->hw.regs; RFLAGS also kept to write back only if changed. */
 static inline void read_exit_rip_rflags(struct vcpu *v, struct vmx_vcpu *s)
 {
-    v->regs.rip = vmread_nofail(VMCS_GUEST_RIP);
-    v->regs.rflags = s->exit_rflags = vmread_nofail(VMCS_GUEST_RFLAGS);
+    v->hw.regs.rip = vmread_nofail(VMCS_GUEST_RIP);
+    v->hw.regs.rflags = s->exit_rflags = vmread_nofail(VMCS_GUEST_RFLAGS);
 }
 
 /*
@@ -411,7 +411,7 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
             return;
         }
     }
-    if (basic == VMX_EXIT_CR_ACCESS && vmx_emulate_cr_access(v, s, xi.qualification, xi.insn_len)) {
+    if (basic == VMX_EXIT_CR_ACCESS && vmx_emulate_cr_access(&v->hw, s, xi.qualification, xi.insn_len)) {
         *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = xi.reason, .insn_kind = -1};
         return;
     }
@@ -428,7 +428,7 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
 
 /*
  * One entry of v and what its exit needs before anyone looks at it: the
- * registers back in v->regs and e decoded. An instruction's exit, the common
+ * registers back in v->hw.regs and e decoded. An instruction's exit, the common
  * case, needs nothing else (vmx_instruction_exit): one branch on the exit
  * reason leads to the rest (other_exit). full_path: prepare_entry's entry,
  * which may deliver an event vmm/ injected and be the VMCS's first
@@ -445,7 +445,7 @@ vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool f
      * pending in the local APIC until take_host_interrupts.
      */
     guest_msrs_enter(&v->msrs);
-    int rc = vmx_enter(&v->regs, s->launched, &s->vmcs_host_rsp);
+    int rc = vmx_enter(&v->hw.regs, s->launched, &s->vmcs_host_rsp);
 #ifdef POLLUX_EXIT_FLOOR
     if (!rc)
         rc = floor_loop(v, s);
@@ -486,11 +486,11 @@ vmx_enter_exit(struct vcpu *v, struct vmx_vcpu *s, struct exit_record *e, bool f
 static void reenter_prepare(struct vcpu *v, struct vmx_vcpu *s)
 {
     sync_controls(v, s);
-    vmwrite_nofail(VMCS_GUEST_RIP, v->regs.rip);
-    if (v->regs.rsp != s->vmcs_rsp)
-        vmwrite_nofail(VMCS_GUEST_RSP, s->vmcs_rsp = v->regs.rsp);
-    if (v->regs.rflags != s->exit_rflags)
-        vmwrite_nofail(VMCS_GUEST_RFLAGS, v->regs.rflags);
+    vmwrite_nofail(VMCS_GUEST_RIP, v->hw.regs.rip);
+    if (v->hw.regs.rsp != s->vmcs_rsp)
+        vmwrite_nofail(VMCS_GUEST_RSP, s->vmcs_rsp = v->hw.regs.rsp);
+    if (v->hw.regs.rflags != s->exit_rflags)
+        vmwrite_nofail(VMCS_GUEST_RFLAGS, v->hw.regs.rflags);
 }
 
 /* vmx_vcpu_run's first entry cannot happen: the VMCS is still active on another CPU. */
@@ -510,9 +510,10 @@ static __attribute__((noinline, cold)) void vmcs_stuck_elsewhere(struct vmx_vcpu
  * call and a second frame per exit otherwise); the failed load reaches it as
  * an exit that was never entered.
  */
-static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
+static enum fastpath_result vmx_vcpu_run(struct virt_vcpu *hw, struct exit_record *e)
 {
-    struct vmx_vcpu *s = v->arch;
+    struct vcpu *v = vcpu_of(hw);
+    struct vmx_vcpu *s = v->hw.arch;
     if (vmcs_load(s)) {
         prepare_entry(v, s);
         vmx_enter_exit(v, s, e, true);
@@ -531,14 +532,14 @@ static enum fastpath_result vmx_vcpu_run(struct vcpu *v, struct exit_record *e)
     return r == FASTPATH_REENTER ? FASTPATH_HANDLED : r;
 }
 
-static void vmx_vcpu_load(struct vcpu *v)
+static void vmx_vcpu_load(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     s->on_cpu = true;
     vmx_syscall_msrs_enter(s);
 }
 
-static void vmx_vcpu_put(struct vcpu *v)
+static void vmx_vcpu_put(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     vmx_syscall_msrs_leave(s);
@@ -555,7 +556,7 @@ static enum pause_hw vmx_pause_hw(void)
 }
 
 /* Without PLE the window fields do not exist: they are never written (prepare_entry). */
-static void vmx_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint32_t window,
+static void vmx_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode, uint32_t window,
                                   uint32_t gap)
 {
     struct vmx_vcpu *s = v->arch;
@@ -568,14 +569,14 @@ static void vmx_set_pause_exiting(struct vcpu *v, enum pause_exiting mode, uint3
     controls_changed(s);
 }
 
-static void vmx_set_tsc_offset(struct vcpu *v, uint64_t offset)
+static void vmx_set_tsc_offset(struct virt_vcpu *v, uint64_t offset)
 {
     struct vmx_vcpu *s = v->arch;
     s->tsc_offset = offset;
     controls_changed(s);
 }
 
-static bool vmx_set_preemption_timer(struct vcpu *v, uint64_t tsc_deadline)
+static bool vmx_set_preemption_timer(struct virt_vcpu *v, uint64_t tsc_deadline)
 {
     struct vmx_vcpu *s = v->arch;
     if (!(vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER))

@@ -2,7 +2,7 @@
 #ifndef POLLUX_ARCH_X86_VMX_VMX_H
 #define POLLUX_ARCH_X86_VMX_VMX_H
 
-struct vcpu;
+struct virt_vcpu;
 
 /*
  * VMCLEAR the vCPU's VMCS on this CPU, which must be the CPU it last ran on,
@@ -11,6 +11,6 @@ struct vcpu;
  * scheduler must call this on the old CPU before a vCPU moves. vcpu_run
  * refuses a vCPU whose VMCS is still active elsewhere.
  */
-void vmx_vcpu_unload(struct vcpu *v);
+void vmx_vcpu_unload(struct virt_vcpu *v);
 
 #endif

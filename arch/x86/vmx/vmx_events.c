@@ -4,13 +4,13 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/debugreg.h"
 #include "arch/x86/vectors.h"
+#include "arch/x86/virt.h"
 #include "arch/x86/vmx/vmx_backend.h"
 #include "arch/x86/vmx/vmx_insn.h"
 #include "arch/x86/vmx/vmx_state.h"
 #include "arch/x86/vmx/vmx_vmcs.h"
-#include "vmm/vm.h"
 
-void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
+void vmx_inject_exception(struct virt_vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {
     struct vmx_vcpu *s = loaded(v);
     uint32_t info = vector | (INTR_TYPE_HW_EXCEPT << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID;
@@ -33,7 +33,7 @@ static inline void end_interrupt_shadow(void)
 }
 
 /* The VMCS to be made current, or a single-step #DB owed. */
-static __attribute__((noinline)) void end_emulated_instruction_slow(struct vcpu *v)
+static __attribute__((noinline)) void end_emulated_instruction_slow(struct virt_vcpu *v)
 {
     loaded(v);
     end_interrupt_shadow();
@@ -48,7 +48,7 @@ static __attribute__((noinline)) void end_emulated_instruction_slow(struct vcpu 
  * Every emulated instruction ends here, the exit fast path's included. The
  * common case (VMCS current, TF clear) calls nothing, so it saves no register.
  */
-void vmx_end_emulated_instruction(struct vcpu *v)
+void vmx_end_emulated_instruction(struct virt_vcpu *v)
 {
     const struct vmx_vcpu *s = v->arch;
     if (cpu_state()->current_vmcs != (uint64_t)s->vmcs || (v->regs.rflags & RFLAGS_TF)) {
@@ -58,13 +58,13 @@ void vmx_end_emulated_instruction(struct vcpu *v)
     end_interrupt_shadow();
 }
 
-bool vmx_in_interrupt_shadow(struct vcpu *v)
+bool vmx_in_interrupt_shadow(struct virt_vcpu *v)
 {
     loaded(v);
     return vmread(VMCS_GUEST_INTERRUPTIBILITY) & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOVSS);
 }
 
-bool vmx_interrupt_allowed(struct vcpu *v)
+bool vmx_interrupt_allowed(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
     uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
@@ -72,7 +72,7 @@ bool vmx_interrupt_allowed(struct vcpu *v)
            !vmx_event_queued(s);
 }
 
-void vmx_inject_interrupt(struct vcpu *v, uint8_t vector)
+void vmx_inject_interrupt(struct virt_vcpu *v, uint8_t vector)
 {
     struct vmx_vcpu *s = loaded(v);
     vmwrite(VMCS_ENTRY_INTR_INFO,
@@ -80,14 +80,14 @@ void vmx_inject_interrupt(struct vcpu *v, uint8_t vector)
     s->event_injected = true;
 }
 
-void vmx_set_interrupt_window(struct vcpu *v, bool on)
+void vmx_set_interrupt_window(struct virt_vcpu *v, bool on)
 {
     struct vmx_vcpu *s = v->arch;
     set_proc_bit(s, PROC_INTR_WINDOW, on);
 }
 
 /* Bit 3 is blocking by virtual NMI with virtual NMIs, the guest's real NMI blocking without. */
-bool vmx_nmi_allowed(struct vcpu *v)
+bool vmx_nmi_allowed(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
     uint32_t x = (uint32_t)vmread(VMCS_GUEST_INTERRUPTIBILITY);
@@ -101,7 +101,7 @@ static bool is_nmi_event(uint32_t info)
            ((info & INTR_INFO_TYPE) >> INTR_INFO_TYPE_SHIFT) == INTR_TYPE_NMI;
 }
 
-bool vmx_nmi_in_service(struct vcpu *v)
+bool vmx_nmi_in_service(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
     if (vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTERRUPTIBILITY_NMI)
@@ -111,7 +111,7 @@ bool vmx_nmi_in_service(struct vcpu *v)
     return is_nmi_event(s->reinject);
 }
 
-void vmx_inject_nmi(struct vcpu *v)
+void vmx_inject_nmi(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = loaded(v);
     vmwrite(VMCS_ENTRY_INTR_INFO, 2 | (INTR_TYPE_NMI << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID);
@@ -124,7 +124,7 @@ void vmx_inject_nmi(struct vcpu *v)
  * IRET intercept is) and by inject_nmi. Without virtual NMIs the CPU has no
  * such exit: the NMI then waits for the next exit of another kind.
  */
-void vmx_set_nmi_window(struct vcpu *v, bool on)
+void vmx_set_nmi_window(struct virt_vcpu *v, bool on)
 {
     struct vmx_vcpu *s = v->arch;
     if (vmx.ctls.available & VMX_OPT_VIRTUAL_NMIS)

@@ -13,7 +13,7 @@
 
 #include "arch/x86/vmx/vmx_backend.h"
 
-struct vcpu;
+struct virt_vcpu;
 
 /* An event fills the next entry's interruption information: vmm/'s, or the interrupted one. */
 static inline bool vmx_event_queued(const struct vmx_vcpu *s)
@@ -31,15 +31,15 @@ static inline bool vmx_entry_is_plain(const struct vmx_vcpu *s)
     return !vmx_event_queued(s) && !(s->proc & (PROC_INTR_WINDOW | PROC_NMI_WINDOW));
 }
 
-void vmx_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
-void vmx_end_emulated_instruction(struct vcpu *v);
-bool vmx_interrupt_allowed(struct vcpu *v);
-bool vmx_in_interrupt_shadow(struct vcpu *v);
-void vmx_inject_interrupt(struct vcpu *v, uint8_t vector);
-void vmx_set_interrupt_window(struct vcpu *v, bool on);
-bool vmx_nmi_allowed(struct vcpu *v);
-bool vmx_nmi_in_service(struct vcpu *v);
-void vmx_inject_nmi(struct vcpu *v);
-void vmx_set_nmi_window(struct vcpu *v, bool on);
+void vmx_inject_exception(struct virt_vcpu *v, uint8_t vector, bool has_error, uint32_t error);
+void vmx_end_emulated_instruction(struct virt_vcpu *v);
+bool vmx_interrupt_allowed(struct virt_vcpu *v);
+bool vmx_in_interrupt_shadow(struct virt_vcpu *v);
+void vmx_inject_interrupt(struct virt_vcpu *v, uint8_t vector);
+void vmx_set_interrupt_window(struct virt_vcpu *v, bool on);
+bool vmx_nmi_allowed(struct virt_vcpu *v);
+bool vmx_nmi_in_service(struct virt_vcpu *v);
+void vmx_inject_nmi(struct virt_vcpu *v);
+void vmx_set_nmi_window(struct virt_vcpu *v, bool on);
 
 #endif

@@ -1,6 +1,7 @@
 /* The guest MSRs the backend keeps (vmx_msr.h). */
 #include "arch/x86/vmx/vmx_msr.h"
 
+#include "arch/x86/virt.h"
 #include "arch/x86/vmx/vmx_check.h"
 #include "arch/x86/vmx/vmx_insn.h"
 #include "arch/x86/vmx/vmx_state.h"
@@ -38,7 +39,7 @@ static uint32_t vmcs_msr_field(uint32_t index)
     }
 }
 
-enum msr_result vmx_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
+enum msr_result vmx_msr_read(struct virt_vcpu *v, uint32_t index, uint64_t *value)
 {
     struct vmx_vcpu *s = loaded(v);
     uint32_t field = index == MSR_EFER ? VMCS_GUEST_EFER : vmcs_msr_field(index);
@@ -56,7 +57,7 @@ enum msr_result vmx_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
     return MSR_DONE;
 }
 
-enum msr_result vmx_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
+enum msr_result vmx_msr_write(struct virt_vcpu *v, uint32_t index, uint64_t value)
 {
     struct vmx_vcpu *s = loaded(v);
     if (index == MSR_EFER) {

@@ -31,7 +31,7 @@ void vmx_syscall_msrs_leave(struct vmx_vcpu *s);
 /* The guest may use them from now on (it wrote one, or entered long mode). */
 void vmx_syscall_msrs_go_live(struct vmx_vcpu *s);
 
-enum msr_result vmx_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
-enum msr_result vmx_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
+enum msr_result vmx_msr_read(struct virt_vcpu *v, uint32_t index, uint64_t *value);
+enum msr_result vmx_msr_write(struct virt_vcpu *v, uint32_t index, uint64_t value);
 
 #endif

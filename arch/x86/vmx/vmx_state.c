@@ -3,12 +3,12 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/guest_regs.h"
+#include "arch/x86/virt.h"
 #include "arch/x86/vmx/vmx_events.h"
 #include "arch/x86/vmx/vmx_exit.h"
 #include "arch/x86/vmx/vmx_insn.h"
 #include "arch/x86/vmx/vmx_msr.h"
 #include "arch/x86/vmx/vmx_vmcs.h"
-#include "vmm/vm.h"
 
 uint64_t vmx_guest_cr0(const struct vmx_vcpu *s)
 {
@@ -20,7 +20,7 @@ uint64_t vmx_guest_cr4(const struct vmx_vcpu *s)
     return (vmread(VMCS_GUEST_CR4) & ~vmx.cr4_mask) | (s->cr4_shadow & vmx.cr4_mask);
 }
 
-void vmx_get_mode(struct vcpu *v, struct guest_mode *m)
+void vmx_get_mode(struct virt_vcpu *v, struct guest_mode *m)
 {
     struct vmx_vcpu *s = loaded(v);
     m->cr0 = vmx_guest_cr0(s);
@@ -39,9 +39,9 @@ void vmx_get_mode(struct vcpu *v, struct guest_mode *m)
 }
 
 /* PAE paging outside long mode with EPT: the PDPTEs are loaded from the VMCS at entry. */
-static int load_pdptes(struct vcpu *v, uint64_t cr3)
+static int load_pdptes(struct virt_vcpu *v, uint64_t cr3)
 {
-    const uint64_t *pdpte = vm_gpa_ptr(v->vm, cr3 & 0xffffffe0u, 32);
+    const uint64_t *pdpte = virt_gpa_ptr(v->vm, cr3 & 0xffffffe0u, 32);
     if (!pdpte)
         return -1;
     for (unsigned i = 0; i < 4; i++)
@@ -53,7 +53,7 @@ static int load_pdptes(struct vcpu *v, uint64_t cr3)
     return 0;
 }
 
-bool vmx_emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual, unsigned len)
+bool vmx_emulate_cr_access(struct virt_vcpu *v, struct vmx_vcpu *s, uint64_t qual, unsigned len)
 {
     struct vmx_cr_access a;
     vmx_decode_cr_access(qual, &a);

@@ -19,7 +19,7 @@
 uint64_t vmx_guest_cr0(const struct vmx_vcpu *s);
 uint64_t vmx_guest_cr4(const struct vmx_vcpu *s);
 
-void vmx_get_mode(struct vcpu *v, struct guest_mode *m);
+void vmx_get_mode(struct virt_vcpu *v, struct guest_mode *m);
 
 /* VMX keeps the CPL in SS.DPL; the VMCS current. */
 static inline unsigned vmx_guest_cpl(void)
@@ -31,6 +31,6 @@ static inline unsigned vmx_guest_cpl(void)
  * MOV to CR0/CR4 and LMSW that touch a bit the host owns (CR access exits
  * never leave the backend). False for accesses pollux does not expect.
  */
-bool vmx_emulate_cr_access(struct vcpu *v, struct vmx_vcpu *s, uint64_t qual, unsigned len);
+bool vmx_emulate_cr_access(struct virt_vcpu *v, struct vmx_vcpu *s, uint64_t qual, unsigned len);
 
 #endif

@@ -12,7 +12,6 @@
 #include "arch/x86/vmx/vmx_vmcs.h"
 #include "drivers/console.h"
 #include "lib/string.h"
-#include "vmm/vm.h"
 
 #define VPID_COUNT   65536
 #define PAGES(bytes) (((bytes) + PAGE_SIZE - 1) / PAGE_SIZE)
@@ -20,7 +19,7 @@
 static struct spinlock vpid_lock;
 static uint64_t vpid_used[VPID_COUNT / 64];
 
-int vmx_vm_init(struct vm *vm)
+int vmx_vm_init(struct virt_vm *vm)
 {
     struct vmx_vm *x = page_alloc_zeroed(PAGES(sizeof(*x)));
     if (!x)
@@ -37,7 +36,7 @@ int vmx_vm_init(struct vm *vm)
     return 0;
 }
 
-int vmx_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms)
+int vmx_vm_map(struct virt_vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms)
 {
     struct vmx_vm *x = vm->arch;
     int rc = pt_map(&x->ept, gpa, hpa, len, perms, virt_features.ept_2m ? PT_2M : PT_4K);
@@ -46,7 +45,7 @@ int vmx_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned
     return rc;
 }
 
-void vmx_vm_destroy(struct vm *vm)
+void vmx_vm_destroy(struct virt_vm *vm)
 {
     struct vmx_vm *x = vm->arch;
     if (!x)
@@ -76,7 +75,7 @@ static void vpid_free(uint16_t vpid)
     spin_unlock(&vpid_lock);
 }
 
-int vmx_vcpu_create(struct vcpu *v)
+int vmx_vcpu_create(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = page_alloc_zeroed(1);
     uint32_t *vmcs = page_alloc_zeroed(1);
@@ -100,7 +99,7 @@ fail:
     return -1;
 }
 
-void vmx_vcpu_destroy(struct vcpu *v)
+void vmx_vcpu_destroy(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     if (!s)
@@ -114,7 +113,7 @@ void vmx_vcpu_destroy(struct vcpu *v)
          */
         kprintf("pollux: vmx: vCPU %u of %s destroyed while active on CPU %d (no vcpu_unload "
                 "there): VMCS page leaked\n",
-                v->id, v->vm->cfg.name, s->last_cpu);
+                v->id, v->vm->name, s->last_cpu);
         s->vmcs = 0;
     }
     if (s->vmcs)
@@ -194,7 +193,7 @@ static void write_guest(const struct vmx_guest_state *g)
 }
 
 /* Load a reset state (vmx_reset_state*) into the VMCS and the vCPU. */
-static void reset_vcpu(struct vcpu *v, struct vmcs_state *st)
+static void reset_vcpu(struct virt_vcpu *v, struct vmcs_state *st)
 {
     struct vmx_vcpu *s = loaded(v);
     struct vmx_vm *x = v->vm->arch;
@@ -233,14 +232,14 @@ static void reset_vcpu(struct vcpu *v, struct vmcs_state *st)
     vmx_vmcs_clear(s);
 }
 
-void vmx_vcpu_reset_protected(struct vcpu *v, uint32_t entry)
+void vmx_vcpu_reset_protected(struct virt_vcpu *v, uint32_t entry)
 {
     struct vmcs_state st;
     vmx_reset_state(&vmx.caps, &vmx.ctls, entry, &st);
     reset_vcpu(v, &st);
 }
 
-void vmx_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector)
+void vmx_vcpu_reset_real(struct virt_vcpu *v, uint8_t sipi_vector)
 {
     struct vmcs_state st;
     vmx_reset_state_real(&vmx.caps, &vmx.ctls, sipi_vector, &st);

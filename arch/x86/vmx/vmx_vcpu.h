@@ -9,15 +9,15 @@
 
 #include <stdint.h>
 
-struct vm;
-struct vcpu;
+struct virt_vm;
+struct virt_vcpu;
 
-int vmx_vm_init(struct vm *vm);
-int vmx_vm_map(struct vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
-void vmx_vm_destroy(struct vm *vm);
-int vmx_vcpu_create(struct vcpu *v);
-void vmx_vcpu_destroy(struct vcpu *v);
-void vmx_vcpu_reset_protected(struct vcpu *v, uint32_t entry);
-void vmx_vcpu_reset_real(struct vcpu *v, uint8_t sipi_vector);
+int vmx_vm_init(struct virt_vm *vm);
+int vmx_vm_map(struct virt_vm *vm, uint64_t gpa, uint64_t hpa, uint64_t len, unsigned perms);
+void vmx_vm_destroy(struct virt_vm *vm);
+int vmx_vcpu_create(struct virt_vcpu *v);
+void vmx_vcpu_destroy(struct virt_vcpu *v);
+void vmx_vcpu_reset_protected(struct virt_vcpu *v, uint32_t entry);
+void vmx_vcpu_reset_real(struct virt_vcpu *v, uint8_t sipi_vector);
 
 #endif

@@ -4,10 +4,10 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/panic.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/virt.h"
 #include "arch/x86/vmx/vmx.h"
 #include "arch/x86/vmx/vmx_insn.h"
 #include "drivers/console.h"
-#include "vmm/vm.h"
 
 void vmx_field_error(const char *insn, uint32_t field)
 {
@@ -74,7 +74,7 @@ void vmx_vmcs_clear(struct vmx_vcpu *s)
     s->last_cpu = -1;
 }
 
-struct vmx_vcpu *vmx_load_or_panic(struct vcpu *v)
+struct vmx_vcpu *vmx_load_or_panic(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     struct percpu *p = this_cpu();
@@ -84,7 +84,7 @@ struct vmx_vcpu *vmx_load_or_panic(struct vcpu *v)
     return s;
 }
 
-void vmx_vcpu_unload(struct vcpu *v)
+void vmx_vcpu_unload(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     if (s->last_cpu < 0)

@@ -12,7 +12,6 @@
 
 #include "arch/x86/percpu.h"
 #include "arch/x86/vmx/vmx_backend.h"
-#include "vmm/vm.h"
 
 /*
  * Make the vCPU's VMCS current on this CPU. False if it is still active on
@@ -24,7 +23,7 @@ bool vmx_vmcs_switch(struct vmx_vcpu *s, struct percpu *p, struct vmx_cpu *c);
 void vmx_vmcs_clear(struct vmx_vcpu *s);
 
 /* Makes v's VMCS current here, or panics: it is still active on another CPU. */
-struct vmx_vcpu *vmx_load_or_panic(struct vcpu *v);
+struct vmx_vcpu *vmx_load_or_panic(struct virt_vcpu *v);
 
 /* VMX_LOAD_CURRENT, the case of every VMCS access of every exit, without a call or a frame. */
 static inline bool vmcs_load(struct vmx_vcpu *s)
@@ -37,7 +36,7 @@ static inline bool vmcs_load(struct vmx_vcpu *s)
 }
 
 /* The vCPU's state, its VMCS current here: for the ops vmm/ calls between runs. */
-static inline struct vmx_vcpu *loaded(struct vcpu *v)
+static inline struct vmx_vcpu *loaded(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     if (cpu_state()->current_vmcs == (uint64_t)s->vmcs)
