@@ -1,23 +1,11 @@
 #include "drivers/uart.h"
 
 #include "arch/x86/cpu.h"
+#include "drivers/ns16550.h"
 
 #define COM1     0x3f8
-#define UART_THR 0
-#define UART_IER 1
-#define UART_FCR 2
-#define UART_LCR 3
-#define UART_MCR 4
-#define UART_LSR 5
-#define UART_DLL 0
-#define UART_DLM 1
 
-#define LCR_8N1  0x03
-#define LCR_DLAB 0x80
-#define LSR_DR   0x01
-#define LSR_THRE 0x20
 
-#define UART_SCR 7
 
 /*
  * A missing UART never reports THRE: uart_init looks for one (its scratch

@@ -25,7 +25,6 @@
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
 
-#define TWO_MIB          (2ull << 20)
 #define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
 #define TRACE_RING_PAGES ((sizeof(struct trace_ring) + PAGE_SIZE - 1) / PAGE_SIZE)
 

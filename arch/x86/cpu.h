@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/exit_counts.h"
+#include "arch/x86/exit_count.h"
 #include "arch/x86/regs.h"
 
 #define RFLAGS_TF (1u << 8)

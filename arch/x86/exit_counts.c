@@ -13,7 +13,6 @@ _Static_assert(offsetof(struct percpu, exit_counts) == EXIT_COUNTS_GS_OFFSET,
 _Static_assert(offsetof(struct percpu, exit_counts.vmcb) == EXIT_COUNTS_VMCB_GS_OFFSET,
                "vmrun.S notes the VMCB at %gs:EXIT_COUNTS_VMCB_GS_OFFSET");
 
-bool exit_counts_on;
 
 void exit_counts_read(struct exit_counts *out)
 {

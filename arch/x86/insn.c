@@ -2,7 +2,6 @@
 
 #include <stdbool.h>
 
-#define INSN_MAX 15
 
 /* The fields of a kind's insn_opcode, from its opcode bytes. */
 #define OPCODE1(a)       .word = (a), .mask = 0xff, .len = 1

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define INSN_MAX 15 /* the longest x86 instruction, prefixes included */
+
 enum insn_kind {
     INSN_CPUID,   /* 0F A2 */
     INSN_RDMSR,   /* 0F 32 */

@@ -7,8 +7,6 @@
 #include "lib/string.h"
 
 #define LOW_MEMORY_END 0x100000ull
-#define FOUR_GIB       0x100000000ull
-#define TWO_MIB        0x200000ull
 
 struct pmm host_pmm;
 uint64_t kernel_cr3;

@@ -5,7 +5,6 @@
 
 #include "lib/format.h"
 
-#define FOUR_GIB (1ull << 32)
 
 /* End of a map entry, saturated: a bogus length must not wrap to a low address. */
 static uint64_t entry_end(const struct mem_range *m)

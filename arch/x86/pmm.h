@@ -17,6 +17,8 @@
 #include "arch/x86/bootinfo.h"
 
 #define PAGE_SIZE 4096ull
+#define TWO_MIB   (2ull << 20)
+#define FOUR_GIB  (1ull << 32)
 
 struct phys_range {
     uint64_t start, end; /* [start, end), need not be aligned */

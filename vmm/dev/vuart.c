@@ -1,47 +1,8 @@
 #include "vmm/dev/vuart.h"
 
 #include "drivers/console.h"
+#include "drivers/ns16550.h"
 #include "lib/string.h"
-
-#define REG_DATA 0 /* THR/RBR, or DLL with DLAB */
-#define REG_IER  1 /* or DLM with DLAB */
-#define REG_IIR  2 /* FCR on write */
-#define REG_LCR  3
-#define REG_MCR  4
-#define REG_LSR  5
-#define REG_MSR  6
-#define REG_SCR  7
-
-#define LCR_DLAB 0x80
-
-#define IER_RDA  0x01
-#define IER_THRE 0x02
-#define IER_RLS  0x04
-#define IER_MS   0x08
-
-#define IIR_NONE  0x01
-#define IIR_MS    0x00
-#define IIR_THRE  0x02
-#define IIR_RDA   0x04
-#define IIR_RLS   0x06
-#define IIR_FIFOS 0xc0
-
-#define FCR_ENABLE   0x01
-#define FCR_CLEAR_RX 0x02
-
-#define MCR_DTR      0x01
-#define MCR_RTS      0x02
-#define MCR_OUT1     0x04
-#define MCR_OUT2     0x08
-#define MCR_LOOPBACK 0x10
-
-#define LSR_DR      0x01
-#define LSR_OVERRUN 0x02
-#define LSR_THRE    0x20
-#define LSR_TEMT    0x40
-
-#define MSR_CTS_DSR_DCD 0xb0 /* a terminal is attached and ready */
-#define MSR_DELTAS      0x0f
 
 void vuart_init(struct vuart *u, const char *owner)
 {
@@ -119,7 +80,7 @@ void vuart_input(struct vuart *u, char c)
 static uint8_t modem_lines(const struct vuart *u)
 {
     if (!(u->mcr & MCR_LOOPBACK))
-        return MSR_CTS_DSR_DCD;
+        return UART_MSR_CTS_DSR_DCD;
     uint8_t m = u->mcr;
     return (uint8_t)((m & MCR_RTS ? 0x10 : 0) | (m & MCR_DTR ? 0x20 : 0) |
                      (m & MCR_OUT1 ? 0x40 : 0) | (m & MCR_OUT2 ? 0x80 : 0));
@@ -148,7 +109,7 @@ struct vuart_read vuart_read(struct vuart *u, uint16_t offset)
 {
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
-    case REG_DATA: {
+    case UART_THR: {
         if (dlab)
             return (struct vuart_read){u->dll, false};
         if (!u->rx_count)
@@ -158,9 +119,9 @@ struct vuart_read vuart_read(struct vuart *u, uint16_t offset)
         u->rx_count--;
         return (struct vuart_read){c, true};
     }
-    case REG_IER:
+    case UART_IER:
         return (struct vuart_read){dlab ? u->dlm : u->ier, false};
-    case REG_IIR: {
+    case UART_IIR: {
         uint8_t id = interrupt_id(u);
         /* Reading IIR acknowledges a THR-empty interrupt it reports. */
         bool ack = id == IIR_THRE;
@@ -168,17 +129,17 @@ struct vuart_read vuart_read(struct vuart *u, uint16_t offset)
             u->thre_pending = false;
         return (struct vuart_read){id | (u->fcr & FCR_ENABLE ? IIR_FIFOS : 0), ack};
     }
-    case REG_LCR:
+    case UART_LCR:
         return (struct vuart_read){u->lcr, false};
-    case REG_MCR:
+    case UART_MCR:
         return (struct vuart_read){u->mcr, false};
-    case REG_LSR: {
+    case UART_LSR: {
         uint8_t errors = u->lsr_errors;
         u->lsr_errors = 0;
         return (struct vuart_read){LSR_THRE | LSR_TEMT | errors | (u->rx_count ? LSR_DR : 0),
                                    errors != 0};
     }
-    case REG_MSR: {
+    case UART_MSR: {
         uint8_t delta = u->msr_delta;
         u->msr_delta = 0;
         return (struct vuart_read){modem_lines(u) | delta, delta != 0};
@@ -202,7 +163,7 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
 {
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
-    case REG_DATA:
+    case UART_THR:
         if (dlab) {
             u->dll = value;
             break;
@@ -214,7 +175,7 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
         /* Sent at once: THR is empty again. */
         u->thre_pending = true;
         break;
-    case REG_IER:
+    case UART_IER:
         if (dlab) {
             u->dlm = value;
             break;
@@ -224,18 +185,18 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
             u->thre_pending = true;
         u->ier = value & 0x0f;
         break;
-    case REG_IIR:
+    case UART_IIR:
         u->fcr = value;
         if (value & FCR_CLEAR_RX || !(value & FCR_ENABLE))
             u->rx_count = 0;
         break;
-    case REG_LCR:
+    case UART_LCR:
         u->lcr = value;
         break;
-    case REG_MCR:
+    case UART_MCR:
         set_mcr(u, value);
         break;
-    case REG_SCR:
+    case UART_SCR:
         u->scr = value;
         break;
     default: /* LSR, MSR: read-only */

@@ -1,11 +1,11 @@
 #include "vmm/exit/guest_access.h"
 
+#include "arch/x86/pmm.h"
 #include "arch/x86/regs.h"
 #include "lib/string.h"
 #include "vmm/exit/gpt_memo.h"
 #include "arch/x86/insn.h"
 
-#define PAGE   4096ull
 
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
 {
@@ -14,7 +14,7 @@ int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
         .cr0 = gm->cr0, .cr3 = gm->cr3, .cr4 = gm->cr4, .efer = gm->efer, .cpl = gm->cpl};
     uint8_t *out = buf;
     while (len) {
-        size_t chunk = PAGE - (la & (PAGE - 1));
+        size_t chunk = PAGE_SIZE - (la & (PAGE_SIZE - 1));
         if (chunk > len)
             chunk = len;
         uint64_t gpa;
@@ -59,7 +59,7 @@ size_t vcpu_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX], int *code_bits, 
 static inline __attribute__((always_inline)) bool plain_at(const struct exit_record *e, uint64_t la,
                                                            const uint8_t *code)
 {
-    if (e->insn_kind < 0 || (la & (PAGE - 1)) > PAGE - 4)
+    if (e->insn_kind < 0 || (la & (PAGE_SIZE - 1)) > PAGE_SIZE - 4)
         return false;
     uint32_t word;
     /* The builtin: one load (the kernel's -fno-builtin makes memcpy a call). */
@@ -80,7 +80,7 @@ static __attribute__((noinline)) int skip_decoded(struct vcpu *v, const struct e
     uint64_t mem = v->vm->cfg.mem;
     int n = -1;
     if (found && e->insn_kind >= 0 && gpa < mem) {
-        size_t avail = PAGE - (la & (PAGE - 1));
+        size_t avail = PAGE_SIZE - (la & (PAGE_SIZE - 1));
         if (avail > INSN_MAX)
             avail = INSN_MAX;
         if (avail > mem - gpa)

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/insn.h"
 #include "vmm/vm.h"
 
 /*
@@ -29,7 +30,6 @@ static inline void vcpu_mode_forget(struct vcpu *v)
 /* Copy len bytes at linear address la (page crossings handled). 0 or a gpt_result. */
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len);
 
-#define INSN_MAX 15 /* the longest x86 instruction */
 
 /*
  * Copy the instruction bytes at the guest's CS:RIP into bytes (fewer than

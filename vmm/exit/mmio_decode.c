@@ -1,6 +1,7 @@
 #include "vmm/exit/mmio_decode.h"
 
-#define INSN_MAX 15
+#include "arch/x86/insn.h"
+
 
 #define REX_W 0x08
 #define REX_R 0x04

@@ -5,6 +5,7 @@
  */
 #include "vmm/load/bzimage.h"
 
+#include "arch/x86/pmm.h"
 #include "lib/bytes.h"
 #include "lib/format.h"
 #include "lib/string.h"
@@ -38,7 +39,6 @@
 #define LOADER_TYPE_OTHER  0xff        /* no assigned boot loader id */
 #define DEFAULT_SETUP_SECT 4           /* setup_sects 0 means 4 */
 #define SECTOR             512
-#define PAGE               4096ull
 
 static bool range_ok(uint64_t off, uint64_t len, uint64_t limit)
 {
@@ -105,7 +105,7 @@ uint64_t bzimage_initrd_gpa(const struct bzimage *k, uint64_t mem_size, uint64_t
     uint64_t top = mem_size < (uint64_t)k->initrd_max + 1 ? mem_size : (uint64_t)k->initrd_max + 1;
     if (size > top)
         return 0;
-    uint64_t gpa = (top - size) & ~(PAGE - 1);
+    uint64_t gpa = (top - size) & ~(PAGE_SIZE - 1);
     return gpa >= k->end ? gpa : 0;
 }
 

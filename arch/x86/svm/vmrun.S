@@ -8,7 +8,7 @@
  * per-CPU pointer and IST stacks. RAX, RSP, RIP and RFLAGS are in the VMCB;
  * the other guest GPRs are loaded from and saved to *regs here.
  */
-#include "arch/x86/exit_counts.h"
+#include "arch/x86/exit_count.h"
 #include "arch/x86/guest_regs.h"
 
     .text

@@ -12,7 +12,7 @@
  * VMX_FAIL_INVALID (CF: no current VMCS) or VMX_FAIL_VALID (ZF: the reason
  * is in the VM-instruction error field).
  */
-#include "arch/x86/exit_counts.h"
+#include "arch/x86/exit_count.h"
 #include "arch/x86/guest_regs.h"
 
 #define VMCS_HOST_RSP    0x6c14

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/exit_counts.h"
+#include "arch/x86/exit_count.h"
 
 /* Reports a failed VMREAD or VMWRITE on the console (vmx_vmcs.c). */
 __attribute__((noinline, cold)) void vmx_field_error(const char *insn, uint32_t field);
