@@ -164,6 +164,7 @@ static void emit_value(struct json *j, const struct stats_table *t, const struct
         json_close(j);
         break;
     case STATS_OBJECT:
+    case STATS_REF: /* stats_event_json prints these through their tables */
         break;
     }
 }
@@ -224,11 +225,26 @@ const char *stats_json(const struct stats_record *r, char *buf, size_t cap)
 
 #define ROW_VALUES_MAX 64
 
+/* The row of t named name; NULL if none (the unit test's tables have every one they name). */
+static const struct stats_desc *row_named(const struct stats_table *t, const char *name)
+{
+    for (unsigned k = 0; k < t->count; k++)
+        if (!strcmp(t->rows[k].name, name))
+            return &t->rows[k];
+    return 0;
+}
+
 void stats_event_json(struct json *j, const struct stats_table *t, const void *base)
 {
     uint64_t v[ROW_VALUES_MAX];
     for (unsigned k = 0; k < t->count; k++) {
         const struct stats_desc *d = &t->rows[k];
+        const struct stats_table *from = t;
+        if (d->kind == STATS_REF) {
+            from = d->sub;
+            if (!(d = row_named(from, d->name)))
+                continue;
+        }
         if (d->present && !d->present(base))
             continue;
         if (d->kind == STATS_OBJECT) {
@@ -237,10 +253,10 @@ void stats_event_json(struct json *j, const struct stats_table *t, const void *b
             json_close(j);
             continue;
         }
-        if (stats_row_slots(t, d) > ROW_VALUES_MAX)
+        if (stats_row_slots(from, d) > ROW_VALUES_MAX)
             continue; /* no table has such a row (the unit test) */
-        read_row(t, d, base, v);
-        emit_value(j, t, d, v);
+        read_row(from, d, base, v);
+        emit_value(j, from, d, v);
     }
 }
 
@@ -249,6 +265,7 @@ static const char *const kind_names[] = {
     [STATS_HIST] = "histogram",  [STATS_BY_REASON] = "by reason",
     [STATS_STRING] = "string",   [STATS_INT] = "integer",
     [STATS_HEX] = "hex",         [STATS_OBJECT] = "object",
+    [STATS_REF] = "another table's row",
 };
 static const char *const unit_names[] = {
     [STATS_UNIT_NONE] = "",

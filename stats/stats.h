@@ -36,6 +36,7 @@ enum stats_kind {
     STATS_INT,    /* a signed integer */
     STATS_HEX,    /* "0x..." */
     STATS_OBJECT, /* a nested object: the rows of .sub over the field */
+    STATS_REF,    /* the row of .sub with this key, over the same base, printed as there */
 };
 
 enum stats_unit {
@@ -110,6 +111,8 @@ struct stats_table {
 #define STATS_FN(key, kind_, unit_, scopes_, doc_, ...)                                            \
     {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \
      .doc = doc_, __VA_ARGS__}
+/* An event's key that another table already has: that table's row, not a second one. */
+#define STATS_REF(key, table_) {.name = #key, .kind = STATS_REF, .sub = table_}
 #define STATS_TABLE(rows_, reasons_) {rows_, sizeof(rows_) / sizeof((rows_)[0]), reasons_}
 
 /* Derived numbers any table may use: a field (or array element) of TSC cycles as us or ns. */

@@ -153,15 +153,16 @@ static const struct stats_desc timer_rows[] = {
 };
 static const struct stats_table timer_table = STATS_TABLE(timer_rows, 0);
 
+/* The keys @stats has too are its rows (STATS_REF): @vm_stop only orders them its own way. */
 static const struct stats_desc vm_stop_vcpu_rows[] = {
-    ROW(cpu, GAUGE, NONE, 0, se.cpu, 0),
-    ROW(run_us, COUNTER, US, 0, se.cycles[SCHED_RUNNING], 0, AS_US),
-    ROW(wait_us, COUNTER, US, 0, se.cycles[SCHED_RUNNABLE], 0, AS_US),
-    ROW(polling_us, COUNTER, US, 0, se.cycles[SCHED_POLLING], 0, AS_US),
-    ROW(blocked_us, COUNTER, US, 0, se.cycles[SCHED_BLOCKED], 0, AS_US),
-    ROW(halts, COUNTER, NONE, 0, stats.halts, 0),
+    STATS_REF(cpu, &vcpu_stats_table),
+    STATS_REF(run_us, &vcpu_stats_table),
+    STATS_REF(wait_us, &vcpu_stats_table),
+    STATS_REF(polling_us, &vcpu_stats_table),
+    STATS_REF(blocked_us, &vcpu_stats_table),
+    STATS_REF(halts, &vcpu_stats_table),
     STATS_FN(timer, OBJECT, NONE, 0, 0, .sub = &timer_table),
-    ROW(exits, BY_REASON, NONE, 0, stats.exits, 0),
+    STATS_REF(exits, &vcpu_stats_table),
     ROW(halt_ns_log2, HIST, NS, 0, stats.halt_hist, 0),
 };
 const struct stats_table vm_stop_vcpu_table = STATS_TABLE(vm_stop_vcpu_rows, &vcpu_exit_reasons);
