@@ -2,7 +2,7 @@
  * One guest access to emulated memory, behind a nested page fault: fetch and
  * decode the instruction (vmm/exit/mmio_decode.h), give a load its value or take
  * a store's data (then vcpu_advance steps past it). Shared by the emulated devices
- * (vmm/vlapic_dev.c) and unbacked guest-physical memory (vmm/exit/unbacked.h).
+ * (vmm/dev/lapic.c) and unbacked guest-physical memory (vmm/exit/unbacked.h).
  */
 #ifndef POLLUX_VMM_EXIT_MMIO_H
 #define POLLUX_VMM_EXIT_MMIO_H
