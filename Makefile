@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # pollux build. `make` builds the hypervisor image and the default ISO;
 # `make run` boots it, `make test` runs the unit and boot tests.
 # See README.md for the variables (EMU, SMP, CPU, MEM, ARGS, GUESTS, TIMEOUT, ACCEL).

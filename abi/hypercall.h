@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The hypercall ABI (docs/hypercalls.md), shared by pollux and its guests.
  * A guest executes VMMCALL (AMD) or VMCALL (Intel) with the call number in

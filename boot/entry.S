@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Multiboot headers and the 32-bit entry: set up a stack, identity-map the
  * first 4 GiB with 2 MiB pages, enter long mode and call kernel_main(magic,

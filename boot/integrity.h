@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The hypervisor's own image: its text and read-only data are checksummed
  * at boot and again at shutdown, and @integrity says whether they are

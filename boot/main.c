@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The boot CPU's path from the loader to a running system: console, boot
  * information, memory, CPU tables, ACPI, timers, virtualization detection,

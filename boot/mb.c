@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Multiboot 1 and 2 information parsers. All multi-byte fields are read with
  * memcpy: the loader controls every offset, and multiboot1 memory-map

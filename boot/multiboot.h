@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Multiboot header constants (specs 0.6.96 and 2.0), shared by C and assembly. */
 #ifndef POLLUX_BOOT_MULTIBOOT_H
 #define POLLUX_BOOT_MULTIBOOT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "boot/options.h"
 
 #include "arch/x86/percpu.h"

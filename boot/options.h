@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The hypervisor's own command-line options (the multiboot command line).
  * docs/options.md lists them; `bad_options` counts the words that were

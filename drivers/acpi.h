@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ACPI table discovery: RSDP -> RSDT/XSDT -> MADT (CPUs) and FADT (power off).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Output goes through a ring: a writer formats its whole call into the ring
  * under a short lock (so calls never interleave), then the bytes go to the

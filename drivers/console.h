@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The serial console. Each kprintf call goes whole into an output buffer,
  * so lines from different CPUs never interleave within one call; the buffer

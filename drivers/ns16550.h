@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The 16550 UART: its registers, as offsets from its base port, and their
  * bits. The host's COM1 driver (drivers/uart.c) and the UART each VM gets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The legacy 8259 PICs. pollux uses the local APIC only, but the BIOS leaves
  * the PICs delivering the PIT's IRQ 0 at vector 8, which would look like a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The 8254 PIT's channel 2, used only as a reference clock for calibration:
  * its gate and output are visible in port 0x61, so no interrupt is needed.

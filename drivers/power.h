@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Ending the run. system_shutdown prints @shutdown {"status":S} as the last
  * console line and powers off; the status tells tools how the run went.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "drivers/uart.h"
 
 #include "arch/x86/cpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * 16550 UART on COM1, polled. The console serialises output and the key
  * console reads input on one CPU; these do not lock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A guest that holds pollux to the CPUID it gives: it prints the CPUID it
  * sees (the boot tests compare it with docs/cpuid.md applied to the host's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Every vCPU does the same fixed units of integer work from a common TSC
  * start for MS milliseconds (argument, default 200) and reports how many

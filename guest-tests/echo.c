@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Reads its COM1 (polling LSR.DR, reading RBR) and prints each line it
  * receives back as "echo: <line>"; the line "bye" makes it exit 0. Input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Tries to reach memory that is not its own. It first fills all of its RAM
  * with a pattern that depends on each word's address, turns on its own PAE

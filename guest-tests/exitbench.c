@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Measures the round trip of the instructions that exit to the hypervisor:
  * for each op, the median TSC cycles of N single executions, reported as one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Random abuse of the virtual platform from one vCPU: port I/O on random
  * ports, RDMSR/WRMSR of likely and random MSRs with random values, local

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Bundled guest images: 32-bit multiboot1 kernels that pollux runs as VMs.
 # One line per guest: guest-tests/<name>.c becomes $(BUILD)/guests/<name>.elf,
 # linked with the runtime in guest-tests/runtime/. `make guests` builds them.

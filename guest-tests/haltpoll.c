@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A guest that polls for itself, as Linux's cpuidle-haltpoll does: it finds
  * KVM's poll-control feature (CPUID 0x40000100/0x40000101), turns host

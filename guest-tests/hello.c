@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The smallest guest: greets, echoes its command line and reports what CPUID
  * says about the hypervisor, then exits 0.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A busy spell, then an idle one, to watch a halt-polling window grow and
  * shrink: first B round trips of an IPI between vCPUs 0 and 1 (halts far

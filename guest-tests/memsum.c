@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A bystander for the isolation tests: fills its RAM with a pattern,
  * checksums it, waits MS milliseconds (argument, default 2000) halted on its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A guest that does one thing a hypervisor must survive, chosen by the first
  * word of its arguments, so the boot tests can check that pollux stops (or

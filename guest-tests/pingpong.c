@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Measures an IPI round trip between two halted vCPUs: vCPU 0 sends
  * vector 0x40 to vCPU 1 and halts until vCPU 1, woken by it, sends the

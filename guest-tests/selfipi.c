@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Interrupts pending at STI; HLT: N times (argument, default 1000) it sends
  * itself a fixed IPI with interrupts off, then runs STI; HLT, and counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Brings up every vCPU with INIT-SIPI-SIPI, then passes a token around
  * them as fixed IPIs: vCPU i sends vector 0x40 to vCPU i + 1 (the last to

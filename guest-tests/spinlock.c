@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Lock contention: every vCPU (vcpus=) takes one shared ticket spinlock over
  * and over. A waiter spins on PAUSE with interrupts enabled; a holder does a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Checks that the local APIC timer never fires early, on every vCPU at
  * once: N ticks (argument, default 50) of a 250 Hz periodic timer, then a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Little-endian fields of byte-packed structures (multiboot, ELF, ACPI),
  * read and written without casts, so no alignment is assumed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "lib/checksum.h"
 
 #define FNV_PRIME 0x100000001b3ull

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A 64-bit FNV-1a hash of a byte range: cheap, no tables, and any single
  * changed byte changes it. For detecting corruption, not for security.

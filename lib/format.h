@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * printf-style formatting without floating point: %d %i %u %x %X %o %c %s %p
  * %%, flags '-' '0' '+' ' ' '#', width and precision (also '*'), length

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A tiny builder for one flat-or-nested JSON object in a caller's buffer,
  * used for the console's machine-readable @event lines. Strings are escaped

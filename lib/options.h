@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Command-line options: a tokenizer for "key=value key2=value2" strings and
  * the one table-driven parser of such lines, for the hypervisor's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gcc turns byte loops that look like copies or fills into calls to
  * memcpy/memset even with -ffreestanding, which here would recurse forever;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The few C library string functions the freestanding hypervisor provides. */
 #ifndef POLLUX_LIB_STRING_H
 #define POLLUX_LIB_STRING_H

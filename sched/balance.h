@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Load balancing decisions: where a new vCPU goes, which vCPU a CPU about
  * to idle takes from another CPU's queue, and what the periodic balance

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* sched/'s statistics: the descriptor table over a host CPU's times (the `cpu` scope of @stats). */
 #include "sched/sched.h"
 #include "stats/stats.h"

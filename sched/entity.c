@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "sched/entity.h"
 
 void sched_entity_init(struct sched_entity *e, enum sched_state state, unsigned cpu, int pin,

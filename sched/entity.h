@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the scheduler schedules: an entity with a state, a lock, a CPU it
  * is on, an optional pin and the facts the directed yield needs, grouped

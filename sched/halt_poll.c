@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "sched/halt_poll.h"
 
 struct halt_poll_params halt_poll_params = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Halt polling policy: how long a halting vCPU's CPU spins waiting for the
  * wake-up before it blocks. Pure arithmetic, no locks and no clocks, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "sched/lockup.h"
 
 bool lockup_check(struct lockup_watch *w, const struct lockup_limits *l, uint64_t now,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Lockup detection between two CPUs, pure logic. A checker CPU looks at a
  * target CPU's heartbeat count (beats from its scheduler loop) at each of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A host CPU's queue of runnable vCPUs: a doubly linked FIFO through the
  * vCPUs' own links, so enqueue, dequeue and removal never allocate. Pure

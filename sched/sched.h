@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The scheduler: per-CPU run queues, time slices, blocking and waking. It
  * schedules entities (sched/entity.h), never vCPUs as such; below, "vCPU"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Spin detection policy: when does a vCPU executing PAUSE count as spinning
  * on a lock? Pure arithmetic, no locks and no clocks of its own, so every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Per-CPU software timers driving the host local APIC timer (TSC-deadline
  * mode where the CPU has it, else one-shot with a calibrated count). Each

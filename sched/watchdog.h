@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The lockup watchdog. Every CPU beats from its scheduler loop and from the
  * vCPU run loop, and a per-CPU timer (every watchdog_ms / 4) makes sure an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Directed yield: on a detected spin, which vCPU of the spinner's VM should
  * run in its place? The one most likely to hold the lock: a vCPU that was

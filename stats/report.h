@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Statistics rounds on the console: `@stats` records (docs/console.md) and
  * the human tables, when a VM stops (its records), every

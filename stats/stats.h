@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The statistics model: every number pollux reports about its vCPUs, VMs
  * and CPUs, described by tables of descriptors, as KVM's binary-stats

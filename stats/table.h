@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The human tables on COM1, at most STATS_TABLE_WIDTH columns wide: exits
  * laid out as `perf kvm stat report` does, and transposed tables of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`make bench`: every benchmark scenario on every platform here, as Markdown tables.
 
 Scenarios (B=<name> runs one):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Parse a pollux console log into its machine-readable @events.
 
 Hypervisor events are lines `@<event> {json}`. Guest lines are prefixed

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The guest CPUID policy of docs/cpuid.md: parse it, apply it, generate C.
 
 `cpuid_policy.py docs/cpuid.md out.c` writes the table the hypervisor's

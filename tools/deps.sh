@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Install what building, running and testing pollux needs (Debian 12).
 # As root it installs the missing packages with apt-get and says which;
 # otherwise it prints the exact command and fails.

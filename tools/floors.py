@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The include floors (docs/architecture.md): a file includes only headers of its own floor
 and of the floors below it.
 

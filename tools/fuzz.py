@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Run the libFuzzer harnesses (tests/fuzz/, built by `make fuzz`).
 
 Each harness runs alone, for --seconds or until --runs executions, on its

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Turn `nm -n` output of the first link into the .ksyms assembly table.
 
 Usage: gensyms.py < nm-output > ksyms.S. Only text symbols are kept; they are

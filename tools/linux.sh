@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The Linux guest (docs/linux.md), in build/linux/:
 #   tools/linux.sh fetch       download Debian 12's cloud kernel, busybox-static and rt-tests
 #                              with apt-get download (run by `make deps`; needs root or a

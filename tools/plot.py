@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Charts from a pollux console log: `tools/plot.py LOG OUTDIR` writes PNG files.
 
 `tools/plot.py --bench RESULTS OUTDIR` draws each table of `make bench`'s

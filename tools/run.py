@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Boot pollux in QEMU or Bochs and stream its serial console to stdout.
 
 Every run works in a directory of its own (grub.cfg, ISO, bochsrc, COM1 file),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The statistics tables in docs/stats.md's order (each record's head, a
  * vCPU's, a host CPU's, the global record's), for tools/statsdoc.c and the

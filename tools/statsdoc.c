@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Print docs/stats.md's table of statistics from the descriptors (`make stats-doc`). */
 #include <stdio.h>
 

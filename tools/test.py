@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """pollux test runner: host unit tests, short fuzzing runs, then boot tests under QEMU and Bochs.
 
 Prints one line per test and a final `N passed, N failed` line; exits non-zero
@@ -107,6 +108,13 @@ def run_floors():
     return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
 
 
+def run_license():
+    """tools/license.py: every source file says SPDX-License-Identifier: GPL-2.0-only."""
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "license.py")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
+
+
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
 # Console logs of failed boot tests, kept across runs (a test's own directory is
 # emptied when it runs again): build/test-failures/<time>-<test>/.
@@ -181,6 +189,7 @@ def main():
     if not a.soak:
         jobs.append(("tools/plot", run_plot))
         jobs.append(("tools/floors", run_floors))
+        jobs.append(("tools/license", run_license))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * VMs and vCPUs. A VM owns one contiguous block of host memory mapped at
  * guest-physical 0..mem and nothing else; its vCPUs run on host CPUs chosen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/vmconfig.h"
 
 #include <stdarg.h>

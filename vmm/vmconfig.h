@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A VM's configuration from its multiboot module command line:
  *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n> halt_poll_ns=<n>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * VM lifecycle: every multiboot module becomes a VM (or an @vm_reject with
  * the reason), VMs run on the CPUs sched/ gives them, and when the last one

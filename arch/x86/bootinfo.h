@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Boot information handed over by the loader, in one protocol-neutral form.
  *

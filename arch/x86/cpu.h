@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Thin wrappers around x86 instructions; no policy here. */
 #ifndef POLLUX_ARCH_X86_CPU_H
 #define POLLUX_ARCH_X86_CPU_H

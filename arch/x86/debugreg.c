@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/debugreg.h"
 
 void debugregs_load(const struct debug_regs *d)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest's DR0-DR3 and DR6, which neither VM exit nor #VMEXIT switches
  * (DR7 is in the VMCS/VMCB and comes back as 0x400, so the host never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The counting build's switch (arch/x86/exit_count.h), on its own: the
  * inline exit_count that cpu.h's RDMSR and WRMSR call needs only this flag,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The counting build's counters, as the lowest code counts them: the entry
  * stubs' macros and the inline exit_count that cpu.h's RDMSR and WRMSR call

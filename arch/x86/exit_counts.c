@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The counting build's counters (arch/x86/exit_counts.h); empty in every other build. */
 #include "arch/x86/exit_counts.h"
 

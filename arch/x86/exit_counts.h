@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The counting build (`make counts`: -DPOLLUX_EXIT_COUNTS, never the
  * default). Under emulation every VMREAD, VMWRITE, VMCB access and MSR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The floor build (`make bench` builds it with -DPOLLUX_EXIT_FLOOR; never
  * the default): the least an exit can cost, measured with exitbench on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/features.h"
 
 #include "arch/x86/regs.h"

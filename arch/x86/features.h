@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Virtualization capability detection. Reading the CPU (features_read) is
  * kept apart from deciding (features_decode), so the decision runs in host

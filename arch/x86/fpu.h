@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Guest x87/SSE/AVX state. The hypervisor itself never touches these
  * registers (-mgeneral-regs-only), so a vCPU's state stays loaded in the CPU

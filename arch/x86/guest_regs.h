@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Moving guest GPRs between the CPU and struct guest_regs (arch/x86/virt.h)
  * in the VM entry/exit stubs of both backends. The offsets are checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Instruction lengths for exits that do not report one (SVM without NRIPS):
  * the exit says which instruction it was; the bytes at the guest's RIP must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * One entry stub per vector. Vectors where the CPU pushes no error code push
  * a zero, so every frame has the same layout (struct trap_frame).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Kernel symbol table for backtraces. The build links the hypervisor twice:
  * the second link adds a table of text symbols generated from the first

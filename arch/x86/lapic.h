@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Host local APIC through xAPIC MMIO (QEMU TCG has no x2APIC), with its
  * one-shot timer. The timer rate is measured against the PIT at boot.

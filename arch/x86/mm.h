@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Host memory: the physical page allocator instance and the host page tables.
  * pollux runs identity mapped (virtual == physical) so a physical address is

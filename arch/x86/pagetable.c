@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/pagetable.h"
 
 #define X86_P     (1ull << 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A generic 4-level page-table builder. The entry encoding comes from a
  * format (host/NPT x86 entries, or EPT entries), so the host page tables, AMD

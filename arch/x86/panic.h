@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Fatal errors. Every path prints what is known (registers for a trap or a
  * lockup, a message for software), a frame-pointer backtrace with symbol

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Per-CPU data, reached through GS base (the first field points to itself).
  * Each CPU owns its GDT (it holds that CPU's TSS descriptor), its TSS and

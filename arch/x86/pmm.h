@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Physical page allocator: one bit per 4 KiB page, set = in use.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Architectural constants: control-register, EFER and other MSR bits, MSR
  * numbers (Intel SDM vol. 3A ch. 2, AMD APM vol. 2 ch. 3). Defined here

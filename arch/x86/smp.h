@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Bringing the application processors online. */
 #ifndef POLLUX_ARCH_X86_SMP_H
 #define POLLUX_ARCH_X86_SMP_H

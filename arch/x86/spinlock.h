@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Ticket spinlocks: FIFO, so no CPU starves under contention. The _irqsave
  * variants also disable interrupts, for locks an interrupt handler takes.

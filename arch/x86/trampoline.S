@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * AP trampoline: copied to a free page below 1 MiB; the startup IPI enters it
  * in real mode at CS = page >> 4, IP = 0. It finds its own base from CS, so

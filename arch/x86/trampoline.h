@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The AP trampoline's parameter block; layout fixed by arch/x86/trampoline.S. */
 #ifndef POLLUX_ARCH_X86_TRAMPOLINE_H
 #define POLLUX_ARCH_X86_TRAMPOLINE_H

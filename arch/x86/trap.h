@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Interrupt and exception entry. Every vector has a stub (arch/x86/isr.S)
  * that builds a struct trap_frame and calls trap_dispatch(). Exceptions are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * TSC and local APIC timer rates. Both are always measured against the PIT;
  * a CPUID-reported TSC rate (leaf 0x15/0x16, or the hypervisor leaf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The architectural exception vectors (Intel SDM vol. 3A 6.3.1, AMD APM
  * vol. 2 8.2). Host interrupt vectors pollux picks itself are in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The vendor seam: everything above arch/x86 drives SVM or VMX through this
  * ops table and receives exits as a vendor-neutral record. One backend is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * GDT, IDT, vCPU count, AP bring-up and CPU numbering for the
  * multiprocessor guests.

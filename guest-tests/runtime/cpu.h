@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Processor setup for the multiprocessor guests: GDT, IDT, the vCPU count
  * from fw_cfg, AP bring-up with per-CPU stacks, CPU indices, spinlocks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Multiboot1 header and entry for the bundled guests. The loader enters
  * _start in 32-bit protected mode, flat segments, paging off, with EAX = the

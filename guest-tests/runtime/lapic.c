@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The local APIC in xAPIC or x2APIC mode, per CPU.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The local APIC of the calling CPU, in xAPIC mode (MMIO at 0xFEE00000)
  * or x2APIC mode (MSRs 0x800 + offset / 16), behind one interface that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "guest-tests/runtime/ping.h"
 
 #include "guest-tests/runtime/cpu.h"

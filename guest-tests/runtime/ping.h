@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * IPI ping-pong between two vCPUs that wait in HLT: the building block of
  * pingpong, haltpoll and idletick. Vector PING_VECTOR sets a flag on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest runtime: startup, COM1 console, printf, command line, hypercalls
  * and exit. Freestanding: no libc and no libgcc.

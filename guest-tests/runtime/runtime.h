@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The freestanding runtime shared by the bundled guests: entry, console,
  * printf, port and MSR access, hypercalls and exit. Guests define

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * TSC and APIC timer rates. Under pollux they come from CPUID 0x40000010.
  * Elsewhere the TSC is timed against PIT channel 2, as a BIOS would, and

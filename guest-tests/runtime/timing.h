@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The TSC and local APIC timer rates, from pollux's CPUID leaf 0x40000010
  * or, elsewhere, measured: the TSC against PIT channel 2, the APIC timer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Where an AP starts after STARTUP: real mode at CS = page >> 4, IP = 0.
  * smp_start copies ap_trampoline..ap_trampoline_end to AP_TRAMPOLINE_PAGE.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Boot tests: each boots pollux once and asserts on the console's @events.
 
 Many VMs share one boot: they are isolated from each other, so running them

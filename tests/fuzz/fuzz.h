@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Shared by the libFuzzer harnesses: fuzz input seen as physical memory, and
  * a contract check that aborts (so libFuzzer keeps the input) with a reason.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # libFuzzer harnesses (clang, AddressSanitizer, UBSan) for every parser that
 # sees outside input. One line per harness: fuzz_<name>_SRCS lists the
 # project sources linked with tests/fuzz/fuzz_<name>.c. Seeds live in

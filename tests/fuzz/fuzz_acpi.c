@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The ACPI parser (drivers/acpi.c), three ways on each input: as a MADT
  * body; as physical memory at TABLES_BASE whose first bytes are the RSDP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The multiboot information parsers (boot/mb.c). The input is physical
  * memory at INFO_BASE holding the information block; multiboot1 pointers

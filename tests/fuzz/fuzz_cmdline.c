@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The command-line parsers: the hypervisor's options (lib/options.c, with
  * an option of every type) and a module's VM options (vmm/vmconfig.c), both

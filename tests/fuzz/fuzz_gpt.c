@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest page-table walker (vmm/exit/gpt.c). The input gives the guest's
  * control registers, CPL, access and linear address, then its memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The instruction-length decoder (arch/x86/insn.c): the first byte picks the
  * instruction the exit names and the code-segment size, the rest are the

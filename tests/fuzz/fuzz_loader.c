@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest image loader (vmm/load/loader.c): image_parse on the input as a
  * module, then, if it is accepted, image_load into guest memory of the

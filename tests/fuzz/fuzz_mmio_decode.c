@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The MMIO instruction decoder (vmm/exit/mmio_decode.c) on guest-chosen bytes,
  * in each code-segment size. An accepted instruction must fit in what was

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Write the seed corpora in tests/fuzz/corpus/<harness>/: small valid inputs
 from which libFuzzer mutates. The layouts follow the harnesses' input formats
 (see the comment at the top of each tests/fuzz/fuzz_<name>.c). The loader's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The ACPI tables a VM gets: each table's checksum and layout, read back
  * with pollux's own host-side parser (drivers/acpi.c) as a second reader,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Load balancing decisions (sched/balance.c): placement on the least loaded
  * CPU, which CPUs an idle CPU pulls from, the periodic balance's choice of

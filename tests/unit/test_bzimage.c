@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The Linux boot protocol: setup-header parsing and rejection, boot_params and e820. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* FNV-1a 64: published test vectors, chaining, and sensitivity to one byte. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's CPUID filter, built from the policy table of docs/cpuid.md. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The per-VM CPUID answers: each one, patched for a vCPU, is what the filter says. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The device model (vmm/dev/): every port, MMIO range and MSR of every
  * built-in device reaches its device, through the exit handlers' own entry

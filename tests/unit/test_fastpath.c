@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The exit fast path's summary-word protocol (vmm/vcpu/fastpath.h) with the real
  * vcpu_notify of vmm/vcpu/vcpu_events.c as the sender, and a model of one host CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Virtualization backend decision from recorded CPUID and MSR values. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest page-table walker, on a byte array standing in for guest memory. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The fetch walk's memo (vmm/exit/gpt_memo.h), on a byte array standing in for
  * guest RAM: whatever happens to the tables, the key or the address between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Skipping the exiting instruction (vmm/exit/guest_access.c) without a length
  * from the CPU (SVM without NRIPS): the bytes at CS:RIP are found through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The per-vCPU MSRs pollux keeps itself, and the canonical check of address MSRs. */
 #include <setjmp.h>
 #include <stdarg.h>

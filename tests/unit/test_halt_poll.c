@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The halt-polling policy (sched/halt_poll.c): KVM's adaptive rules, fixed and predict. */
 #include <setjmp.h>
 #include <stdarg.h>

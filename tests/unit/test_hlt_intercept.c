@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Which HLT intercept pollux uses (vmm/vcpu/hlt_intercept.c): Idle HLT only where
  * the CPU has it and idle_hlt=auto, and what the backend is told. No

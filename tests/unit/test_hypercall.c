@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The hypercall's privilege check and call number (vmm/exit/hypercall.c), with a
  * stand-in vendor: the CPL is the one the exit reported (the record's

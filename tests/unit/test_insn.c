@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Instruction lengths for exits without a next-RIP, checked against the expected opcode. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The I/O APIC: registers, redirection, edge and level triggering, remote IRR and EOI. */
 #include <setjmp.h>
 #include <stdarg.h>

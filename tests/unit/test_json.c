@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The @event JSON builder: escaping, nesting, overflow. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KVM's paravirtual interface as an unmodified guest sees it: hypercall
  * results, the feature leaf, and kvmclock (its MSRs and the pvclock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Lockup detection: beats reset it, only time the checker beat through counts, stalls are capped.
  */
 #include <setjmp.h>

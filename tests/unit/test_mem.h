@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Little-endian stores and loads in a unit test's guest memory: the test
  * defines `uint8_t mem[]` before including this.

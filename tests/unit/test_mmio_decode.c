@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Decoding the MOV forms behind MMIO exits: operands, sizes, lengths and rejects. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * msr_read's keeper table: it agrees with the keepers' own checks everywhere.
  * The built-in devices' claims are test_devices' (which links them); here a

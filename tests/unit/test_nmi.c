@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* NMIs waiting for a vCPU: how many the hardware can hold. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The generic page-table builder, on host memory standing in for physical pages. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The MTRRs and AMD platform MSRs a Linux guest touches at boot (vmm/dev/pc_msr_state.h). */
 #include <setjmp.h>
 #include <stdarg.h>

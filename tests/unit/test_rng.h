@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A unit test's pseudo-random numbers: xorshift64, from a seed the test
  * sets in rng_state, so that every run draws the same cases.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The COM1 input mux: keys by default, Ctrl-A <n> to a VM, Ctrl-A c back. */
 #include <setjmp.h>
 #include <stdarg.h>

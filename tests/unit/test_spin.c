@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Spin detection policy (sched/spin.c): KVM's window arithmetic with the
  * VMX (ple_window) and SVM (pause_filter_count) defaults, and the software

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The statistics model: descriptors to JSON, the human tables, aggregation, histograms. */
 #include <setjmp.h>
 #include <stdarg.h>

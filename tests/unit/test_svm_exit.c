@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* SVM #VMEXIT decoding into the common exit record. */
 #include <setjmp.h>
 #include <stdarg.h>

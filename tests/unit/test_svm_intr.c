@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The SVM HLT intercept bits and the V_IRQ protocol (arch/x86/svm/svm_intr.c)
  * together with the local APIC's IRR/ISR (vmm/dev/vlapic.c). No emulator here

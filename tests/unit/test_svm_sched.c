@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The SVM rules scheduling brings in (arch/x86/svm/svm_sched.c): which ASID
  * a vCPU runs with as it moves between CPUs, what is flushed and which VMCB

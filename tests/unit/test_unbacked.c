@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The unbacked-memory policy: which accesses are emulated, what they read, what is counted. */
 #include <setjmp.h>
 #include <stdarg.h>

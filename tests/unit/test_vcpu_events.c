@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The halt/poll/wake protocol of vmm/vcpu/vcpu_events.c, with the scheduler
  * replaced by recorders, including the race between a vCPU deciding to halt

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The virtual local APIC's register semantics: priorities, IPIs, destinations, timer, modes. */
 #include <setjmp.h>
 #include <stdarg.h>

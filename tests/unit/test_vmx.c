@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The pure parts of the VMX backend: control derivation from capability
  * MSRs, CR0/CR4 rules, EPT entries, exit decoding, the preemption timer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest COM1: register behaviour and line output with escaping. */
 #include <setjmp.h>
 #include <stdarg.h>

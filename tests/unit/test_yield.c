@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Directed yield (sched/yield.c): the order in which each pivot visits the
  * vCPUs, the candidate filters (running, blocked, user mode, interrupt

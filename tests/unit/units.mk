@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Host unit tests (cmocka). One line per test binary: unit_<name>_SRCS lists
 # the project sources linked with tests/unit/test_<name>.c. The host C library
 # provides the string functions, so lib/string.c is never listed.

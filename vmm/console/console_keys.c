@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/console/console_keys.h"
 
 #include "arch/x86/percpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The key console on host COM1 (docs/console.md): `s` statistics tables,
  * `v` VMs and vCPUs, `t` the next trace setting, `q` stop every VM and shut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/console/serial_mux.h"
 
 void serial_mux_init(struct serial_mux *m)

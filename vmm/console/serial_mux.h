@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Who gets the bytes typed on host COM1, as QEMU's serial mux decides:
  * the key console by default; `Ctrl-A <n>` gives the input to VM n (its

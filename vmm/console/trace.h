@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Traces: events recorded as they happen, printed as console lines when
  * their VM stops, enabled with `trace=` (a comma-separated list of the names

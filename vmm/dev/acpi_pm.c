@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The platform's power controls (docs/linux.md), PC VMs only, byte accesses:
  * the FADT's SLEEP_CONTROL register entering S5 powers off; SLEEP_STATUS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The built-in devices (vmm/dev/device.h), every VM's table built from this list. */
 #include "vmm/dev/builtin.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The built-in devices, one file each under vmm/dev/ (docs/architecture.md). */
 #ifndef POLLUX_VMM_DEV_BUILTIN_H
 #define POLLUX_VMM_DEV_BUILTIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * COM1 (0x3f8-0x3ff): the 16550 of vmm/dev/vuart.c as a device, byte accesses
  * only, under the VM's devices lock; its interrupt output drives I/O APIC

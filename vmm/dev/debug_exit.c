@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* isa-debug-exit on port 0xf4: a write of any width stops the VM with the value as its code. */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The device model (docs/architecture.md): each VM has a table of
  * devices. A device claims port ranges, guest-physical MMIO ranges and MSR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/dev/fwcfg.h"
 
 #include "vmm/dev/builtin.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * QEMU's fw_cfg interface, the part guests use to learn their shape: a
  * 16-bit selector written to port 0x510 and the item read byte by byte from

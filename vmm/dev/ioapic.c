@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The I/O APIC device (vmm/dev/vioapic.c has its registers): the MMIO window at
  * IOAPIC_BASE in PC VMs, under the VM's devices lock, and the messages its

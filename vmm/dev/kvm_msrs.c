@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KVM's block of MSRs (0x4b564d00-0x4b564dff), per vCPU: kvmclock's
  * (vmm/dev/kvmclock.h) and MSR_KVM_POLL_CONTROL; vmm/dev/kvm_pv.c has the rules.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KVM's paravirtual interface, as much of it as pollux implements, so that
  * an unmodified Linux guest finds it: the signature leaf at 0x40000100 (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KVM's paravirtual clock (kvmclock), the pvclock ABI: a guest writes the
  * guest-physical address of a per-vCPU pvclock_vcpu_time_info to

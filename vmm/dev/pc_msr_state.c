@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/dev/pc_msr_state.h"
 
 #include "lib/string.h"

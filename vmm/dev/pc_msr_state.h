@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * MSRs of a PC that a kernel touches at boot and that KVM models, modelled
  * the same way so an unmodified Linux finds what it expects:

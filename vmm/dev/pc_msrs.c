@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The PC's MSRs (vmm/dev/pc_msr_state.h has the rules), per vCPU: the MTRRs and
  * AMD's 0xc001xxxx block. An MSR of the blocks that the rules do not know

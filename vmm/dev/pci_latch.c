@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The PC's PCI configuration mechanism #1, with no device behind it: 0xCF8
  * latches a 32-bit address, the data window 0xCFC-0xCFF reads all ones and

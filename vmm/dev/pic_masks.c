@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The legacy PICs (0x20/0x21, 0xa0/0xa1): the data ports hold the interrupt
  * masks, the command ports read 0 and take their programming; nothing is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Bochs' shutdown port, 0x8900: the bytes "Shutdown" written one at a time stop the VM (code 0). */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"

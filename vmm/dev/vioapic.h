@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The VM's I/O APIC (82093AA model, version 0x20: 24 pins, no EOI register),
  * at IOAPIC_BASE: IOREGSEL at offset 0x00 selects, IOWIN at 0x10 reads and

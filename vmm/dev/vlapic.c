@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/dev/vlapic.h"
 
 #include "lib/string.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The virtual local APIC of one vCPU: register semantics only, no locking,
  * no knowledge of vCPUs or host timers, so it runs in host unit tests. The

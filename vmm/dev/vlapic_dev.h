@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The local APIC as a device of the VM: guest accesses (xAPIC MMIO through
  * nested page faults on 0xFEE00000, the x2APIC and TSC-deadline MSRs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The VM's platform devices that interrupt through its I/O APIC: the 16550
  * on COM1 (pin VUART_IRQ, as the DSDT says; vmm/dev/com1.c) and the I/O

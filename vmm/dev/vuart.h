@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest's COM1: a 16550A. Registers: RBR/THR, IER, IIR/FCR (FIFO bits
  * 7:6 set while the FIFOs are on), LCR, MCR (loopback included: MSR then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest CPU model every vCPU shares: the parts of the CPUID view that
  * depend only on the host and the backend, and the guest features

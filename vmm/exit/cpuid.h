@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The CPUID a guest sees: the host's, filtered by the policy of
  * docs/cpuid.md (vmm/exit/cpuid_policy.h) and completed with what pollux

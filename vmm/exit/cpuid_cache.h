@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A VM's CPUID answers, worked out once when the VM is created, so that a
  * guest's CPUID costs a table index instead of the policy filter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest CPUID policy as data: docs/cpuid.md, turned into
  * build/gen/cpuid_table.c by tools/cpuid_policy.py. Each entry holds, per

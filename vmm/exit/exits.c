@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The common exit dispatcher: one handler per exit reason, vendor-neutral.
  * Handlers that emulate an instruction advance RIP past it; anything a

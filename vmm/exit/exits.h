@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The common exit dispatcher (handlers indexed by enum exit_reason), and
  * EXIT_HANDLERS, the list of the common exits that generates both its

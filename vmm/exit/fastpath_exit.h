@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The exit fast path's policy: which exits it handles, and when the guest
  * may go on at once. The summary-word protocol is in vmm/vcpu/fastpath.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Guest page-table walker: linear (virtual) to guest-physical addresses for
  * the x86 paging modes: paging off, 32-bit (with CR4.PSE 4 MiB pages), PAE

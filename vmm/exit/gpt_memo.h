@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The fetch walk's memo: per vCPU, the last walk gpt_translate_fetched made
  * for an exit's instruction bytes, checked afresh at every use, so that the

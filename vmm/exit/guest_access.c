@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/exit/guest_access.h"
 
 #include "arch/x86/pmm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Reading guest memory by linear address, through the guest's own page tables. */
 #ifndef POLLUX_VMM_EXIT_GUEST_ACCESS_H
 #define POLLUX_VMM_EXIT_GUEST_ACCESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* pollux's side of the hypercall ABI (abi/hypercall.h, docs/hypercalls.md). */
 #ifndef POLLUX_VMM_EXIT_HYPERCALL_H
 #define POLLUX_VMM_EXIT_HYPERCALL_H

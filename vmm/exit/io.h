@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest's I/O ports. Every port exits; the VM's device table
  * (vmm/dev/device.h, the devices in vmm/dev/) says what it means: COM1

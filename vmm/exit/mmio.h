@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * One guest access to emulated memory, behind a nested page fault: fetch and
  * decode the instruction (vmm/exit/mmio_decode.h), give a load its value or take

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/exit/mmio_decode.h"
 
 #include "arch/x86/insn.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Decoding the guest instruction behind an MMIO exit (a nested page fault on
  * an emulated page such as the xAPIC's). Neither emulator offers decode

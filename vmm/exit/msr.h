@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest's MSRs. Every RDMSR/WRMSR exits. The per-vCPU MSRs pollux keeps
  * itself (IA32_TSC_AUX, IA32_XSS, IA32_PKRS, IA32_SPEC_CTRL, IA32_PRED_CMD,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/exit/msr_owner.h"
 
 #include "vmm/dev/device.h"

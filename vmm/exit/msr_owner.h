@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Which of vmm/'s MSR keepers holds an MSR, for msr_read and msr_write: one
  * load from a table instead of each keeper's check in turn (RDMSR of an MSR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Nested page faults outside the VM's RAM (the exit fast path takes the
  * xAPIC page's itself): a device's page through the VM's device table,

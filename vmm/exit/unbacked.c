@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/exit/unbacked.h"
 
 bool unbacked_emulated(enum unbacked_policy policy, bool fetch)

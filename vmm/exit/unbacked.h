@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Guest-physical addresses that neither the VM's RAM nor one of its
  * emulated devices backs. What an access there does is the VM's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Table layouts are ACPI 6.x's; offsets are named where a field is written. */
 #include "vmm/load/acpi_tables.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The ACPI tables a VM's firmware would provide, generated per VM so that a
  * Linux guest finds its CPUs, its interrupt controller, its UART and how to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Every field is read with the lib/bytes.h helpers: the image is an arbitrary
  * byte buffer. Offsets are those of boot_params (the setup header sits at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Linux's x86 boot protocol (Documentation/arch/x86/boot.rst), as a
  * bootloader without a BIOS uses it: the kernel's setup header is read from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The DSDT of every VM (vmm/load/acpi_tables.c). Hardware-reduced ACPI has no
  * legacy PIC and no ISA IRQ mapping, so the UART is found, with its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/load/e820.h"
 
 unsigned e820_build(struct e820_entry map[E820_MAX], uint64_t mem_size)

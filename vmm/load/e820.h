@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest-physical memory map every VM is told about (multiboot mmap,
  * Linux's boot_params e820 table): a PC's layout, because Linux expects one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Putting a Linux kernel into a VM's memory the way a BIOS-less boot loader
  * does (docs/linux.md): the bzImage's protected-mode kernel at the address

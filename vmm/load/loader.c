@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Multiboot1 guest image parser and loader. Every field is read with memcpy
  * (the image is an arbitrary byte buffer, so nothing is assumed aligned) and

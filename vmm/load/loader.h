@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Guest images: multiboot1 kernels, as ELF32, ELF64 or flat binaries whose
  * multiboot header carries the address fields (flags bit 16).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The exit fast path: common exits handled right after the exit, with host
  * interrupts still off, and the guest entered again without the scheduler's

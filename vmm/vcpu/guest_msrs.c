@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/vcpu/guest_msrs.h"
 
 #define MISC_ENABLE_EMON         (1ull << 7)

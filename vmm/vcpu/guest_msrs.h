@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The MSRs pollux keeps for each vCPU itself, because neither the VMCB nor
  * the VMCS holds them: IA32_TSC_AUX (read by RDTSCP and RDPID), IA32_XSS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/vcpu/hlt_intercept.h"
 
 #include "drivers/console.h"

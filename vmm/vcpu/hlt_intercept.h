@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Which intercept makes a guest's HLT exit: AMD's Idle HLT intercept where
  * the CPU has it (CPUID 8000_000A EDX[30]) and `idle_hlt=auto`, else the

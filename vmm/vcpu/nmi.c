@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/vcpu/nmi.h"
 
 void nmi_send(struct nmi_state *n)

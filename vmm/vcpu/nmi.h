@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * NMIs waiting for a vCPU, counted as the hardware latches them: while no
  * NMI is in service, two may wait (one is delivered, the next is latched

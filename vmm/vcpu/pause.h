@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * PAUSE exits: the spin detector every vCPU uses (chosen at boot from what
  * the backend offers, sched/spin.h), the hardware window's growing and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The vCPU run loop: event injection before each entry, exits, timers. */
 #include "vmm/vcpu/vcpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Running a vCPU and delivering events to it: the pieces of the vCPU life
  * cycle that vmm/ owns, called by sched/ (running) and by anything that makes

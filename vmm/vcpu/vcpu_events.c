@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Halting, polling and waking a vCPU, without lost wake-ups.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/vcpu/vcpu_stats.h"
 
 #include "arch/x86/tsc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * vmm/'s statistics: the descriptor table over one vCPU (struct vcpu), whose
  * records are the `vcpu` scope and, summed, the `vm` scope of @stats; the

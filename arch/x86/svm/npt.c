@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Nested page tables (npt.h). */
 #include "arch/x86/svm/npt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Nested page tables: a VM's guest-physical to host-physical map, in the
  * host's own x86-64 page-table format (arch/x86/pagetable.h), NX where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the SVM backend's files share; vmm/ sees none of it, only
  * arch/x86/virt.h. The state kept per host CPU and per vCPU, what setup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Event injection, windows and blocking (svm_events.h). */
 #include "arch/x86/svm/svm_events.h"
 

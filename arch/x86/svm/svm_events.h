@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Events for the guest: exceptions, interrupts and NMIs injected at the next
  * entry (EVENTINJ), the interrupt window (a V_IRQ of pollux's own, VINTR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/svm/svm_exit.h"
 
 #include "arch/x86/insn.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Decoding a #VMEXIT into the common exit record; pure, so unit tests run it. */
 #ifndef POLLUX_ARCH_X86_SVM_SVM_EXIT_H
 #define POLLUX_ARCH_X86_SVM_SVM_EXIT_H

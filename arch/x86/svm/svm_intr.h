@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * How SVM makes a guest's HLT exit, and virtual interrupts offered through
  * V_IRQ (docs/virtual_interrupts.md has the protocol). Pure, so host unit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest MSRs the backend keeps (svm_msr.h). */
 #include "arch/x86/svm/svm_msr.h"
 

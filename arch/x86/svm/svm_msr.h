@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest MSRs the backend keeps: those VMRUN and #VMEXIT (or VMLOAD and
  * VMSAVE) switch through VMCB fields: EFER, PAT, FS/GS base, KERNEL_GS_BASE,

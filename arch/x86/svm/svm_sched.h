@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The SVM rules that scheduling brings in, pure so that host unit tests run
  * them (tests/unit/test_svm_sched.c); no emulator here checks them (QEMU

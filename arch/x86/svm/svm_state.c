@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's control registers and mode (svm_state.h). */
 #include "arch/x86/svm/svm_state.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest's control state as it sees it: SVM keeps CR0, CR3, CR4, EFER
  * (with SVME, which pollux hides), the CPL and the segments in the VMCB,

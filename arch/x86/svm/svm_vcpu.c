@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* vCPUs: creation, reset, destruction (svm_vcpu.h). */
 #include "arch/x86/svm/svm_vcpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Creating, resetting and destroying vCPUs (a VMCB each): the virt_ops of
  * the same names. A reset writes the whole VMCB: intercepts, nested paging,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The VMCB layout (AMD APM vol. 2, appendix B) and SVM constants. */
 #ifndef POLLUX_ARCH_X86_SVM_VMCB_H
 #define POLLUX_ARCH_X86_SVM_VMCB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/vmx/ept.h"
 
 #define EPT_R        (1ull << 0)

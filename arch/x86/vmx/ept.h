@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Intel EPT entries for the generic page-table builder (arch/x86/pagetable.h). */
 #ifndef POLLUX_ARCH_X86_VMX_EPT_H
 #define POLLUX_ARCH_X86_VMX_EPT_H

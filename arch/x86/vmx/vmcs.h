@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * VMCS field encodings, control bits and exit-reason numbers (Intel SDM
  * vol. 3C, appendix B and C, chapter 24). Constants only, so host unit tests

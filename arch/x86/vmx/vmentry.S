@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * int vmx_enter(struct guest_regs *regs, uint64_t launched, uint64_t *host_rsp)
  *

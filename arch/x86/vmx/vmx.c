@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Intel VT-x backend behind the vendor seam (arch/x86/virt.h): enabling VMX
  * on each CPU, entering and leaving the guest (the exit path, kept in this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The VMX backend's entry points beyond the ops table (arch/x86/virt.h). */
 #ifndef POLLUX_ARCH_X86_VMX_VMX_H
 #define POLLUX_ARCH_X86_VMX_VMX_H

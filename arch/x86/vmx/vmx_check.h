@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A software version of the checks VM entry performs (Intel SDM vol. 3C,
  * 26.2 controls and host state, 26.3 guest state), run when the CPU refuses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/vmx/vmx_controls.h"
 
 #include "arch/x86/vmx/vmcs.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What pollux writes into a VMCS, derived from the VMX capability MSRs: the
  * execution/exit/entry controls, the guest/host masks that keep the bits

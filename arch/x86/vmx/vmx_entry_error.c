@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Naming why a VM entry failed (vmx_entry_error.h). */
 #include "arch/x86/vmx/vmx_entry_error.h"
 

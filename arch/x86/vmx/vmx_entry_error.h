@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * When VM entry fails: the VMCS is read back whole, the software checks
  * (vmx_check.h) name the rule it breaks, and the exit record says so

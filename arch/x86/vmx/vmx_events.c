@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Event injection, windows and blocking (vmx_events.h). */
 #include "arch/x86/vmx/vmx_events.h"
 

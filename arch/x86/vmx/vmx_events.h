@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Events for the guest: exceptions, interrupts and NMIs injected at the next
  * entry (VM-entry interruption information), the interrupt and NMI windows,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The VMX instructions, inline. Only these helpers execute VMREAD and
  * VMWRITE (vmentry.S aside, which writes HOST_RSP): the counting build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest MSRs the backend keeps (vmx_msr.h). */
 #include "arch/x86/vmx/vmx_msr.h"
 

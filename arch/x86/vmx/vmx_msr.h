@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest MSRs the backend keeps: those VM entry and exit switch through
  * VMCS guest-state fields (EFER, PAT, FS/GS base, SYSENTER), and those of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's control registers and mode (vmx_state.h). */
 #include "arch/x86/vmx/vmx_state.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The guest's control state as it sees it. VMX lets the guest own most CR0
  * and CR4 bits; those the host owns (vmx.cr0_mask, vmx.cr4_mask) read from

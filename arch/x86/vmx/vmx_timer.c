@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The preemption timer's arithmetic (vmx_timer.h). */
 #include "arch/x86/vmx/vmx_timer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The VMX preemption timer's value for an entry. It counts down from the
  * value the VMCS holds at every entry (pollux never sets "save VMX-preemption

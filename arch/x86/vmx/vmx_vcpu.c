@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* VMs and vCPUs: creation, reset, destruction (vmx_vcpu.h). */
 #include "arch/x86/vmx/vmx_vcpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Creating, resetting and destroying VMs (their EPT) and vCPUs (a VMCS and
  * a VPID each): the virt_ops of the same names. A reset writes the whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The current VMCS of each CPU (vmx_vmcs.h). */
 #include "arch/x86/vmx/vmx_vmcs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Which VMCS is current on this CPU. A vCPU's VMCS becomes current where it
  * runs (VMPTRLD, with this CPU's host state written the first time) and
