@@ -4,9 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "drivers/ns16550.h"
 
-#define COM1     0x3f8
-
-
+#define COM1 0x3f8
 
 /*
  * A missing UART never reports THRE: uart_init looks for one (its scratch

@@ -37,7 +37,6 @@
 #define OPEN_BUS   0xffffffffu
 #define WRITTEN    0x5a5a5a5au
 
-
 #define PF_RSVD (1u << 3)
 
 #define MB_INFO_MEM (1u << 0)

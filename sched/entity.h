@@ -42,8 +42,8 @@ struct sched_entity {
      */
     struct spinlock lock;
     enum sched_state state;
-    uint64_t state_since;                 /* host TSC of the last state change */
-    uint64_t cycles[SCHED_STATE_COUNT];   /* host TSC cycles spent in each state */
+    uint64_t state_since;               /* host TSC of the last state change */
+    uint64_t cycles[SCHED_STATE_COUNT]; /* host TSC cycles spent in each state */
     /*
      * The host CPU it is on: it runs, polls or waits there, and wake-ups,
      * kicks and its timer go there. Changed only while it is off every CPU,

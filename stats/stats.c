@@ -262,10 +262,14 @@ void stats_event_json(struct json *j, const struct stats_table *t, const void *b
 }
 
 static const char *const kind_names[] = {
-    [STATS_COUNTER] = "counter", [STATS_GAUGE] = "gauge",
-    [STATS_HIST] = "histogram",  [STATS_BY_REASON] = "by reason",
-    [STATS_STRING] = "string",   [STATS_INT] = "integer",
-    [STATS_HEX] = "hex",         [STATS_OBJECT] = "object",
+    [STATS_COUNTER] = "counter",
+    [STATS_GAUGE] = "gauge",
+    [STATS_HIST] = "histogram",
+    [STATS_BY_REASON] = "by reason",
+    [STATS_STRING] = "string",
+    [STATS_INT] = "integer",
+    [STATS_HEX] = "hex",
+    [STATS_OBJECT] = "object",
     [STATS_REF] = "another table's row",
 };
 static const char *const unit_names[] = {

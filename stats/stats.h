@@ -106,15 +106,26 @@ struct stats_table {
  * (.number = stats_cycles_us, .flags = STATS_F_TABLE).
  */
 #define STATS_ROW(key, kind_, unit_, scopes_, type, field, doc_, ...)                              \
-    {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \
-     .doc = doc_, .offset = offsetof(type, field), .size = sizeof(((type *)0)->field), __VA_ARGS__}
+    {                                                                                              \
+        .name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,        \
+        .doc = doc_, .offset = offsetof(type, field), .size = sizeof(((type *)0)->field),          \
+        __VA_ARGS__                                                                                \
+    }
 /* A row derived from the whole struct: its function gets the base. */
 #define STATS_FN(key, kind_, unit_, scopes_, doc_, ...)                                            \
-    {.name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,           \
-     .doc = doc_, __VA_ARGS__}
+    {                                                                                              \
+        .name = #key, .kind = STATS_##kind_, .unit = STATS_UNIT_##unit_, .scopes = scopes_,        \
+        .doc = doc_, __VA_ARGS__                                                                   \
+    }
 /* An event's key that another table already has: that table's row, not a second one. */
-#define STATS_REF(key, table_) {.name = #key, .kind = STATS_REF, .sub = table_}
-#define STATS_TABLE(rows_, reasons_) {rows_, sizeof(rows_) / sizeof((rows_)[0]), reasons_}
+#define STATS_REF(key, table_)                                                                     \
+    {                                                                                              \
+        .name = #key, .kind = STATS_REF, .sub = table_                                             \
+    }
+#define STATS_TABLE(rows_, reasons_)                                                               \
+    {                                                                                              \
+        rows_, sizeof(rows_) / sizeof((rows_)[0]), reasons_                                        \
+    }
 
 /* Derived numbers any table may use: a field (or array element) of TSC cycles as us or ns. */
 uint64_t stats_cycles_us(const void *field, unsigned i);

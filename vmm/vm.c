@@ -64,8 +64,8 @@ static void vm_vfail(struct vcpu *v, const char *reason, const uint64_t *gpa, co
         vm->stop_address = *gpa;
         vm->stop_has_address = true;
     }
-    kprintf("pollux: stopping VM %s (vcpu %u, rip 0x%lx): %s\n", vm->cfg.name, v->hw.id, v->hw.regs.rip,
-            vm->stop_detail);
+    kprintf("pollux: stopping VM %s (vcpu %u, rip 0x%lx): %s\n", vm->cfg.name, v->hw.id,
+            v->hw.regs.rip, vm->stop_detail);
     stop_vcpus(vm);
 }
 

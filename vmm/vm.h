@@ -77,9 +77,9 @@ struct vcpu_stats {
 /* A vCPU's spin detection and directed-yield state (vmm/vcpu/pause.c, sched/yield.h). */
 struct vcpu_spin {
     enum spin_detector detector;
-    uint64_t window;        /* the hardware window now: ple_window or pause_filter_count */
-    struct spin_sw sw;      /* the software detector's count */
-    bool detected;          /* the last exit was a spin: the run loop acts on it */
+    uint64_t window;   /* the hardware window now: ple_window or pause_filter_count */
+    struct spin_sw sw; /* the software detector's count */
+    bool detected;     /* the last exit was a spin: the run loop acts on it */
 };
 
 /* The halt in progress, from vcpu_halt until the vCPU runs again (vmm/vcpu/vcpu_events.c). */
@@ -125,7 +125,8 @@ struct vcpu {
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/exit/guest_access.h). */
     struct guest_mode exit_mode;
     bool exit_mode_read;
-    /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/exit/gpt_memo.h). */
+    /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/exit/gpt_memo.h).
+     */
     struct gpt_fetch_memo fetch_memo;
     uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
     struct vcpu_stats stats;
@@ -148,13 +149,13 @@ struct vm {
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
-    struct cpuid_cache cpuid;    /* the guest's CPUID answers, filled at creation */
-    struct vm_devices devices; /* its devices: claims and state (vmm/dev/device.h) */
+    struct cpuid_cache cpuid;        /* the guest's CPUID answers, filled at creation */
+    struct vm_devices devices;       /* its devices: claims and state (vmm/dev/device.h) */
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */
     struct sched_entity *group_members[VM_MAX_VCPUS];
-    uint64_t kvm_wall_clock;  /* MSR_KVM_WALL_CLOCK_NEW as written */
+    uint64_t kvm_wall_clock; /* MSR_KVM_WALL_CLOCK_NEW as written */
     uint32_t wall_clock_version;
     /* Set once, by the first stop request. */
     volatile bool stopping;

@@ -177,8 +177,7 @@ static bool vm_configure(struct vm *vm, const struct boot_module *mod, unsigned 
 }
 
 /* Guest RAM, zeroed, with the image (a multiboot kernel or a Linux bzImage) loaded into it. */
-static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index,
-                    struct vm_entry *out)
+static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, struct vm_entry *out)
 {
     const struct boot_module *mod = &bi->mods[index];
     const char *name = vm->cfg.name;
@@ -254,8 +253,8 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     if (cpu < 0) {
         pmm_free(&host_pmm, (uint64_t)v, (sizeof(*v) + PAGE_SIZE - 1) / PAGE_SIZE);
         char err[96];
-        snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)",
-                 vm->cfg.pins[i], vm->cfg.pins[i], cpu_count);
+        snprintf(err, sizeof(err), "pin=%u: CPU %u cannot run guests (%u online)", vm->cfg.pins[i],
+                 vm->cfg.pins[i], cpu_count);
         reject(name, err);
         return false;
     }
@@ -437,7 +436,7 @@ void vmm_counts(uint64_t *running, uint64_t *stopped)
 }
 
 const char *const vcpu_state_names[SCHED_STATE_COUNT] = {
-    [SCHED_RUNNABLE] = "runnable", [SCHED_RUNNING] = "running",     [SCHED_POLLING] = "polling",
+    [SCHED_RUNNABLE] = "runnable", [SCHED_RUNNING] = "running",  [SCHED_POLLING] = "polling",
     [SCHED_BLOCKED] = "blocked",   [SCHED_PARKED] = "wait-sipi", [SCHED_STOPPED] = "stopped",
 };
 

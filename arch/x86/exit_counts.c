@@ -14,7 +14,6 @@ _Static_assert(offsetof(struct percpu, exit_counts) == EXIT_COUNTS_GS_OFFSET,
 _Static_assert(offsetof(struct percpu, exit_counts.vmcb) == EXIT_COUNTS_VMCB_GS_OFFSET,
                "vmrun.S notes the VMCB at %gs:EXIT_COUNTS_VMCB_GS_OFFSET");
 
-
 void exit_counts_read(struct exit_counts *out)
 {
     __atomic_store_n(&exit_counts_on, true, __ATOMIC_RELAXED);

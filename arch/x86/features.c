@@ -10,8 +10,8 @@
 #endif
 
 /* CPUID.1:ECX */
-#define CPUID1_VMX          (1u << 5)
-#define CPUID1_X2APIC       (1u << 21)
+#define CPUID1_VMX    (1u << 5)
+#define CPUID1_X2APIC (1u << 21)
 /* CPUID.80000001 */
 #define EXT1_ECX_SVM (1u << 2)
 #define EXT1_EDX_NX  (1u << 20)

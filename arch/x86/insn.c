@@ -3,7 +3,6 @@
 
 #include <stdbool.h>
 
-
 /* The fields of a kind's insn_opcode, from its opcode bytes. */
 #define OPCODE1(a)       .word = (a), .mask = 0xff, .len = 1
 #define OPCODE2(a, b)    .word = (a) | (b) << 8, .mask = 0xffff, .len = 2

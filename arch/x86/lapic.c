@@ -19,17 +19,17 @@
 #define LAPIC_TMCCT     0x390
 #define LAPIC_TDCR      0x3e0
 
-#define SVR_ENABLE          (1u << 8)
-#define LVT_DELIVERY_NMI    (4u << 8)
-#define ICR_PENDING         (1u << 12)
-#define ICR_ASSERT          (1u << 14)
-#define ICR_LEVEL           (1u << 15)
-#define ICR_INIT            (5u << 8)
-#define ICR_STARTUP         (6u << 8)
-#define ICR_NMI             (4u << 8)
-#define ICR_ALL_BUT_SELF    (3u << 18)
-#define TDCR_DIV16          0x3
-#define LVT_TSC_DEADLINE    (2u << 17)
+#define SVR_ENABLE       (1u << 8)
+#define LVT_DELIVERY_NMI (4u << 8)
+#define ICR_PENDING      (1u << 12)
+#define ICR_ASSERT       (1u << 14)
+#define ICR_LEVEL        (1u << 15)
+#define ICR_INIT         (5u << 8)
+#define ICR_STARTUP      (6u << 8)
+#define ICR_NMI          (4u << 8)
+#define ICR_ALL_BUT_SELF (3u << 18)
+#define TDCR_DIV16       0x3
+#define LVT_TSC_DEADLINE (2u << 17)
 
 uint64_t lapic_timer_khz;
 static volatile uint32_t *lapic_mmio;

@@ -6,7 +6,6 @@
 
 #include "lib/format.h"
 
-
 /* End of a map entry, saturated: a bogus length must not wrap to a low address. */
 static uint64_t entry_end(const struct mem_range *m)
 {

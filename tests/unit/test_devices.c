@@ -142,9 +142,8 @@ static void make_vm(bool pc)
         vm.vcpus[i] = &vcpus[i];
     }
     char err[256];
-    assert_int_equal(vm_devices_create(&vm, builtin_devices, builtin_device_count, err,
-                                       sizeof(err)),
-                     0);
+    assert_int_equal(
+        vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
     stops = failed_accesses = 0;
     stop_reason = 0;
 }
@@ -306,7 +305,7 @@ static void test_acpi_power(void **state)
     assert_int_equal(in(0, ACPI_SLEEP_STATUS_PORT, 1), 0);
     out(0, ACPI_SLEEP_STATUS_PORT, 1, 0xff);
     out(0, ACPI_SLEEP_CONTROL_PORT, 1, ACPI_S5_SLP_TYP << 2); /* no SLP_EN: nothing */
-    out(0, ACPI_RESET_PORT, 1, 0x02);                          /* no reset bit: nothing */
+    out(0, ACPI_RESET_PORT, 1, 0x02);                         /* no reset bit: nothing */
     assert_int_equal(stops, 0);
     out(0, ACPI_SLEEP_CONTROL_PORT, 1, ACPI_SLP_EN | ACPI_S5_SLP_TYP << 2);
     assert_int_equal(stops, 1);
@@ -410,18 +409,18 @@ static void test_every_msr_range_finds_its_device(void **state)
         uint32_t index;
         const char *device; /* NULL: no device's */
     } known[] = {
-        {0x1b, "lapic"},          /* IA32_APIC_BASE */
-        {0x6e0, "lapic"},         /* IA32_TSC_DEADLINE */
-        {0x80b, "lapic"},         /* the x2APIC's EOI */
-        {0xfe, "pc-msrs"},        /* MTRRCAP */
-        {0x259, "pc-msrs"},       /* a fixed-range MTRR */
-        {0x2ff, "pc-msrs"},       /* MTRR_DEF_TYPE */
-        {0xc0010015u, "pc-msrs"}, /* AMD HWCR */
+        {0x1b, "lapic"},           /* IA32_APIC_BASE */
+        {0x6e0, "lapic"},          /* IA32_TSC_DEADLINE */
+        {0x80b, "lapic"},          /* the x2APIC's EOI */
+        {0xfe, "pc-msrs"},         /* MTRRCAP */
+        {0x259, "pc-msrs"},        /* a fixed-range MTRR */
+        {0x2ff, "pc-msrs"},        /* MTRR_DEF_TYPE */
+        {0xc0010015u, "pc-msrs"},  /* AMD HWCR */
         {0x4b564d01u, "kvm-msrs"}, /* MSR_KVM_SYSTEM_TIME_NEW */
-        {0x277, NULL},            /* PAT: the vendor's */
-        {0xc0000080u, NULL},      /* EFER: the vendor's */
-        {0x10, NULL},             /* the TSC: msr_read_own's */
-        {0x48, NULL},             /* IA32_SPEC_CTRL: vmm/vcpu/guest_msrs.c's */
+        {0x277, NULL},             /* PAT: the vendor's */
+        {0xc0000080u, NULL},       /* EFER: the vendor's */
+        {0x10, NULL},              /* the TSC: msr_read_own's */
+        {0x48, NULL},              /* IA32_SPEC_CTRL: vmm/vcpu/guest_msrs.c's */
     };
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
         struct dev_entry *d = vm_devices_find_msr(&vm, &vcpus[0], known[k].index);

@@ -17,8 +17,8 @@
 #include "vmm/exit/guest_access.h"
 #include "arch/x86/insn.h"
 
-#define PTE     3ull /* present, writable */
-#define PS      (1ull << 7)
+#define PTE 3ull /* present, writable */
+#define PS  (1ull << 7)
 
 #define MEM_SIZE 0x400000 /* 4 MiB: the first 2 MiB identity-mapped in long mode */
 

@@ -15,6 +15,5 @@ static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct de
 static const struct dev_range port[] = {{DEBUG_EXIT_PORT, DEBUG_EXIT_PORT}};
 
 const struct device debug_exit_device = {
-    .name = "debug-exit",
-    .ports = {port, 1, 0, port_write}, /* reads are unhandled I/O */
+    .name = "debug-exit", .ports = {port, 1, 0, port_write}, /* reads are unhandled I/O */
 };

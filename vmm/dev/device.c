@@ -12,8 +12,8 @@ static bool present(const struct device *dev, const struct vm *vm)
     return !dev->present || dev->present(vm);
 }
 
-static int add_entry(struct vm_devices *t, const struct device *dev, struct vm *vm,
-                     struct vcpu *v, char *err, size_t errlen)
+static int add_entry(struct vm_devices *t, const struct device *dev, struct vm *vm, struct vcpu *v,
+                     char *err, size_t errlen)
 {
     if (t->count >= DEV_ENTRIES_MAX) {
         snprintf(err, errlen, "too many devices (device %s)", dev->name);
@@ -180,8 +180,7 @@ static const struct dev_claim *find(const struct dev_claim *claims, unsigned n, 
     return &claims[lo - 1];
 }
 
-static struct dev_entry *entry_of(struct vm_devices *t, const struct dev_claim *c,
-                                  struct vcpu *v)
+static struct dev_entry *entry_of(struct vm_devices *t, const struct dev_claim *c, struct vcpu *v)
 {
     if (!c)
         return 0;

@@ -32,8 +32,8 @@ struct vcpu;
 struct mmio_op;
 struct json;
 
-#define DEV_VM_MAX      24  /* VM-wide devices (the port index holds their numbers) */
-#define DEV_VCPU_MAX    4   /* per-vCPU devices */
+#define DEV_VM_MAX      24 /* VM-wide devices (the port index holds their numbers) */
+#define DEV_VCPU_MAX    4  /* per-vCPU devices */
 #define DEV_ENTRIES_MAX (DEV_VM_MAX + DEV_VCPU_MAX * VM_MAX_VCPUS)
 #define DEV_RANGES_MAX  32  /* MMIO claims, and MSR claims, per VM */
 #define DEV_STATE_BYTES 256 /* the VM-wide devices' own state, all together */
@@ -46,7 +46,8 @@ enum dev_result {
     DEV_FAULT,    /* MSRs: #GP */
 };
 
-/* A keeper's answer (vmm/dev/kvm_pv.h, vmm/dev/pc_msr_state.h) as a device's, and back (vmm/exit/msr.h). */
+/* A keeper's answer (vmm/dev/kvm_pv.h, vmm/dev/pc_msr_state.h) as a device's, and back
+ * (vmm/exit/msr.h). */
 static inline enum dev_result dev_result_of_msr(enum msr_result r)
 {
     return r == MSR_DONE ? DEV_DONE : r == MSR_FAULT ? DEV_FAULT : DEV_NOT_MINE;
@@ -68,8 +69,7 @@ struct dev_access {
 
 struct dev_entry;
 
-typedef enum dev_result (*dev_access_fn)(struct dev_entry *d, struct vcpu *v,
-                                         struct dev_access *a);
+typedef enum dev_result (*dev_access_fn)(struct dev_entry *d, struct vcpu *v, struct dev_access *a);
 
 /* Inclusive ranges: [first, last]. */
 struct dev_range {
@@ -86,7 +86,7 @@ struct device {
     const char *name; /* short, for messages: "com1", "lapic" */
     const char *what; /* MMIO: the decoder's failure message ("the local APIC") */
     bool per_vcpu;
-    bool (*present)(const struct vm *vm);  /* NULL: every VM has it */
+    bool (*present)(const struct vm *vm);   /* NULL: every VM has it */
     struct dev_space_ops ports, mmio, msrs; /* what it claims */
     size_t state_size;                      /* its own state, in the table (VM-wide only) */
     /* Or where its state lives instead (NULL: the table's slice above). */

@@ -110,7 +110,8 @@ static void broadcast_eois(struct vcpu *v)
     }
 }
 
-/* The xAPIC page: only aligned 32-bit accesses reach registers, others are dropped, as on hardware. */
+/* The xAPIC page: only aligned 32-bit accesses reach registers, others are dropped, as on hardware.
+ */
 static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
 {
     (void)d;
@@ -119,8 +120,7 @@ static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev
     uint32_t reg;
     a->value = ~0ull;
     if (xapic && a->size == 4)
-        a->value =
-            vlapic_mmio_read(&v->lapic, (uint32_t)a->offset, &reg, guest_tsc(v)) ? reg : 0;
+        a->value = vlapic_mmio_read(&v->lapic, (uint32_t)a->offset, &reg, guest_tsc(v)) ? reg : 0;
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     broadcast_eois(v);

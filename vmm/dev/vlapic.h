@@ -32,8 +32,8 @@
 #define MSR_X2APIC_LAST     0x8ff
 
 /* IA32_APIC_BASE bits */
-#define APIC_BASE_BSP    (1u << 8)
-#define APIC_BASE_EXTD   (1u << 10) /* x2APIC mode */
+#define APIC_BASE_BSP  (1u << 8)
+#define APIC_BASE_EXTD (1u << 10) /* x2APIC mode */
 
 /* ICR delivery modes (bits 10:8) */
 enum apic_delivery {

@@ -136,7 +136,7 @@ static void handle_unknown(struct vcpu *v, const struct exit_record *e)
 }
 
 /* The table, from the list (vmm/exit/exits.h): every listed reason's full-path handler. */
-#define TABLE_SLOW(reason, handler) [reason] = handler,
+#define TABLE_SLOW(reason, handler)                   [reason] = handler,
 #define TABLE_FAST(reason, handler, when, fast, then) [reason] = handler,
 static const exit_handler handlers[EXIT_REASON_COUNT] = {EXIT_HANDLERS(TABLE_SLOW, TABLE_FAST)};
 #undef TABLE_SLOW

@@ -44,7 +44,7 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
     FAST(EXIT_MSR_WRITE, handle_msr_write, true, handle_msr_write, after_apic_write(v))            \
     FAST(EXIT_NESTED_PAGE_FAULT, handle_npf, xapic_page_access(e), vlapic_dev_mmio,                \
          e->npf.write ? after_apic_write(v) : FASTPATH_REENTER)                                    \
-    FAST(EXIT_HYPERCALL, handle_hypercall, (uint32_t)v->hw.regs.rax == HC_NOP, handle_hypercall,      \
+    FAST(EXIT_HYPERCALL, handle_hypercall, (uint32_t)v->hw.regs.rax == HC_NOP, handle_hypercall,   \
          FASTPATH_REENTER)                                                                         \
     SLOW(EXIT_EXTERNAL_INTERRUPT, handle_nothing) /* taken by the host on the way out */           \
     SLOW(EXIT_NMI, handle_nothing)                                                                 \
@@ -113,7 +113,8 @@ static inline void handle_io(struct vcpu *v, const struct exit_record *e)
     }
     unsigned size = e->io.size;
     if (e->io.in)
-        v->hw.regs.rax = (v->hw.regs.rax & kept[size]) | (io_read(v, e->io.port, size) & moved[size]);
+        v->hw.regs.rax =
+            (v->hw.regs.rax & kept[size]) | (io_read(v, e->io.port, size) & moved[size]);
     else
         io_write(v, e->io.port, size, (uint32_t)v->hw.regs.rax & moved[size]);
     vcpu_skip_instruction(v, e);

@@ -7,7 +7,6 @@
 #include "vmm/exit/gpt_memo.h"
 #include "arch/x86/insn.h"
 
-
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len)
 {
     const struct guest_mode *gm = vcpu_mode(v);

@@ -31,7 +31,6 @@ static inline void vcpu_mode_forget(struct vcpu *v)
 /* Copy len bytes at linear address la (page crossings handled). 0 or a gpt_result. */
 int guest_read_linear(struct vcpu *v, uint64_t la, void *buf, size_t len);
 
-
 /*
  * Copy the instruction bytes at the guest's CS:RIP into bytes (fewer than
  * INSN_MAX near the end of readable memory). Returns how many were read (0:

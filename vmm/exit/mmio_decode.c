@@ -3,7 +3,6 @@
 
 #include "arch/x86/insn.h"
 
-
 #define REX_W 0x08
 #define REX_R 0x04
 

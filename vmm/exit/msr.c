@@ -6,9 +6,9 @@
 #include "vmm/dev/device.h"
 #include "vmm/vcpu/guest_msrs.h"
 
-#define MSR_TSC            0x10
-#define MSR_FEATURE_CTL    0x3a
-#define MSR_BIOS_SIGN_ID   0x8b
+#define MSR_TSC          0x10
+#define MSR_FEATURE_CTL  0x3a
+#define MSR_BIOS_SIGN_ID 0x8b
 
 static bool is_perf_counter(uint32_t i)
 {
@@ -46,8 +46,7 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
         r = guest_msrs_write(&guest_features, &v->msrs, index, value, &ibpb);
         if (r == MSR_DONE && ibpb)
             wrmsr(MSR_PRED_CMD, 1);
-        else if (r == MSR_DONE &&
-                 (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
+        else if (r == MSR_DONE && (index == MSR_TSC_AUX || index == MSR_XSS || index == MSR_PKRS))
             guest_msrs_load(&v->msrs); /* the vCPU's values are the CPU's while it runs */
     }
     if (r == MSR_NOT_MINE) {

@@ -268,7 +268,8 @@ static bool arm_entity(struct sched_entity *e, uint64_t deadline)
     return virt->set_preemption_timer(&entity_vcpu(e)->hw, deadline);
 }
 
-/* Its CPU's slice timer or a kick: the exit fast path must take the full path (vmm/vcpu/fastpath.h). */
+/* Its CPU's slice timer or a kick: the exit fast path must take the full path
+ * (vmm/vcpu/fastpath.h). */
 static void notice_entity(struct sched_entity *e)
 {
     vcpu_changes_raise(&entity_vcpu(e)->changed, CHANGE_HOST);

@@ -406,8 +406,8 @@ static enum pause_hw svm_pause_hw(void)
     return virt_features.pause_filter_thresh ? PAUSE_HW_FILTER_THRESH : PAUSE_HW_FILTER;
 }
 
-static void svm_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode,
-                                  uint32_t window, uint32_t gap)
+static void svm_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode, uint32_t window,
+                                  uint32_t gap)
 {
     struct svm_vcpu *s = svm(v);
     s->pause_mode = mode;

@@ -412,7 +412,8 @@ static __attribute__((noinline)) void other_exit(struct vcpu *v, struct vmx_vcpu
             return;
         }
     }
-    if (basic == VMX_EXIT_CR_ACCESS && vmx_emulate_cr_access(&v->hw, s, xi.qualification, xi.insn_len)) {
+    if (basic == VMX_EXIT_CR_ACCESS &&
+        vmx_emulate_cr_access(&v->hw, s, xi.qualification, xi.insn_len)) {
         *e = (struct exit_record){.reason = EXIT_NONE, .vendor_code = xi.reason, .insn_kind = -1};
         return;
     }
