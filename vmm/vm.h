@@ -187,9 +187,7 @@ __attribute__((format(printf, 3, 4))) void vm_fail_access(struct vcpu *v, uint64
 /* Guest-physical range check and host pointer. NULL unless [gpa, gpa+len) is guest RAM. */
 static inline void *vm_gpa_ptr(struct vm *vm, uint64_t gpa, uint64_t len)
 {
-    if (gpa >= vm->cfg.mem || len > vm->cfg.mem - gpa)
-        return 0;
-    return vm->hw.mem + gpa;
+    return virt_gpa_ptr(&vm->hw, gpa, len);
 }
 
 _Static_assert(offsetof(struct vcpu, hw) == 0, "vcpu_of: hw is struct vcpu's first member");

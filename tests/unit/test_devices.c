@@ -128,6 +128,7 @@ static void make_vm(bool pc)
     memset(vcpus, 0, sizeof(vcpus));
     strcpy(vm.cfg.name, "test");
     vm.cfg.mem = 32 << 20;
+    vm.hw.mem_size = 32 << 20;
     vm.cfg.vcpus = NVCPUS;
     vm.pc_platform = pc;
     vm.nvcpus = NVCPUS;

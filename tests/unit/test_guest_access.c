@@ -78,6 +78,7 @@ static int setup(void **state)
     memset(&v, 0, sizeof(v));
     vm.hw.mem = mem;
     vm.cfg.mem = MEM_SIZE;
+    vm.hw.mem_size = MEM_SIZE;
     v.vm = &vm;
     emulated_ends = failures = 0;
     return 0;

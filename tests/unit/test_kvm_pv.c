@@ -80,6 +80,7 @@ static void test_system_time_msr_writes_the_structure(void **state)
     static struct vcpu v;
     vm.hw.mem = guest_mem;
     vm.cfg.mem = sizeof(guest_mem);
+    vm.hw.mem_size = sizeof(guest_mem);
     v.vm = &vm;
     memset(guest_mem, 0xee, sizeof(guest_mem));
 
