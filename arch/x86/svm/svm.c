@@ -68,16 +68,8 @@ static bool virq_delivers(struct svm_cpu *c, struct vmcb *vmcb, uint64_t code, u
     vmcb->tlb_control = SVM_TLB_FLUSH_ALL;
     vmcb->vintr = SVM_VINTR_MASKING | SVM_VINTR_V_IRQ | ((uint64_t)prio << SVM_VINTR_PRIO_SHIFT) |
                   tpr | (0x80ull << SVM_VINTR_VECTOR_SHIFT);
-    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
-    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
-    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
-    set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
-    set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
-    vmcb->cr0 = 0x11;
-    vmcb->efer = EFER_SVME;
-    vmcb->dr6 = 0xffff0ff0;
-    vmcb->dr7 = 0x400;
-    vmcb->g_pat = PAT_DEFAULT;
+    svm_vmcb_flat_protected(vmcb);
+    svm_vmcb_reset_state(vmcb);
     vmcb->rflags = rflags;
     vmcb->rip = code;
     struct guest_regs regs = {0};

@@ -84,4 +84,25 @@ static inline void set_seg(struct vmcb_seg *s, uint16_t sel, uint16_t attrib, ui
     *s = (struct vmcb_seg){.selector = sel, .attrib = attrib, .limit = limit, .base = 0};
 }
 
+/* What every VMCB pollux runs holds at reset: no TR or LDT, EFER.SVME, the debug and PAT defaults.
+ */
+static inline void svm_vmcb_reset_state(struct vmcb *vmcb)
+{
+    set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
+    set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
+    vmcb->efer = EFER_SVME;
+    vmcb->dr6 = 0xffff0ff0;
+    vmcb->dr7 = 0x400;
+    vmcb->g_pat = PAT_DEFAULT;
+}
+
+/* The multiboot entry state: flat 32-bit segments, protected mode, paging off. */
+static inline void svm_vmcb_flat_protected(struct vmcb *vmcb)
+{
+    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
+    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
+    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
+    vmcb->cr0 = 0x11; /* PE | ET */
+}
+
 #endif

@@ -79,16 +79,11 @@ static struct vmcb *reset_common(struct virt_vcpu *v)
     vmcb->n_cr3 = npt->root;
     svm_apply_pause(s);
 
-    set_seg(&vmcb->tr, 0, 0x8b, 0xffff);
-    set_seg(&vmcb->ldtr, 0, 0x82, 0xffff);
+    svm_vmcb_reset_state(vmcb);
     set_seg(&vmcb->gdtr, 0, 0, 0xffff);
     set_seg(&vmcb->idtr, 0, 0, 0xffff);
     vmcb->cpl = 0;
-    vmcb->efer = EFER_SVME;
     vmcb->cr4 = 0;
-    vmcb->dr6 = 0xffff0ff0;
-    vmcb->dr7 = 0x400;
-    vmcb->g_pat = PAT_DEFAULT;
     v->regs = (struct guest_regs){.rflags = 0x2};
     s->asid.cpu = -1; /* the VMCB's ASID was just cleared */
     s->reinject = 0;
@@ -101,12 +96,7 @@ static struct vmcb *reset_common(struct virt_vcpu *v)
 
 void svm_vcpu_reset_protected(struct virt_vcpu *v, uint32_t entry)
 {
-    struct vmcb *vmcb = reset_common(v);
-    /* Multiboot entry state: flat 32-bit segments, protected mode, paging off. */
-    set_seg(&vmcb->cs, 0x08, 0xc9b, 0xffffffff);
-    set_seg(&vmcb->ds, 0x10, 0xc93, 0xffffffff);
-    vmcb->es = vmcb->ss = vmcb->fs = vmcb->gs = vmcb->ds;
-    vmcb->cr0 = 0x11; /* PE | ET */
+    svm_vmcb_flat_protected(reset_common(v));
     v->regs.rip = entry;
 }
 
