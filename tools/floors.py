@@ -68,7 +68,8 @@ def violations(root):
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else ROOT
     bad = debt = 0
-    for rel, n, inc, why in violations(root):
+    found = list(violations(root))
+    for rel, n, inc, why in found:
         if (rel, inc) in EXCEPTIONS:
             continue
         if (rel, inc) in DEBT:
@@ -76,7 +77,8 @@ def main():
             continue
         bad += 1
         print(f"{rel}:{n}: #include \"{inc}\": {why}")
-    stale = [k for k in DEBT if not any((r, i) == k for r, _, i, _ in violations(root))]
+    seen = {(rel, inc) for rel, _, inc, _ in found}
+    stale = [k for k in DEBT if k not in seen]
     for rel, inc in stale:
         bad += 1
         print(f"tools/floors.py: DEBT lists {rel} -> {inc}, which is paid: remove it from DEBT")

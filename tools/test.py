@@ -101,16 +101,10 @@ def run_plot():
     return not problems, problems, None
 
 
-def run_floors():
-    """tools/floors.py: no #include goes up a floor (docs/architecture.md)."""
-    res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "floors.py")],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
-
-
-def run_license():
-    """tools/license.py: every source file says SPDX-License-Identifier: GPL-2.0-only."""
-    res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "license.py")],
+def run_tree_check(script):
+    """A check over the source tree (tools/floors.py: no #include goes up a floor;
+    tools/license.py: every source file carries its SPDX line): its exit status and last lines."""
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", script)],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
 
@@ -188,8 +182,8 @@ def main():
         jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
     if not a.soak:
         jobs.append(("tools/plot", run_plot))
-        jobs.append(("tools/floors", run_floors))
-        jobs.append(("tools/license", run_license))
+        jobs.append(("tools/floors", lambda: run_tree_check("floors.py")))
+        jobs.append(("tools/license", lambda: run_tree_check("license.py")))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:
