@@ -503,8 +503,8 @@ def linux_yield_scenario(a, groups=4, loops=100):
                 continue
             bench, _, stats = value
             spins = sum(e["spins_detected"] for e in stats.values())
-            tried = sum(e["directed_yield_attempted"] for e in stats.values())
-            done = sum(e["directed_yield_successful"] for e in stats.values())
+            tried = sum(e["spin_yield_attempted"] for e in stats.values())
+            done = sum(e["spin_yield_successful"] for e in stats.values())
             rows.append([label, str(bench["seconds"]), str(spins), f"{tried} ({done})"])
             chart["hackbench s"].append(bench["seconds"])
         return Table(f"Linux, 4 vCPUs on 2 CPUs, `hackbench -g {groups} -l {loops}`, QEMU TCG: "

@@ -66,11 +66,11 @@ struct vcpu_stats {
     uint64_t pause_exits;          /* PAUSE exits taken for spin detection */
     uint64_t pause_exits_backstop; /* ple=off: PAUSE exits kept only for preemption */
     uint64_t spins_detected;       /* exits (or software-counted runs of them) that were spins */
-    uint64_t directed_yield_attempted;    /* spins that scanned for a vCPU to yield to */
-    uint64_t directed_yield_successful;   /* ... and ran one in the spinner's place */
-    uint64_t directed_yield_failed_tries; /* candidates that could not be taken after all */
-    uint64_t directed_yield_gave_up;      /* scans ended by YIELD_MAX_FAILED_TRIES */
-    uint64_t directed_yield_skipped[YIELD_SKIP_COUNT];
+    uint64_t spin_yield_attempted;    /* spins that scanned for a vCPU to yield to */
+    uint64_t spin_yield_successful;   /* ... and ran one in the spinner's place */
+    uint64_t spin_yield_failed_tries; /* candidates that could not be taken after all */
+    uint64_t spin_yield_gave_up;      /* scans ended by YIELD_MAX_FAILED_TRIES */
+    uint64_t spin_yield_skipped[YIELD_SKIP_COUNT];
     uint64_t spin_slice_yields; /* spins without a target that gave up the rest of the slice */
 };
 

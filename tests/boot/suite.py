@@ -767,10 +767,10 @@ GUESTS_HALTPOLL_OFF_CHECKS = [
 
 SPIN_STATS_KEYS = (
     "spin_detector", "pause_exits", "pause_exits_backstop", "spins_detected", "ple_window",
-    "directed_yield_attempted", "directed_yield_successful", "directed_yield_failed_tries",
-    "directed_yield_gave_up", "directed_yield_skipped_running", "directed_yield_skipped_blocked",
-    "directed_yield_skipped_user_mode", "directed_yield_skipped_not_eligible",
-    "directed_yield_skipped_pinned", "spin_slice_yields", "migrations")
+    "spin_yield_attempted", "spin_yield_successful", "spin_yield_failed_tries",
+    "spin_yield_gave_up", "spin_yield_skipped_running", "spin_yield_skipped_blocked",
+    "spin_yield_skipped_user_mode", "spin_yield_skipped_not_eligible",
+    "spin_yield_skipped_pinned", "spin_slice_yields", "migrations")
 
 
 def spin_stats(log, vm, vcpus, detector):
@@ -781,7 +781,7 @@ def spin_stats(log, vm, vcpus, detector):
         missing = [k for k in SPIN_STATS_KEYS if k not in e.body]
         assert not missing, f"{vm} vCPU {i}: @stats lacks {missing}"
         assert e["spin_detector"] == detector, f"{vm} vCPU {i}: detector {e['spin_detector']}"
-        assert e["directed_yield_successful"] <= e["directed_yield_attempted"] <= \
+        assert e["spin_yield_successful"] <= e["spin_yield_attempted"] <= \
             e["spins_detected"], f"{vm} vCPU {i}: inconsistent counters {e}"
     return st
 
@@ -805,7 +805,7 @@ def directed_yields(vm, vcpus, detector):
         assert log.one("boot")["spin_detector"] == detector, "@boot spin_detector"
         st = spin_stats(log, vm, vcpus, detector)
         assert sum(e["pause_exits"] for e in st.values()) > 0, f"{vm}: no PAUSE exits"
-        assert sum(e["directed_yield_successful"] for e in st.values()) > 0, \
+        assert sum(e["spin_yield_successful"] for e in st.values()) > 0, \
             f"{vm}: no successful directed yield: {[e.body for e in st.values()]}"
         assert all(e["pause_exits_backstop"] == 0 for e in st.values()), f"{vm}: backstop exits"
     check.__name__ = f"directed_yields({vm},{detector})"
@@ -819,7 +819,7 @@ def no_spin_exits(vm, vcpus, backstop):
         assert b["spin_detector"] == "off" and b["pause_backstop"] is backstop, f"@boot {b.body}"
         st = spin_stats(log, vm, vcpus, "off")
         for i, e in st.items():
-            assert e["pause_exits"] == e["spins_detected"] == e["directed_yield_attempted"] == 0, \
+            assert e["pause_exits"] == e["spins_detected"] == e["spin_yield_attempted"] == 0, \
                 f"{vm} vCPU {i}: spin-detection exits with ple=off: {e}"
         backstop_exits = sum(e["pause_exits_backstop"] for e in st.values())
         pause = [e for e in log.all("vm_stop") if e["vm"] == vm][0]["exits"].get("pause", 0)
@@ -853,7 +853,7 @@ def yield_traced(vm, vcpus):
                 assert m.group(3) == "none", t.details
         st = log.stats("vcpu", vm)
         lost = any(f"{vm}: " in ln and "trace records lost" in ln for ln in log.lines)
-        want = sum(e["directed_yield_successful"] for e in st.values())
+        want = sum(e["spin_yield_successful"] for e in st.values())
         assert lost or boosted == want, f"{boosted} boosts traced, {want} in @stats"
     check.__name__ = f"yield_traced({vm})"
     return check

@@ -95,15 +95,15 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     st->pause_exits_backstop = 89 * m;
     st->spins_detected = 97 * m;
     v->spin.window = 101 * m;
-    st->directed_yield_attempted = 103 * m;
-    st->directed_yield_successful = 107 * m;
-    st->directed_yield_failed_tries = 109 * m;
-    st->directed_yield_gave_up = 113 * m;
-    st->directed_yield_skipped[YIELD_SKIP_RUNNING] = 127 * m;
-    st->directed_yield_skipped[YIELD_SKIP_BLOCKED] = 131 * m;
-    st->directed_yield_skipped[YIELD_SKIP_USER_MODE] = 137 * m;
-    st->directed_yield_skipped[YIELD_SKIP_NOT_ELIGIBLE] = 139 * m;
-    st->directed_yield_skipped[YIELD_SKIP_PINNED] = 149 * m;
+    st->spin_yield_attempted = 103 * m;
+    st->spin_yield_successful = 107 * m;
+    st->spin_yield_failed_tries = 109 * m;
+    st->spin_yield_gave_up = 113 * m;
+    st->spin_yield_skipped[YIELD_SKIP_RUNNING] = 127 * m;
+    st->spin_yield_skipped[YIELD_SKIP_BLOCKED] = 131 * m;
+    st->spin_yield_skipped[YIELD_SKIP_USER_MODE] = 137 * m;
+    st->spin_yield_skipped[YIELD_SKIP_NOT_ELIGIBLE] = 139 * m;
+    st->spin_yield_skipped[YIELD_SKIP_PINNED] = 149 * m;
     st->spin_slice_yields = 151 * m;
     v->se.migrations = 157 * m;
     v->lapic.timer_stats.delivered = 163 * m;
@@ -174,15 +174,15 @@ static const struct want vcpu_want[] = {
     NUM(pause_exits_backstop, 89),
     NUM(spins_detected, 97),
     GAUGE(ple_window, 101),
-    NUM(directed_yield_attempted, 103),
-    NUM(directed_yield_successful, 107),
-    NUM(directed_yield_failed_tries, 109),
-    NUM(directed_yield_gave_up, 113),
-    NUM(directed_yield_skipped_running, 127),
-    NUM(directed_yield_skipped_blocked, 131),
-    NUM(directed_yield_skipped_user_mode, 137),
-    NUM(directed_yield_skipped_not_eligible, 139),
-    NUM(directed_yield_skipped_pinned, 149),
+    NUM(spin_yield_attempted, 103),
+    NUM(spin_yield_successful, 107),
+    NUM(spin_yield_failed_tries, 109),
+    NUM(spin_yield_gave_up, 113),
+    NUM(spin_yield_skipped_running, 127),
+    NUM(spin_yield_skipped_blocked, 131),
+    NUM(spin_yield_skipped_user_mode, 137),
+    NUM(spin_yield_skipped_not_eligible, 139),
+    NUM(spin_yield_skipped_pinned, 149),
     NUM(spin_slice_yields, 151),
     NUM(migrations, 157),
 };

@@ -144,18 +144,18 @@ bool pause_directed_yield(struct vcpu *v)
     struct vcpu_stats *st = &v->stats;
     unsigned skipped = 0;
     for (unsigned i = 0; i < YIELD_SKIP_COUNT; i++) {
-        st->directed_yield_skipped[i] += r.out.skipped[i];
+        st->spin_yield_skipped[i] += r.out.skipped[i];
         skipped += r.out.skipped[i];
     }
-    st->directed_yield_attempted += r.pivot != YIELD_PIVOT_NONE;
-    st->directed_yield_failed_tries += r.out.failed_tries;
-    st->directed_yield_gave_up += r.out.gave_up;
+    st->spin_yield_attempted += r.pivot != YIELD_PIVOT_NONE;
+    st->spin_yield_failed_tries += r.out.failed_tries;
+    st->spin_yield_gave_up += r.out.gave_up;
     static const enum trace_ple traced[] = {
         [SCHED_SPIN_BOOSTED] = TRACE_YIELD_BOOSTED,
         [SCHED_SPIN_SLICE] = TRACE_YIELD_SLICE,
         [SCHED_SPIN_KEPT_CPU] = TRACE_YIELD_KEPT_CPU,
     };
-    st->directed_yield_successful += d == SCHED_SPIN_BOOSTED;
+    st->spin_yield_successful += d == SCHED_SPIN_BOOSTED;
     st->spin_slice_yields += d == SCHED_SPIN_SLICE;
     if (trace_on(TRACE_PLE))
         trace_record(v->vm, TRACE_PLE, v->hw.id, traced[d], (uint64_t)(r.out.target + 1),
