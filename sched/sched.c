@@ -22,6 +22,7 @@
 struct sched_params sched_params = {
     .slice_us = 4000,
     .wakeup_granularity_us = 1000,
+    .seed_stagger_us = 2000,
 };
 
 /*
@@ -40,7 +41,8 @@ struct runqueue {
     bool ready;                      /* the backend is enabled on this CPU */
     unsigned placed;                 /* vCPUs of live VMs on this CPU: placement's load */
     uint64_t idle_cycles, busy_cycles;
-    uint64_t poll_cycles; /* the part of busy_cycles spent halt polling */
+    uint64_t poll_cycles;      /* the part of busy_cycles spent halt polling */
+    uint64_t idle_exit_cycles; /* the part of idle_cycles spent in the C-state model's exit */
 };
 
 static struct runqueue runqueues[MAX_CPUS];
@@ -66,7 +68,7 @@ void sched_set_entity_ops(const struct sched_entity_ops *o)
 }
 
 /* sched_params in TSC cycles, converted once at boot (the exit path asks on every exit). */
-static uint64_t slice_cycles, granularity_cycles, balance_cycles;
+static uint64_t slice_cycles, granularity_cycles, balance_cycles, idle_exit_cycles;
 
 static inline unsigned rq_cpu(const struct runqueue *rq)
 {
@@ -121,6 +123,7 @@ void sched_cpu_init(bool guests)
     if (p->cpu == 0) {
         slice_cycles = sched_params.slice_us * tsc_khz / 1000;
         granularity_cycles = sched_params.wakeup_granularity_us * tsc_khz / 1000;
+        idle_exit_cycles = sched_params.idle_exit_latency_us * tsc_khz / 1000;
         balance_cycles = balance_params.ms ? balance_params.ms * tsc_khz : 4 * slice_cycles;
         irq_register(VECTOR_TIMER, timer_irq);
         irq_register(VECTOR_KICK, kick_irq);
@@ -522,6 +525,21 @@ static bool nothing_queued(void *ctx)
     return queue_empty(ctx);
 }
 
+/*
+ * The C-state model (idle_exit_latency_us): the CPU was woken from its HLT
+ * and needs this long before it runs anything. Interrupts stay off: a
+ * waking CPU takes them once it is back.
+ */
+static void leave_c_state(struct runqueue *rq)
+{
+    if (!idle_exit_cycles)
+        return;
+    uint64_t start = rdtsc();
+    while (rdtsc() - start < idle_exit_cycles)
+        __asm__ volatile("pause" ::: "memory");
+    rq->idle_exit_cycles += rdtsc() - start;
+}
+
 static void idle(struct runqueue *rq)
 {
     /* rq->idle was set under the queue lock: a waker either saw it or we see its vCPU. */
@@ -541,6 +559,8 @@ static void idle(struct runqueue *rq)
         }
     } else {
         cpu_idle_wait();
+        irq_disable();
+        leave_c_state(rq);
     }
     irq_disable();
     rq->idle_cycles += rdtsc() - t0;
@@ -653,6 +673,7 @@ void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out)
     out->busy = __atomic_load_n(&rq->busy_cycles, __ATOMIC_RELAXED);
     out->idle = __atomic_load_n(&rq->idle_cycles, __ATOMIC_RELAXED);
     out->poll = __atomic_load_n(&rq->poll_cycles, __ATOMIC_RELAXED);
+    out->idle_exit = __atomic_load_n(&rq->idle_exit_cycles, __ATOMIC_RELAXED);
     out->placed = __atomic_load_n(&rq->placed, __ATOMIC_RELAXED);
     out->cpu = cpu;
 }

@@ -39,6 +39,16 @@ struct sched_params {
     uint64_t slice_us;              /* sched_slice_us: a vCPU's time slice */
     uint64_t wakeup_granularity_us; /* sched_wakeup_granularity_us: minimum run before a woken vCPU
                                        preempts */
+    /*
+     * idle_exit_latency_us: a model of a host C-state. A CPU woken from
+     * idle (its HLT) busy-waits this long before it runs anything, as a CPU
+     * leaving a deep C-state would (intel_idle's Skylake-SP C6: 133 us).
+     * Emulated CPUs wake for free; without the model, halt polling's
+     * saving cannot show. 0: off.
+     */
+    uint64_t idle_exit_latency_us;
+    uint64_t seed;            /* seed: staggers each vCPU's first entry (sched/stagger.h); 0 off */
+    uint64_t seed_stagger_us; /* seed_stagger_us: the longest stagger */
 };
 
 extern struct sched_params sched_params;
@@ -103,6 +113,7 @@ bool sched_others_waiting(void);
 /* A CPU's accounting, in host TSC cycles (counters), for stats/. */
 struct sched_cpu_times {
     uint64_t busy, idle, poll; /* poll: the part of busy spent halt polling */
+    uint64_t idle_exit;        /* the part of idle spent leaving idle (idle_exit_latency_us) */
     unsigned placed;           /* vCPUs of live VMs on it */
     unsigned cpu;
 };

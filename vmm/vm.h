@@ -63,9 +63,9 @@ struct vcpu_stats {
     uint64_t halt_wait_hist[HALT_HIST_BUCKETS];
     uint64_t halt_attempted_poll_optout; /* polls while the guest had opted out: a pollux bug */
     /* Spin detection and directed yield (docs/directed_yield.md). */
-    uint64_t pause_exits;          /* PAUSE exits taken for spin detection */
-    uint64_t pause_exits_backstop; /* ple=off: PAUSE exits kept only for preemption */
-    uint64_t spins_detected;       /* exits (or software-counted runs of them) that were spins */
+    uint64_t pause_exits;             /* PAUSE exits taken for spin detection */
+    uint64_t pause_exits_backstop;    /* ple=off: PAUSE exits kept only for preemption */
+    uint64_t spins_detected;          /* exits (or software-counted runs of them) that were spins */
     uint64_t spin_yield_attempted;    /* spins that scanned for a vCPU to yield to */
     uint64_t spin_yield_successful;   /* ... and ran one in the spinner's place */
     uint64_t spin_yield_failed_tries; /* candidates that could not be taken after all */
@@ -111,8 +111,13 @@ struct vcpu {
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
     struct nmi_state nmi;
     bool init_pending;
-    bool sipi_armed;            /* in WAIT_SIPI and no startup IPI taken yet */
-    bool halted;                /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
+    bool sipi_armed; /* in WAIT_SIPI and no startup IPI taken yet */
+    bool halted;     /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
+    /*
+     * seed=: its first entry's stagger, in TSC cycles, until it first runs;
+     * then the host TSC it waits for, until that passes (vcpu_start_staggered).
+     */
+    uint64_t stagger_cycles, start_after;
     int sipi_vector;            /* a startup IPI to act on before the next entry, -1 none */
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
     struct vcpu_spin spin;

@@ -10,6 +10,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "sched/sched.h"
+#include "sched/stagger.h"
 #include "stats/report.h"
 #include "sched/watchdog.h"
 #include "vmm/exit/cpu_model.h"
@@ -270,6 +271,8 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
         return false;
     }
     vcpu_init_events(v);
+    v->stagger_cycles =
+        stagger_us(sched_params.seed, vm->index, i, sched_params.seed_stagger_us) * tsc_khz / 1000;
     pause_vcpu_init(v);
     v->debug.dr6 = DR6_INIT;
     guest_msrs_reset(&v->msrs);

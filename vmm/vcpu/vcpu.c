@@ -25,6 +25,13 @@ static void timer_expired(struct timer *t, uint64_t now)
     if (vm->deadline && now >= vm->deadline)
         vm_request_stop(vm, -1, "timeout");
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    if (v->start_after && now >= v->start_after) {
+        v->start_after = 0;
+        if (v->se.state == SCHED_BLOCKED) {
+            sched_set_state(&v->se, SCHED_RUNNABLE, now);
+            sched_wake(&v->se);
+        }
+    }
     if (vlapic_timer_expire(&v->lapic, now + vm->hw.tsc_offset))
         vcpu_notify(v);
     vcpu_timer_update(v);
@@ -50,6 +57,8 @@ void vcpu_timer_update(struct vcpu *v)
         uint64_t ahead = guest > gnow ? guest - gnow : 0;
         host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
     }
+    if (v->start_after && (!host || v->start_after < host))
+        host = v->start_after;
     uint64_t vm_deadline = v->vm->stopping ? 0 : v->vm->deadline;
     if (vm_deadline && (!host || vm_deadline < host))
         host = vm_deadline;
@@ -158,9 +167,37 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     return true;
 }
 
+/*
+ * seed=: a vCPU's first entry waits for its stagger, blocked with its
+ * timer armed (timer_expired wakes it). A wake-up before then (an IPI) only
+ * brings it back here to block again.
+ */
+static bool vcpu_start_staggered(struct vcpu *v)
+{
+    uint64_t now = rdtsc();
+    if (v->stagger_cycles) {
+        v->start_after = now + v->stagger_cycles;
+        v->stagger_cycles = 0;
+    }
+    if (!v->start_after)
+        return false;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    bool wait = v->start_after > now && !v->vm->stopping;
+    if (wait) {
+        sched_set_state(&v->se, SCHED_BLOCKED, now);
+        vcpu_timer_update(v);
+    } else {
+        v->start_after = 0;
+    }
+    spin_unlock_irqrestore(&v->se.lock, flags);
+    return wait;
+}
+
 enum sched_run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
+    if (vcpu_start_staggered(v))
+        return SCHED_RUN_BLOCKED;
     if (v->halt.active)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     pause_sched_in(v);
