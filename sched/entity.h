@@ -32,6 +32,7 @@ struct sched_group {
     struct sched_entity **members;
     unsigned count;
     unsigned last_boosted; /* the member the last successful directed yield ran */
+    unsigned pivot;        /* its directed yield's pivot: enum yield_pivot (yield_pivot=) */
 };
 
 struct sched_entity {

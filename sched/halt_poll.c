@@ -1,14 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "sched/halt_poll.h"
 
-struct halt_poll_params halt_poll_params = {
-    .max_ns = 200000,
-    .grow = 2,
-    .grow_start = 10000,
-    .shrink = 2,
-    .mode = HALT_POLL_ADAPTIVE,
-};
-
 static struct halt_poll_change change(enum halt_poll_change_kind kind, uint64_t old_ns,
                                       uint64_t new_ns)
 {

@@ -39,7 +39,12 @@ struct halt_poll_params {
     unsigned mode;       /* halt_poll_mode: enum halt_poll_mode */
 };
 
-extern struct halt_poll_params halt_poll_params;
+/* KVM's defaults (virt/kvm/kvm_main.c, with the 2024 shrink of 2): the hypervisor options'
+ * defaults. */
+#define HALT_POLL_PARAMS_KVM                                                                       \
+    {                                                                                              \
+        .max_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2, .mode = HALT_POLL_ADAPTIVE  \
+    }
 
 /* predict: how many recent halts it remembers. */
 #define HALT_POLL_PREDICT_HALTS 16

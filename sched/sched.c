@@ -429,7 +429,7 @@ enum sched_spin_decision sched_on_spin(struct sched_entity *e, bool in_kernel,
     struct yield_ctx ctx = {g, rq};
     struct yield_source src = {yield_look, yield_take, &ctx};
     unsigned last = __atomic_load_n(&g->last_boosted, __ATOMIC_RELAXED);
-    r->pivot = (enum yield_pivot)yield_pivot;
+    r->pivot = (enum yield_pivot)g->pivot;
     yield_scan(&src, g->count, e->index, r->pivot, in_kernel, &last, &r->out);
     if (r->out.target >= 0) {
         __atomic_store_n(&g->last_boosted, last, __ATOMIC_RELAXED);

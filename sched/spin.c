@@ -1,28 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "sched/spin.h"
 
-/*
- * KVM's module parameters and defaults (kvm_intel ple_*, kvm_amd
- * pause_filter_*). With shrink 0 a window goes back to its base whenever
- * the vCPU is scheduled in.
- *
- * The software detector sees one exit per PAUSE, each costing a full exit:
- * about 20 us of host time under QEMU TCG, a few us under nested KVM, while
- * a spin loop executes PAUSE every few dozen cycles natively. One PAUSE
- * proves nothing (a failed cmpxchg retried once, a short delay); 8 exits in
- * a row mean the vCPU went round its loop 8 times without the lock coming
- * free, the software analogue of PLE's window of 4096 cycles of PAUSEs. The
- * window of 1000 us (a quarter of the default slice) holds 8 exits even on
- * TCG's slowest path, and PAUSEs further apart than that are separate waits,
- * not one spin.
- */
-struct spin_params spin_params = {
-    .enabled = true,
-    .ple = {.gap = 128, .base = 4096, .grow = 2, .shrink = 0, .max = 4294967295u},
-    .pause_filter = {.gap = 128, .base = 3000, .grow = 2, .shrink = 0, .max = 65535},
-    .sw_threshold = 8,
-    .sw_window_us = 1000,
+const char *const spin_count_only_names[] = {
+    [SPIN_COUNT_ONLY_SPIN] = "spin",
+    [SPIN_COUNT_ONLY_OFF] = "off",
+    NULL,
 };
+
+void spin_choose(const struct spin_params *p, enum pause_hw hw, bool backstop, uint64_t tsc_khz,
+                 struct spin_choice *out)
+{
+    bool filter = hw == PAUSE_HW_FILTER || hw == PAUSE_HW_FILTER_THRESH;
+    *out = (struct spin_choice){
+        .detector = SPIN_DETECT_OFF,
+        .mode = PAUSE_EXIT_NEVER,
+        .count_only = hw == PAUSE_HW_FILTER,
+        .sw = {p->sw_threshold, p->sw_window_us * tsc_khz / 1000},
+    };
+    if (hw == PAUSE_HW_LOOP) {
+        out->window = &p->ple;
+        out->gap = (uint32_t)p->ple.gap;
+    } else if (filter) {
+        out->window = &p->pause_filter;
+        out->gap = hw == PAUSE_HW_FILTER_THRESH ? (uint32_t)p->pause_filter.gap : 0;
+    }
+    bool detect = p->enabled && !(out->count_only && p->count_only == SPIN_COUNT_ONLY_OFF);
+    if (!detect) {
+        out->backstop = backstop && filter;
+        out->mode = out->backstop ? PAUSE_EXIT_FILTERED : PAUSE_EXIT_NEVER;
+    } else if (out->window) {
+        out->detector = hw == PAUSE_HW_LOOP ? SPIN_DETECT_PLE : SPIN_DETECT_PAUSE_FILTER;
+        out->mode = PAUSE_EXIT_FILTERED;
+    } else if (hw == PAUSE_HW_EVERY) {
+        out->detector = SPIN_DETECT_SOFTWARE;
+        out->mode = PAUSE_EXIT_EVERY;
+    }
+}
 
 const char *spin_detector_name(enum spin_detector d)
 {

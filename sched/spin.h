@@ -11,8 +11,13 @@
  *                 ple_window cycles, at CPL 0 only.
  *   pause_filter: SVM pause filter. The CPU exits after pause_filter_count
  *                 PAUSEs; with a threshold, only PAUSEs at most
- *                 pause_filter_thresh cycles apart count (where the CPU lacks
- *                 the threshold, count-only filtering, as KVM does).
+ *                 pause_filter_thresh cycles apart count. Where the CPU
+ *                 lacks the threshold (Bochs ryzen), pollux filters by count
+ *                 only and takes each exit as a spin
+ *                 (pause_filter_count_only=spin, its default); KVM instead
+ *                 leaves PAUSE to the guest there (svm_hardware_setup sets
+ *                 pause_filter_thresh 0, svm_vm_init then pause_in_guest):
+ *                 pause_filter_count_only=off, spin detection off.
  *   software:     only unconditional PAUSE exiting exists (QEMU TCG; Intel
  *                 nested KVM gives a nested hypervisor no PLE): pollux counts
  *                 PAUSE exits itself (spin_sw_pause below).
@@ -27,6 +32,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "arch/x86/virt.h"
 
 enum spin_detector {
     SPIN_DETECT_OFF,
@@ -53,13 +60,39 @@ struct spin_sw_params {
     uint64_t window_cycles; /* ... when they all fall within this many TSC cycles */
 };
 
+/* pause_filter_count_only=: a pause filter without a threshold detects spins, or not (KVM). */
+enum spin_count_only { SPIN_COUNT_ONLY_SPIN, SPIN_COUNT_ONLY_OFF };
+extern const char *const spin_count_only_names[]; /* indexed by enum, NULL-terminated */
+
 struct spin_params {
-    bool enabled; /* ple=: false turns PAUSE interception off */
+    bool enabled;        /* ple=: false turns PAUSE interception off */
+    unsigned count_only; /* pause_filter_count_only=: enum spin_count_only */
     struct spin_window_params ple, pause_filter;
     uint64_t sw_threshold, sw_window_us; /* the command line's units; see spin_sw_params */
 };
 
-extern struct spin_params spin_params;
+/*
+ * KVM's module parameters and defaults (kvm_intel ple_*, kvm_amd
+ * pause_filter_*): the hypervisor options' defaults. With shrink 0 a
+ * window goes back to its base whenever the vCPU is scheduled in.
+ *
+ * The software detector sees one exit per PAUSE, each costing a full exit:
+ * about 20 us of host time under QEMU TCG, a few us under nested KVM, while
+ * a spin loop executes PAUSE every few dozen cycles natively. One PAUSE
+ * proves nothing (a failed cmpxchg retried once, a short delay); 8 exits in
+ * a row mean the vCPU went round its loop 8 times without the lock coming
+ * free, the software analogue of PLE's window of 4096 cycles of PAUSEs. The
+ * window of 1000 us (a quarter of the default slice) holds 8 exits even on
+ * TCG's slowest path, and PAUSEs further apart than that are separate waits,
+ * not one spin.
+ */
+#define SPIN_PARAMS_KVM                                                                            \
+    {                                                                                              \
+        .enabled = true, .count_only = SPIN_COUNT_ONLY_SPIN,                                       \
+        .ple = {.gap = 128, .base = 4096, .grow = 2, .shrink = 0, .max = 4294967295u},             \
+        .pause_filter = {.gap = 128, .base = 3000, .grow = 2, .shrink = 0, .max = 65535},          \
+        .sw_threshold = 8, .sw_window_us = 1000,                                                   \
+    }
 
 /*
  * The window after a spin exit: a modifier below the base multiplies,
@@ -83,5 +116,23 @@ struct spin_sw {
  * An exit after the window starts a new one.
  */
 bool spin_sw_pause(struct spin_sw *s, const struct spin_sw_params *p, uint64_t now);
+
+/*
+ * A VM's PAUSE handling, from its spin parameters and what the CPU offers
+ * (hw) and needs (backstop: PAUSE exits to preempt a guest spinning with
+ * interrupts off, virt_ops pause_backstop).
+ */
+struct spin_choice {
+    enum spin_detector detector;
+    enum pause_exiting mode;
+    bool backstop;                           /* PAUSE exits kept only for preemption, never spins */
+    bool count_only;                         /* a pause filter without a threshold */
+    const struct spin_window_params *window; /* the hardware window's, into p; NULL if none */
+    uint32_t gap;
+    struct spin_sw_params sw;
+};
+
+void spin_choose(const struct spin_params *p, enum pause_hw hw, bool backstop, uint64_t tsc_khz,
+                 struct spin_choice *out);
 
 #endif

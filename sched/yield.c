@@ -3,8 +3,6 @@
 
 #include <stddef.h>
 
-unsigned yield_pivot = YIELD_PIVOT_VCPU_ID;
-
 const char *const yield_pivot_names[] = {
     [YIELD_PIVOT_VCPU_ID] = "vcpu_id",
     [YIELD_PIVOT_LAST_BOOSTED] = "last_boosted",

@@ -36,7 +36,6 @@
 
 enum yield_pivot { YIELD_PIVOT_VCPU_ID, YIELD_PIVOT_LAST_BOOSTED, YIELD_PIVOT_NONE };
 
-extern unsigned yield_pivot; /* yield_pivot=: enum yield_pivot, default vcpu_id */
 /* The pivots' names, indexed by enum yield_pivot, NULL-terminated (yield_pivot= takes them). */
 extern const char *const yield_pivot_names[];
 

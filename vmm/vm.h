@@ -159,6 +159,7 @@ struct vm {
     struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */
+    struct spin_choice pause; /* its PAUSE handling, from cfg.policy.spin (vmm/vcpu/pause.h) */
     struct sched_entity *group_members[VM_MAX_VCPUS];
     uint64_t kvm_wall_clock; /* MSR_KVM_WALL_CLOCK_NEW as written */
     uint32_t wall_clock_version;

@@ -152,7 +152,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     snprintf(out->name, sizeof(out->name), "vm%u", index);
     out->vcpus = 1;
     out->mem = VM_MEM_DEFAULT;
-    out->halt_poll_ns = -1;
+    out->policy = vm_policy_hv;
     out->unbacked = UNBACKED_STOP;
 
     struct option_custom name = {set_name, &vp}, path = {set_path, out->path},
@@ -164,15 +164,16 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         {"vcpus", OPT_COUNT, &out->vcpus, 1, vcpu_limit, NULL, "vCPUs"},
         {"mem", OPT_CUSTOM, &mem, 0, 0, NULL, "guest memory, a size"},
         {"timeout_ms", OPT_NUMBER, &out->timeout_ms, 0, UINT64_MAX, NULL, "stop after N ms"},
-        /* int64_t, stored as its unsigned counterpart: never above VM_HALT_POLL_NS_MAX */
-        {"halt_poll_ns", OPT_NUMBER, (uint64_t *)&out->halt_poll_ns, 0, VM_HALT_POLL_NS_MAX, NULL,
-         "this VM's halt-polling maximum"},
         {"unbacked", OPT_CUSTOM, &unbacked, 0, 0, NULL, "stop or ignore"},
         {"pin", OPT_CUSTOM, &pin, 0, 0, NULL, "CPUs to pin the vCPUs to"},
         {"args", OPT_REST, out->args, 0, VM_ARGS_MAX, NULL, "the rest of the line"},
         {"initrd", OPT_CUSTOM, &initrd, 0, 0, NULL, "the next module's path"},
     };
-    const struct option_parser parser = {opts, sizeof(opts) / sizeof(opts[0]), "unknown key", true};
+    enum { OWN = sizeof(opts) / sizeof(opts[0]) };
+    struct option all[OWN + VM_POLICY_OPTIONS];
+    memcpy(all, opts, sizeof(opts));
+    size_t n = OWN + vm_policy_options(&out->policy, all + OWN);
+    const struct option_parser parser = {all, n, "unknown key", true};
     if (options_parse_with(&parser, cmdline, report, &vp))
         return -1;
 

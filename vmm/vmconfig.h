@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A VM's configuration from its multiboot module command line:
- *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n> halt_poll_ns=<n>
+ *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n>
  *   unbacked=stop|ignore pin=<cpu,cpu,...> initrd=<str> args=<rest>
+ *   and the scheduling policy's words (vmm/vm_policy.h: yield_pivot=,
+ *   halt_poll_ns=, halt_poll_mode=, ple=, ple_window=, ...), whose defaults
+ *   are the hypervisor options of the same names.
  * `args=` must come last and takes the rest of the line, spaces included.
  * `initrd=` names the VM's second module (a Linux initramfs): the module
  * right after this one; the value is its path, for messages.
  *
  * Contract: vmconfig_parse fills defaults (name "vm<index>", path "", vcpus
- * 1, mem 32 MiB, timeout_ms 0 = none, halt_poll_ns -1 = the global maximum,
- * unbacked stop, no pins, args "") and returns -1 with a
+ * 1, mem 32 MiB, timeout_ms 0 = none, the policy vm_policy_hv, unbacked
+ * stop, no pins, args "") and returns -1 with a
  * one-line reason naming the offending word on: an unknown key, a word with
  * no value, a bad number, vcpus outside [1, max_vcpus], mem below 1 MiB, not
- * a multiple of 4 KiB, or reaching VM_MEM_LIMIT, halt_poll_ns above
- * VM_HALT_POLL_NS_MAX, more pins than vcpus, a name
+ * a multiple of 4 KiB, or reaching VM_MEM_LIMIT, a policy value out of its
+ * range, more pins than vcpus, a name
  * longer than VM_NAME_MAX or holding characters other than [A-Za-z0-9_.-], an
  * unbacked= other than stop or ignore.
  */
@@ -24,13 +27,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VM_NAME_MAX         31
-#define VM_PATH_MAX         127
-#define VM_ARGS_MAX         1023
-#define VM_MAX_VCPUS        64
-#define VM_MEM_LIMIT        0xfee00000ull /* guest memory stays below the local APIC page */
-#define VM_MEM_DEFAULT      (32ull << 20)
-#define VM_HALT_POLL_NS_MAX 0xffffffffull /* as KVM's unsigned int halt_poll_ns */
+#include "vmm/vm_policy.h"
+
+#define VM_NAME_MAX    31
+#define VM_PATH_MAX    127
+#define VM_ARGS_MAX    1023
+#define VM_MAX_VCPUS   64
+#define VM_MEM_LIMIT   0xfee00000ull /* guest memory stays below the local APIC page */
+#define VM_MEM_DEFAULT (32ull << 20)
 
 /* What an access to guest-physical memory that nothing backs does (vmm/exit/unbacked.h). */
 enum unbacked_policy {
@@ -46,8 +50,7 @@ struct vmconfig {
     unsigned vcpus;
     uint64_t mem;
     uint64_t timeout_ms;
-    int64_t
-        halt_poll_ns; /* this VM's halt-polling maximum (KVM_CAP_HALT_POLL); -1: the global one */
+    struct vm_policy policy; /* halt_poll.max_ns: KVM_CAP_HALT_POLL's per-VM maximum */
     unsigned npins;
     unsigned pins[VM_MAX_VCPUS];
     enum unbacked_policy unbacked;

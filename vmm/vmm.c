@@ -313,6 +313,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     vm->hw.name = vm->cfg.name;
     vm->hw.tsc_offset = -rdtsc();
     vm_devices_init(vm);
+    pause_vm_init(vm);
+    vm->group.pivot = vm->cfg.policy.yield_pivot;
     for (unsigned i = 0; i < vm->cfg.vcpus; i++)
         if (!vcpu_add(vm, i, &start))
             goto fail;
@@ -350,7 +352,7 @@ unsigned vmm_start(const struct boot_info *bi)
         struct vm *vm = vms[i];
         if (!vm)
             continue;
-        char buf[160];
+        char buf[768];
         struct json j;
         json_begin(&j, buf, sizeof(buf));
         json_str(&j, "vm", vm->cfg.name);
@@ -358,6 +360,9 @@ unsigned vmm_start(const struct boot_info *bi)
         json_u64(&j, "mem_mb", vm->cfg.mem >> 20);
         json_hex(&j, "mem_hpa", vm->mem_hpa);
         json_u64(&j, "cpu", vm->vcpus[0]->se.cpu);
+        json_object(&j, "policy");
+        vm_policy_json(&vm->cfg.policy, &vm->pause, &j);
+        json_close(&j);
         console_event("vm_start", &j);
         __atomic_add_fetch(&vms_alive, 1, __ATOMIC_ACQ_REL);
         __atomic_store_n(&vms_running[i], vm, __ATOMIC_RELEASE);

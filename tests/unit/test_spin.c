@@ -2,7 +2,8 @@
 /*
  * Spin detection policy (sched/spin.c): KVM's window arithmetic with the
  * VMX (ple_window) and SVM (pause_filter_count) defaults, and the software
- * detector's threshold within its window.
+ * detector's threshold within its window; the detector each kind of CPU
+ * gets (spin_choose), with KVM's count-only choice as an option.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,77 @@
 #include <cmocka.h>
 
 #include "sched/spin.h"
+
+static const struct spin_params spin_params = SPIN_PARAMS_KVM;
+
+static struct spin_choice choose(enum pause_hw hw, bool enabled, unsigned count_only)
+{
+    struct spin_params p = spin_params;
+    p.enabled = enabled;
+    p.count_only = count_only;
+    struct spin_choice c;
+    spin_choose(&p, hw, true, 1000000, &c);
+    return c;
+}
+
+/* Each CPU's detector with the defaults: PLE, the filter with or without a threshold, software. */
+static void test_choose_by_cpu(void **state)
+{
+    (void)state;
+    struct spin_choice c = choose(PAUSE_HW_LOOP, true, SPIN_COUNT_ONLY_SPIN);
+    assert_int_equal(c.detector, SPIN_DETECT_PLE);
+    assert_int_equal(c.mode, PAUSE_EXIT_FILTERED);
+    assert_int_equal(c.gap, 128);
+    assert_int_equal(c.window->base, 4096);
+    c = choose(PAUSE_HW_FILTER_THRESH, true, SPIN_COUNT_ONLY_SPIN);
+    assert_int_equal(c.detector, SPIN_DETECT_PAUSE_FILTER);
+    assert_int_equal(c.gap, 128);
+    assert_false(c.count_only);
+    c = choose(PAUSE_HW_FILTER, true, SPIN_COUNT_ONLY_SPIN);
+    assert_int_equal(c.detector, SPIN_DETECT_PAUSE_FILTER); /* pollux's default */
+    assert_int_equal(c.gap, 0);
+    assert_true(c.count_only);
+    assert_false(c.backstop);
+    c = choose(PAUSE_HW_EVERY, true, SPIN_COUNT_ONLY_SPIN);
+    assert_int_equal(c.detector, SPIN_DETECT_SOFTWARE);
+    assert_int_equal(c.mode, PAUSE_EXIT_EVERY);
+    assert_int_equal(c.sw.window_cycles, 1000000); /* 1000 us at 1 GHz */
+    c = choose(PAUSE_HW_NONE, true, SPIN_COUNT_ONLY_SPIN);
+    assert_int_equal(c.detector, SPIN_DETECT_OFF);
+    assert_int_equal(c.mode, PAUSE_EXIT_NEVER);
+}
+
+/*
+ * pause_filter_count_only=off is KVM's choice on a filter without a
+ * threshold: no spin detection, but the backstop that preempts a guest
+ * spinning with interrupts off stays, as with ple=off.
+ */
+static void test_count_only_off_is_kvms(void **state)
+{
+    (void)state;
+    struct spin_choice c = choose(PAUSE_HW_FILTER, true, SPIN_COUNT_ONLY_OFF);
+    assert_int_equal(c.detector, SPIN_DETECT_OFF);
+    assert_true(c.backstop);
+    assert_int_equal(c.mode, PAUSE_EXIT_FILTERED);
+    assert_int_equal(c.window->base, 3000);
+    /* Only a filter without a threshold is affected. */
+    assert_int_equal(choose(PAUSE_HW_FILTER_THRESH, true, SPIN_COUNT_ONLY_OFF).detector,
+                     SPIN_DETECT_PAUSE_FILTER);
+    assert_int_equal(choose(PAUSE_HW_LOOP, true, SPIN_COUNT_ONLY_OFF).detector, SPIN_DETECT_PLE);
+    /* ple=off: the same backstop on a filter, nothing on PLE (VMX preempts by its timer). */
+    c = choose(PAUSE_HW_FILTER_THRESH, false, SPIN_COUNT_ONLY_SPIN);
+    assert_int_equal(c.detector, SPIN_DETECT_OFF);
+    assert_true(c.backstop);
+    c = choose(PAUSE_HW_LOOP, false, SPIN_COUNT_ONLY_SPIN);
+    assert_false(c.backstop);
+    assert_int_equal(c.mode, PAUSE_EXIT_NEVER);
+    /* A backend that needs no backstop gets none. */
+    struct spin_params p = spin_params;
+    p.count_only = SPIN_COUNT_ONLY_OFF;
+    spin_choose(&p, PAUSE_HW_FILTER, false, 1000000, &c);
+    assert_false(c.backstop);
+    assert_int_equal(c.mode, PAUSE_EXIT_NEVER);
+}
 
 static void test_defaults_are_kvms(void **state)
 {
@@ -172,6 +244,8 @@ int main(void)
         cmocka_unit_test(test_sw_sparse_exits_never_spin),
         cmocka_unit_test(test_sw_threshold_one),
         cmocka_unit_test(test_detector_names),
+        cmocka_unit_test(test_choose_by_cpu),
+        cmocka_unit_test(test_count_only_off_is_kvms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,7 +102,6 @@ static int setup(void **state)
     memset(&vm, 0, sizeof(vm));
     memset(&v, 0, sizeof(v));
     strcpy(vm.cfg.name, "vm0");
-    vm.cfg.halt_poll_ns = -1;
     v.vm = &vm;
     v.se.state = SCHED_RUNNING;
     v.poll_control = KVM_POLL_CONTROL_RESET;
@@ -121,7 +120,7 @@ static int setup(void **state)
     racing = false;
     others_waiting = false;
     trace_mask = 0;
-    halt_poll_params = (struct halt_poll_params){200000, 2, 10000, 2, HALT_POLL_ADAPTIVE};
+    vm.cfg.policy.halt_poll = (struct halt_poll_params){200000, 2, 10000, 2, HALT_POLL_ADAPTIVE};
     return 0;
 }
 
@@ -380,12 +379,12 @@ static void test_vm_maximum_overrides(void **state)
 {
     (void)state;
     v.halt_poll.window_ns = 50000;
-    vm.cfg.halt_poll_ns = 0; /* this VM: no polling at once, whatever the window was */
+    vm.cfg.policy.halt_poll.max_ns = 0; /* this VM: no polling at once, whatever the window was */
     vcpu_halt(&v);
     assert_int_equal(polls, 0);
     assert_int_equal(v.halt_poll.window_ns, 0);
     assert_int_equal(vcpu_halt_poll_max(&v), 0);
-    vm.cfg.halt_poll_ns = -1;
+    vm.cfg.policy.halt_poll.max_ns = 200000;
     assert_int_equal(vcpu_halt_poll_max(&v), 200000);
 }
 
@@ -491,7 +490,7 @@ static void test_no_lost_wakeup_race(void **state)
      * Every halt polls (fixed mode), briefly: the interrupt lands before the
      * halt, during the poll, or after it blocked, and each must end the halt.
      */
-    halt_poll_params.mode = HALT_POLL_FIXED;
+    vm.cfg.policy.halt_poll.mode = HALT_POLL_FIXED;
     racing = true;
     race_over = false;
     pthread_barrier_init(&barrier, NULL, 2);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/yield.h"
 #include "vmm/vmconfig.h"
 
 #define MAX_VCPUS 8
@@ -239,6 +240,42 @@ static void test_unbacked(void **state)
     expect_fail("unbacked=", "module option 'unbacked=': missing value");
 }
 
+/*
+ * A VM's own policy words override the hypervisor options (vm_policy_hv)
+ * for it alone; a VM without them has the hypervisor's values.
+ */
+static void test_policy(void **state)
+{
+    (void)state;
+    struct vm_policy saved = vm_policy_hv;
+    vm_policy_hv.yield_pivot = YIELD_PIVOT_LAST_BOOSTED;
+    vm_policy_hv.halt_poll.max_ns = 123;
+    parse_ok("vcpus=2");
+    assert_int_equal(cfg.policy.yield_pivot, YIELD_PIVOT_LAST_BOOSTED);
+    assert_int_equal(cfg.policy.halt_poll.max_ns, 123);
+    assert_true(cfg.policy.spin.enabled);
+    parse_ok("yield_pivot=none halt_poll_ns=0 halt_poll_mode=fixed ple=off ple_window=8192 "
+             "pause_filter_count=100 pause_filter_count_only=off spin_sw_threshold=4");
+    assert_int_equal(cfg.policy.yield_pivot, YIELD_PIVOT_NONE);
+    assert_int_equal(cfg.policy.halt_poll.max_ns, 0);
+    assert_int_equal(cfg.policy.halt_poll.mode, HALT_POLL_FIXED);
+    assert_int_equal(cfg.policy.halt_poll.grow, vm_policy_hv.halt_poll.grow);
+    assert_false(cfg.policy.spin.enabled);
+    assert_int_equal(cfg.policy.spin.ple.base, 8192);
+    assert_int_equal(cfg.policy.spin.pause_filter.base, 100);
+    assert_int_equal(cfg.policy.spin.count_only, SPIN_COUNT_ONLY_OFF);
+    assert_int_equal(cfg.policy.spin.sw_threshold, 4);
+    /* The hypervisor's values are untouched by a VM's words. */
+    assert_true(vm_policy_hv.spin.enabled);
+    assert_int_equal(vm_policy_hv.spin.ple.base, 4096);
+    expect_fail(
+        "yield_pivot=sideways",
+        "module option 'yield_pivot=sideways': expected one of vcpu_id, last_boosted, none");
+    expect_fail("pause_filter_count=70000", "module option 'pause_filter_count=70000': out of "
+                                            "range [1, 65535]");
+    vm_policy_hv = saved;
+}
+
 static void test_pins(void **state)
 {
     (void)state;
@@ -349,6 +386,7 @@ int main(void)
         cmocka_unit_test_setup(test_name, setup),
         cmocka_unit_test_setup(test_path, setup),
         cmocka_unit_test_setup(test_unbacked, setup),
+        cmocka_unit_test_setup(test_policy, setup),
         cmocka_unit_test_setup(test_initrd, setup),
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),

@@ -7,78 +7,66 @@
 #include "sched/sched.h"
 #include "vmm/console/trace.h"
 #include "vmm/vm.h"
+#include "vmm/vm_policy.h"
 
-static enum spin_detector detector = SPIN_DETECT_OFF;
-static enum pause_exiting mode = PAUSE_EXIT_NEVER;
-static bool backstop;
-static const struct spin_window_params *window_params; /* the hardware detectors' and backstop's */
-static uint32_t gap;
-static struct spin_sw_params sw_params;
+/* What the CPU offers and needs, read once at boot; each VM chooses from it (pause_vm_init). */
+static enum pause_hw hw;
+static bool hw_backstop;
+/* The hypervisor options' choice: what the boot line reports, and every VM's by default. */
+static struct spin_choice hv_choice;
 
 enum spin_detector pause_detector(void)
 {
-    return detector;
+    return hv_choice.detector;
 }
 
 bool pause_backstop(void)
 {
-    return backstop;
+    return hv_choice.backstop;
 }
 
 void pause_setup(void)
 {
     if (!virt)
         return;
-    enum pause_hw hw = virt->pause_hw();
-    bool filter = hw == PAUSE_HW_FILTER || hw == PAUSE_HW_FILTER_THRESH;
-    if (hw == PAUSE_HW_LOOP) {
-        window_params = &spin_params.ple;
-        gap = (uint32_t)spin_params.ple.gap;
-    } else if (filter) {
-        window_params = &spin_params.pause_filter;
-        gap = hw == PAUSE_HW_FILTER_THRESH ? (uint32_t)spin_params.pause_filter.gap : 0;
-    }
-    if (!spin_params.enabled) {
-        backstop = virt->pause_backstop && filter;
-        mode = backstop ? PAUSE_EXIT_FILTERED : PAUSE_EXIT_NEVER;
-    } else if (window_params) {
-        detector = hw == PAUSE_HW_LOOP ? SPIN_DETECT_PLE : SPIN_DETECT_PAUSE_FILTER;
-        mode = PAUSE_EXIT_FILTERED;
-    } else if (hw == PAUSE_HW_EVERY) {
-        detector = SPIN_DETECT_SOFTWARE;
-        mode = PAUSE_EXIT_EVERY;
-    }
-    sw_params = (struct spin_sw_params){
-        .threshold = spin_params.sw_threshold,
-        .window_cycles = spin_params.sw_window_us * tsc_khz / 1000,
-    };
-    switch (detector) {
+    hw = virt->pause_hw();
+    hw_backstop = virt->pause_backstop;
+    struct spin_choice *c = &hv_choice;
+    const struct spin_params *p = &vm_policy_hv.spin;
+    spin_choose(p, hw, hw_backstop, tsc_khz, c);
+    switch (c->detector) {
     case SPIN_DETECT_PLE:
     case SPIN_DETECT_PAUSE_FILTER:
         kprintf("pollux: spin detector: %s (window %llu, gap %u, grow %llu, shrink %llu, max "
                 "%llu)%s\n",
-                spin_detector_name(detector), (unsigned long long)window_params->base, gap,
-                (unsigned long long)window_params->grow, (unsigned long long)window_params->shrink,
-                (unsigned long long)window_params->max,
-                filter && !gap ? ", count-only filtering: the CPU has no threshold" : "");
+                spin_detector_name(c->detector), (unsigned long long)c->window->base, c->gap,
+                (unsigned long long)c->window->grow, (unsigned long long)c->window->shrink,
+                (unsigned long long)c->window->max,
+                c->count_only ? ", count-only filtering: the CPU has no threshold" : "");
         break;
     case SPIN_DETECT_SOFTWARE:
         kprintf("pollux: spin detector: software (every PAUSE exits; a spin is %llu exits within "
                 "%llu us)\n",
-                (unsigned long long)spin_params.sw_threshold,
-                (unsigned long long)spin_params.sw_window_us);
+                (unsigned long long)p->sw_threshold, (unsigned long long)p->sw_window_us);
         break;
     default:
-        if (backstop)
-            kprintf("pollux: spin detector: off (ple=off); PAUSE exits stay on (pause filter "
+        if (c->backstop)
+            kprintf("pollux: spin detector: off (%s); PAUSE exits stay on (pause filter "
                     "count %llu) only to preempt guests spinning with interrupts off, counted as "
                     "pause_exits_backstop\n",
-                    (unsigned long long)window_params->base);
+                    p->enabled ? "pause_filter_count_only=off, KVM's choice without a threshold"
+                               : "ple=off",
+                    (unsigned long long)c->window->base);
         else
             kprintf("pollux: spin detector: off (%s)\n",
-                    spin_params.enabled ? "the CPU cannot intercept PAUSE" : "ple=off");
+                    p->enabled ? "the CPU cannot intercept PAUSE" : "ple=off");
         break;
     }
+}
+
+void pause_vm_init(struct vm *vm)
+{
+    spin_choose(&vm->cfg.policy.spin, hw, hw_backstop, tsc_khz, &vm->pause);
 }
 
 static bool hardware(enum spin_detector d)
@@ -88,9 +76,10 @@ static bool hardware(enum spin_detector d)
 
 void pause_vcpu_init(struct vcpu *v)
 {
-    v->spin.detector = detector;
-    v->spin.window = window_params && mode == PAUSE_EXIT_FILTERED ? window_params->base : 0;
-    virt->set_pause_exiting(&v->hw, mode, (uint32_t)v->spin.window, gap);
+    const struct spin_choice *c = &v->vm->pause;
+    v->spin.detector = c->detector;
+    v->spin.window = c->window && c->mode == PAUSE_EXIT_FILTERED ? c->window->base : 0;
+    virt->set_pause_exiting(&v->hw, c->mode, (uint32_t)v->spin.window, c->gap);
 }
 
 static void set_window(struct vcpu *v, uint64_t window)
@@ -99,7 +88,7 @@ static void set_window(struct vcpu *v, uint64_t window)
     if (window == old)
         return;
     v->spin.window = window;
-    virt->set_pause_exiting(&v->hw, mode, (uint32_t)window, gap);
+    virt->set_pause_exiting(&v->hw, v->vm->pause.mode, (uint32_t)window, v->vm->pause.gap);
     if (trace_on(TRACE_PLE))
         trace_record(v->vm, TRACE_PLE, v->hw.id, window > old ? TRACE_PLE_GROW : TRACE_PLE_SHRINK,
                      window, old);
@@ -111,13 +100,13 @@ void pause_exit(struct vcpu *v)
     switch (v->spin.detector) {
     case SPIN_DETECT_SOFTWARE:
         st->pause_exits++;
-        if (!spin_sw_pause(&v->spin.sw, &sw_params, rdtsc()))
+        if (!spin_sw_pause(&v->spin.sw, &v->vm->pause.sw, rdtsc()))
             return;
         break;
     case SPIN_DETECT_PLE:
     case SPIN_DETECT_PAUSE_FILTER:
         st->pause_exits++;
-        set_window(v, spin_window_grow(v->spin.window, window_params));
+        set_window(v, spin_window_grow(v->spin.window, v->vm->pause.window));
         break;
     default:
         st->pause_exits_backstop++;
@@ -132,7 +121,7 @@ void pause_sched_in(struct vcpu *v)
     yield_spin_end(&v->se.spin_loop);
     v->spin.sw.count = 0;
     if (hardware(v->spin.detector))
-        set_window(v, spin_window_shrink(v->spin.window, window_params));
+        set_window(v, spin_window_shrink(v->spin.window, v->vm->pause.window));
 }
 
 bool pause_directed_yield(struct vcpu *v)

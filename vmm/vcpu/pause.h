@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * PAUSE exits: the spin detector every vCPU uses (chosen at boot from what
- * the backend offers, sched/spin.h), the hardware window's growing and
+ * PAUSE exits: the spin detector each VM's vCPUs use (chosen from what the
+ * backend offers and the VM's policy, sched/spin.h spin_choose), the hardware window's growing and
  * shrinking with its kvm_ple_window_update trace, and the hand-off of a
  * detected spin to the run loop, which asks sched/ for a directed yield.
  *
@@ -18,6 +18,7 @@
 #include "sched/spin.h"
 
 struct vcpu;
+struct vm;
 
 /* Once, after the backend is enabled on the boot CPU: choose the detector, say which. */
 void pause_setup(void);
@@ -25,6 +26,9 @@ void pause_setup(void);
 enum spin_detector pause_detector(void);
 /* PAUSE exits kept on with ple=off only to preempt spinning guests. */
 bool pause_backstop(void);
+
+/* At VM creation: its PAUSE handling from its spin policy (vm->pause). */
+void pause_vm_init(struct vm *vm);
 
 /* At vCPU creation: program its PAUSE exiting. */
 void pause_vcpu_init(struct vcpu *v);

@@ -67,8 +67,7 @@ void vcpu_notify(struct vcpu *v)
 
 uint64_t vcpu_halt_poll_max(const struct vcpu *v)
 {
-    int64_t vm_max = v->vm->cfg.halt_poll_ns;
-    return vm_max >= 0 ? (uint64_t)vm_max : halt_poll_params.max_ns;
+    return v->vm->cfg.policy.halt_poll.max_ns;
 }
 
 static void trace_window(struct vcpu *v, const struct halt_poll_change *c)
@@ -98,7 +97,8 @@ void vcpu_halt(struct vcpu *v)
     /* A poll would end at once, with the CPU handed over: KVM starts one anyway, pollux not. */
     if (v->halt.poll_allowed && !sched_others_waiting()) {
         struct halt_poll_change c;
-        window = halt_poll_begin(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v), &c);
+        window =
+            halt_poll_begin(&v->halt_poll, &v->vm->cfg.policy.halt_poll, vcpu_halt_poll_max(v), &c);
         trace_window(v, &c);
     }
     if (window) {
@@ -159,7 +159,7 @@ void vcpu_halt_finish(struct vcpu *v)
      */
     if (!h.poll_allowed)
         return;
-    struct halt_poll_change c =
-        halt_poll_end(&v->halt_poll, &halt_poll_params, vcpu_halt_poll_max(v), halt_ns, h.valid);
+    struct halt_poll_change c = halt_poll_end(&v->halt_poll, &v->vm->cfg.policy.halt_poll,
+                                              vcpu_halt_poll_max(v), halt_ns, h.valid);
     trace_window(v, &c);
 }

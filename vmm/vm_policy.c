@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "vmm/vm_policy.h"
+
+#include "lib/string.h"
+#include "sched/yield.h"
+
+struct vm_policy vm_policy_hv = {
+    .yield_pivot = YIELD_PIVOT_VCPU_ID,
+    .halt_poll = HALT_POLL_PARAMS_KVM,
+    .spin = SPIN_PARAMS_KVM,
+};
+
+static const char *const halt_poll_modes[] = {
+    [HALT_POLL_ADAPTIVE] = "adaptive",
+    [HALT_POLL_FIXED] = "fixed",
+    [HALT_POLL_PREDICT] = "predict",
+    NULL,
+};
+
+size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTIONS])
+{
+    struct halt_poll_params *hp = &p->halt_poll;
+    struct spin_params *sp = &p->spin;
+    const struct option opts[VM_POLICY_OPTIONS] = {
+        {"yield_pivot", OPT_ENUM, &p->yield_pivot, 0, 0, yield_pivot_names,
+         "where a directed yield's scan starts: vcpu_id, last_boosted or none"},
+        {"halt_poll_ns", OPT_UINT, &hp->max_ns, 0, 0xffffffffu, 0,
+         "the longest halt poll in ns; 0 turns polling off"},
+        {"halt_poll_ns_grow", OPT_UINT, &hp->grow, 0, 0xffffffffu, 0,
+         "factor a vCPU's poll window grows by; 0: it never grows"},
+        {"halt_poll_ns_grow_start", OPT_UINT, &hp->grow_start, 0, 0xffffffffu, 0,
+         "the first non-zero poll window in ns"},
+        {"halt_poll_ns_shrink", OPT_UINT, &hp->shrink, 0, 0xffffffffu, 0,
+         "divisor a poll window shrinks by; 0: back to 0 at once"},
+        {"halt_poll_mode", OPT_ENUM, &hp->mode, 0, 0, halt_poll_modes,
+         "adaptive (KVM's rules), fixed (always the maximum) or predict"},
+        {"ple", OPT_BOOL, &sp->enabled, 0, 0, 0,
+         "spin detection from PAUSE exits (PLE, pause filter, software): on or off"},
+        {"pause_filter_count_only", OPT_ENUM, &sp->count_only, 0, 0, spin_count_only_names,
+         "a pause filter without a threshold: spin (its exits are spins) or off (KVM's)"},
+        {"ple_gap", OPT_UINT, &sp->ple.gap, 1, 0xffffffffu, 0,
+         "VMX: most TSC cycles between two PAUSEs of one loop"},
+        {"ple_window", OPT_UINT, &sp->ple.base, 1, 0xffffffffu, 0,
+         "VMX: TSC cycles of PAUSE loop before an exit, initially"},
+        {"ple_window_grow", OPT_UINT, &sp->ple.grow, 0, 0xffffffffu, 0,
+         "VMX: window growth per exit, a factor below ple_window, else added; 0 resets"},
+        {"ple_window_shrink", OPT_UINT, &sp->ple.shrink, 0, 0xffffffffu, 0,
+         "VMX: window shrink when scheduled in, as grow; 0 resets to ple_window"},
+        {"ple_window_max", OPT_UINT, &sp->ple.max, 1, 0xffffffffu, 0, "VMX: the largest window"},
+        {"pause_filter_count", OPT_UINT, &sp->pause_filter.base, 1, 0xffff, 0,
+         "SVM: PAUSEs before an exit, initially"},
+        {"pause_filter_thresh", OPT_UINT, &sp->pause_filter.gap, 0, 0xffff, 0,
+         "SVM: most cycles between two counted PAUSEs, where the CPU has it"},
+        {"pause_filter_count_grow", OPT_UINT, &sp->pause_filter.grow, 0, 0xffffffffu, 0,
+         "SVM: count growth per exit, as ple_window_grow"},
+        {"pause_filter_count_shrink", OPT_UINT, &sp->pause_filter.shrink, 0, 0xffffffffu, 0,
+         "SVM: count shrink when scheduled in, as ple_window_shrink"},
+        {"pause_filter_count_max", OPT_UINT, &sp->pause_filter.max, 1, 0xffff, 0,
+         "SVM: the largest count"},
+        {"spin_sw_threshold", OPT_UINT, &sp->sw_threshold, 1, 1000000, 0,
+         "software detector: PAUSE exits that make a spin"},
+        {"spin_sw_window_us", OPT_UINT, &sp->sw_window_us, 1, 1000000, 0,
+         "software detector: ... within this many us"},
+    };
+    memcpy(out, opts, sizeof(opts));
+    return VM_POLICY_OPTIONS;
+}
+
+void vm_policy_json(const struct vm_policy *p, const struct spin_choice *spin, struct json *j)
+{
+    json_str(j, "yield_pivot", yield_pivot_names[p->yield_pivot]);
+    json_str(j, "halt_poll_mode", halt_poll_modes[p->halt_poll.mode]);
+    json_u64(j, "halt_poll_ns", p->halt_poll.max_ns);
+    json_u64(j, "halt_poll_ns_grow", p->halt_poll.grow);
+    json_u64(j, "halt_poll_ns_grow_start", p->halt_poll.grow_start);
+    json_u64(j, "halt_poll_ns_shrink", p->halt_poll.shrink);
+    json_bool(j, "ple", p->spin.enabled);
+    json_str(j, "spin_detector", spin_detector_name(spin->detector));
+    json_bool(j, "pause_backstop", spin->backstop);
+    if (spin->count_only)
+        json_str(j, "pause_filter_count_only", spin_count_only_names[p->spin.count_only]);
+    if (spin->window) {
+        json_u64(j, "window", spin->window->base);
+        json_u64(j, "gap", spin->gap);
+        json_u64(j, "window_grow", spin->window->grow);
+        json_u64(j, "window_shrink", spin->window->shrink);
+        json_u64(j, "window_max", spin->window->max);
+    }
+    if (spin->detector == SPIN_DETECT_SOFTWARE) {
+        json_u64(j, "spin_sw_threshold", p->spin.sw_threshold);
+        json_u64(j, "spin_sw_window_us", p->spin.sw_window_us);
+    }
+}
