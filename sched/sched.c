@@ -14,6 +14,7 @@
 #include "sched/balance.h"
 #include "sched/entity.h"
 #include "sched/runqueue.h"
+#include "sched/slice.h"
 #include "sched/timer.h"
 #include "sched/watchdog.h"
 #include "sched/yield.h"
@@ -33,13 +34,11 @@ struct runqueue {
     struct spinlock lock;
     struct rq_list queue;
     struct sched_entity *current;
-    struct sched_entity *handoff;    /* a directed yield's target: runs next, in no queue */
-    uint64_t slice_start, slice_end; /* host TSC */
-    bool idle;                       /* halted in sched_run waiting for work */
-    bool wakeup_pending;             /* a woken vCPU waits at the head of the queue */
-    bool resched;                    /* the current vCPU must give up the CPU at its next exit */
-    bool ready;                      /* the backend is enabled on this CPU */
-    unsigned placed;                 /* vCPUs of live VMs on this CPU: placement's load */
+    struct sched_entity *handoff; /* a directed yield's target: runs next, in no queue */
+    struct slice slice;           /* the current entity's run and its end (sched/slice.h) */
+    bool idle;                    /* halted in sched_run waiting for work */
+    bool ready;                   /* the backend is enabled on this CPU */
+    unsigned placed;              /* vCPUs of live VMs on this CPU: placement's load */
     uint64_t idle_cycles, busy_cycles;
     uint64_t poll_cycles;      /* the part of busy_cycles spent halt polling */
     uint64_t idle_exit_cycles; /* the part of idle_cycles spent in the C-state model's exit */
@@ -193,10 +192,10 @@ void sched_wake(struct sched_entity *v)
         /* Its CPU is busy: an idle one takes it at once (idle pull), if it may run there. */
         helper = v->pin < 0 ? idle_cpu_besides(v->cpu) : -1;
         /* The first woken vCPU shortens the running one's slice: that CPU must re-arm. */
-        kick |= !rq->wakeup_pending;
-        rq->wakeup_pending = true;
-        if (now - rq->slice_start >= granularity_cycles) {
-            rq->resched = true;
+        kick |= !rq->slice.wakeup_pending;
+        rq->slice.wakeup_pending = true;
+        if (slice_granted(&rq->slice, now, granularity_cycles)) {
+            rq->slice.resched = true;
             kick = true;
         }
     }
@@ -219,10 +218,7 @@ void sched_prepare_entry(struct sched_entity *v)
     uint64_t end = 0;
     if (!queue_empty(rq)) {
         spin_lock(&rq->lock);
-        end = rq->slice_end;
-        uint64_t gran = rq->slice_start + granularity_cycles;
-        if (rq->wakeup_pending && gran < end)
-            end = gran;
+        end = slice_deadline(&rq->slice, granularity_cycles);
         spin_unlock(&rq->lock);
     }
     if (end && ops->arm_preemption(v, end)) {
@@ -237,18 +233,17 @@ bool sched_should_yield(void)
 {
     struct runqueue *rq = this_rq();
     uint64_t now = rdtsc();
-    if (queue_empty(rq) && !rq->resched) {
-        rq->slice_end = now + slice_cycles; /* nobody waits: go on */
+    if (queue_empty(rq) && !rq->slice.resched) {
+        rq->slice.end = now + slice_cycles; /* nobody waits: go on */
         return false;
     }
     spin_lock(&rq->lock);
     bool yield;
     if (rq_empty(&rq->queue)) {
-        rq->slice_end = now + slice_cycles;
+        rq->slice.end = now + slice_cycles;
         yield = false;
     } else {
-        yield = rq->resched || now >= rq->slice_end ||
-                (rq->wakeup_pending && now - rq->slice_start >= granularity_cycles);
+        yield = slice_over(&rq->slice, now, granularity_cycles);
     }
     spin_unlock(&rq->lock);
     return yield;
@@ -278,22 +273,16 @@ void sched_poll(struct sched_entity *v, uint64_t deadline)
 static void start_slice(struct runqueue *rq, struct sched_entity *v, uint64_t now)
 {
     rq->current = v;
-    rq->slice_start = now;
-    rq->slice_end = now + slice_cycles;
-    rq->resched = false;
-    rq->wakeup_pending = false;
+    slice_begin(&rq->slice, now, slice_cycles);
 }
 
 static struct sched_entity *pick_next(struct runqueue *rq, uint64_t now)
 {
     struct sched_entity *target = rq->handoff;
     if (target) {
-        /* The rest of the spinner's slice, but at least the wake-up granularity. */
         rq->handoff = NULL;
         rq->current = target;
-        rq->resched = false;
-        if (rq->slice_end < now + granularity_cycles)
-            rq->slice_end = now + granularity_cycles;
+        slice_hand_off(&rq->slice, now, granularity_cycles);
         return target;
     }
     struct rq_link *l = rq_pop(&rq->queue);
@@ -337,7 +326,7 @@ static void move_locked(struct sched_entity *v, struct runqueue *from, unsigned 
 {
     rq_remove(&from->queue, &v->rq_link);
     if (rq_empty(&from->queue))
-        from->wakeup_pending = false;
+        from->slice.wakeup_pending = false;
     __atomic_sub_fetch(&from->placed, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&runqueues[to].placed, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&v->cpu, to, __ATOMIC_RELAXED);
@@ -404,20 +393,21 @@ static enum yield_take yield_take(void *p, unsigned index)
     unsigned here = rq_cpu(ctx->rq), from = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
     struct runqueue *src = &runqueues[from];
     lock_pair(ctx->rq, src);
-    /* Still where it was seen, waiting in its queue, and free to come. */
-    bool ok = t->cpu == from && t->rq_link.queued && can_take(t, here);
+    /* Still where it was seen and waiting in its queue, and free to come. */
+    bool waiting = t->cpu == from && t->rq_link.queued;
+    bool ok = waiting && can_take(t, here);
     if (ok) {
         if (from != here) {
             move_locked(t, src, here);
         } else {
             rq_remove(&src->queue, &t->rq_link);
             if (rq_empty(&src->queue))
-                src->wakeup_pending = false;
+                src->slice.wakeup_pending = false;
         }
         ctx->rq->handoff = t;
     }
     unlock_pair(ctx->rq, src);
-    return ok ? YIELD_TAKEN : YIELD_RACED;
+    return ok ? YIELD_TAKEN : waiting ? YIELD_BUSY : YIELD_GONE;
 }
 
 enum sched_spin_decision sched_on_spin(struct sched_entity *e, bool in_kernel,
@@ -713,5 +703,5 @@ void sched_dump_cpu(unsigned cpu)
     if (cur)
         ops->name(cur, name, sizeof(name));
     kprintf("  runqueue: %u queued, running %s, idle %d, resched %d, wakeup_pending %d\n",
-            rq->queue.count, name, rq->idle, rq->resched, rq->wakeup_pending);
+            rq->queue.count, name, rq->idle, rq->slice.resched, rq->slice.wakeup_pending);
 }

@@ -69,10 +69,15 @@ void yield_scan(const struct yield_source *src, unsigned n, unsigned me, enum yi
             out->skipped[why]++;
             continue;
         }
-        if (src->take(src->ctx, i) == YIELD_TAKEN) {
+        enum yield_take took = src->take(src->ctx, i);
+        if (took == YIELD_TAKEN) {
             out->target = (int)i;
             *last_boosted = i;
             return;
+        }
+        if (took == YIELD_GONE) {
+            out->gone++;
+            continue;
         }
         if (++out->failed_tries == YIELD_MAX_FAILED_TRIES) {
             out->gave_up = true;

@@ -21,10 +21,14 @@
  * elsewhere), or itself a spinner whose turn it is not: a vCPU that left
  * its CPU while spinning is eligible only every other time it is
  * considered (KVM's dy_eligible), so two spinners do not keep boosting each
- * other. A candidate that passes is taken; taking fails when it started
- * running or its queue changed meanwhile, and after YIELD_MAX_FAILED_TRIES
- * such failures the scan gives up, as KVM does. Skips do not count as
- * failures.
+ * other. A candidate that passes is taken. As in KVM's kvm_vcpu_on_spin,
+ * only some failures count toward YIELD_MAX_FAILED_TRIES, after which the
+ * scan gives up: a candidate that is no longer waiting (it started running,
+ * halted, or moved meanwhile: YIELD_GONE, KVM's yield_to returning 0) just
+ * moves the scan on; one still waiting that cannot come to the spinner's
+ * CPU now (its context still loaded on, or still leaving, another CPU:
+ * YIELD_BUSY, the nearest case to KVM's -ESRCH, where the yield cannot
+ * help) counts. Skips do not count either.
  */
 #ifndef POLLUX_SCHED_YIELD_H
 #define POLLUX_SCHED_YIELD_H
@@ -64,7 +68,11 @@ struct yield_candidate {
     struct yield_spin *spin;
 };
 
-enum yield_take { YIELD_TAKEN, YIELD_RACED };
+enum yield_take {
+    YIELD_TAKEN,
+    YIELD_GONE, /* no longer waiting: the scan moves on */
+    YIELD_BUSY, /* waiting, but it cannot run here now: a failed try */
+};
 
 /* The scheduler's side: look at vCPU index, and try to make it run in the spinner's place. */
 struct yield_source {
@@ -74,8 +82,9 @@ struct yield_source {
 };
 
 struct yield_outcome {
-    int target; /* the vCPU taken, -1 if none */
-    unsigned failed_tries;
+    int target;            /* the vCPU taken, -1 if none */
+    unsigned failed_tries; /* YIELD_BUSY takes */
+    unsigned gone;         /* YIELD_GONE takes */
     unsigned skipped[YIELD_SKIP_COUNT];
     bool gave_up; /* stopped after YIELD_MAX_FAILED_TRIES failures */
 };

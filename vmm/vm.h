@@ -70,6 +70,7 @@ struct vcpu_stats {
     uint64_t spin_yield_successful;   /* ... and ran one in the spinner's place */
     uint64_t spin_yield_failed_tries; /* candidates that could not be taken after all */
     uint64_t spin_yield_gave_up;      /* scans ended by YIELD_MAX_FAILED_TRIES */
+    uint64_t spin_yield_gone;         /* candidates no longer waiting when taken */
     uint64_t spin_yield_skipped[YIELD_SKIP_COUNT];
     uint64_t spin_slice_yields; /* spins without a target that gave up the rest of the slice */
 };

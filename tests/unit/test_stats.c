@@ -99,6 +99,7 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     st->spin_yield_successful = 107 * m;
     st->spin_yield_failed_tries = 109 * m;
     st->spin_yield_gave_up = 113 * m;
+    st->spin_yield_gone = 179 * m;
     st->spin_yield_skipped[YIELD_SKIP_RUNNING] = 127 * m;
     st->spin_yield_skipped[YIELD_SKIP_BLOCKED] = 131 * m;
     st->spin_yield_skipped[YIELD_SKIP_USER_MODE] = 137 * m;
@@ -177,6 +178,7 @@ static const struct want vcpu_want[] = {
     NUM(spin_yield_attempted, 103),
     NUM(spin_yield_successful, 107),
     NUM(spin_yield_failed_tries, 109),
+    NUM(spin_yield_gone, 179),
     NUM(spin_yield_gave_up, 113),
     NUM(spin_yield_skipped_running, 127),
     NUM(spin_yield_skipped_blocked, 131),

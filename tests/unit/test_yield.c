@@ -21,7 +21,7 @@
 struct fake_vm {
     struct yield_candidate look[MAXV];
     struct yield_spin spin[MAXV];
-    bool races[MAXV]; /* taking it fails: it started running meanwhile */
+    enum yield_take result[MAXV]; /* what taking it gives (0: YIELD_TAKEN) */
     unsigned looked[MAXV * 2], nlooked;
     unsigned taken[MAXV * 2], ntaken;
 };
@@ -38,7 +38,7 @@ static enum yield_take fake_take(void *ctx, unsigned i)
 {
     struct fake_vm *vm = ctx;
     vm->taken[vm->ntaken++] = i;
-    return vm->races[i] ? YIELD_RACED : YIELD_TAKEN;
+    return vm->result[i];
 }
 
 static struct yield_outcome scan(struct fake_vm *vm, unsigned n, unsigned me,
@@ -249,7 +249,7 @@ static void test_three_failed_tries(void **state)
     struct fake_vm vm;
     memset(&vm, 0, sizeof(vm));
     for (unsigned i = 0; i < 8; i++)
-        vm.races[i] = true;
+        vm.result[i] = YIELD_BUSY;
     unsigned last = 5;
     struct yield_outcome o = scan(&vm, 8, 0, YIELD_PIVOT_VCPU_ID, true, &last);
     assert_int_equal(o.target, -1);
@@ -266,7 +266,7 @@ static void test_skips_do_not_count_as_failures(void **state)
     (void)state;
     struct fake_vm vm;
     memset(&vm, 0, sizeof(vm));
-    vm.races[1] = vm.races[3] = true;
+    vm.result[1] = vm.result[3] = YIELD_BUSY;
     vm.look[2].on_cpu = true;
     vm.look[4].halted = true;
     vm.look[5].preempted_in_user = true;
@@ -281,10 +281,45 @@ static void test_skips_do_not_count_as_failures(void **state)
                      3);
 }
 
+/*
+ * KVM's accounting: a candidate that is no longer waiting when taken (it
+ * started running, or halted with its IRR set and so passed the filter, but
+ * is on no run queue) moves the scan on without counting; the old rule gave
+ * up after three of them and never reached vCPU 5.
+ */
+static void test_gone_candidates_do_not_count(void **state)
+{
+    (void)state;
+    struct fake_vm vm;
+    memset(&vm, 0, sizeof(vm));
+    for (unsigned i = 1; i < 5; i++)
+        vm.result[i] = YIELD_GONE;
+    vm.look[3].halted = vm.look[3].irq_pending = true; /* passes vcpu_dy_runnable, not queued */
+    unsigned last = 0;
+    struct yield_outcome o = scan(&vm, 8, 0, YIELD_PIVOT_VCPU_ID, true, &last);
+    assert_int_equal(o.target, 5);
+    assert_false(o.gave_up);
+    assert_int_equal(o.failed_tries, 0);
+    assert_int_equal(o.gone, 4);
+    assert_seq(vm.taken, vm.ntaken, SEQ(1, 2, 3, 4, 5));
+    assert_int_equal(last, 5);
+    /* Gone and busy mixed: only the busy ones count toward the limit. */
+    memset(&vm, 0, sizeof(vm));
+    vm.result[1] = vm.result[3] = vm.result[5] = YIELD_BUSY;
+    vm.result[2] = vm.result[4] = YIELD_GONE;
+    o = scan(&vm, 8, 0, YIELD_PIVOT_VCPU_ID, true, &last);
+    assert_int_equal(o.target, -1);
+    assert_true(o.gave_up);
+    assert_int_equal(o.failed_tries, 3);
+    assert_int_equal(o.gone, 2);
+    assert_seq(vm.taken, vm.ntaken, SEQ(1, 2, 3, 4, 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vcpu_id_pivot_order),
+        cmocka_unit_test(test_gone_candidates_do_not_count),
         cmocka_unit_test(test_vcpu_id_pivot_wraps_from_last),
         cmocka_unit_test(test_last_boosted_pivot_order),
         cmocka_unit_test(test_pivots_spread_or_converge),

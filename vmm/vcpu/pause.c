@@ -139,6 +139,7 @@ bool pause_directed_yield(struct vcpu *v)
     st->spin_yield_attempted += r.pivot != YIELD_PIVOT_NONE;
     st->spin_yield_failed_tries += r.out.failed_tries;
     st->spin_yield_gave_up += r.out.gave_up;
+    st->spin_yield_gone += r.out.gone;
     static const enum trace_ple traced[] = {
         [SCHED_SPIN_BOOSTED] = TRACE_YIELD_BOOSTED,
         [SCHED_SPIN_SLICE] = TRACE_YIELD_SLICE,
