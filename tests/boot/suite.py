@@ -834,18 +834,21 @@ YIELD_TRACE = (r"vcpu (\d+) pivot (vcpu_id|last_boosted|none) target (\d+|none):
                r"(, gave up)?\)")
 
 
-def yield_traced(vm, vcpus):
-    """trace=ple: each yield decision with its target; the boosted targets are siblings."""
+def yield_traced(vm, vcpus, pivot="vcpu_id"):
+    """trace=ple: each yield decision with its target, under the VM's own pivot (its @vm_start
+    policy says which); the boosted targets are siblings."""
     import re
 
     def check(log):
+        start = [e for e in log.all("vm_start") if e["vm"] == vm]
+        assert start and start[0]["policy"]["yield_pivot"] == pivot, f"{vm}: @vm_start {start}"
         lines = [t for t in log.traces if t.vm == vm and t.event == "directed_yield"]
         assert lines, f"no directed_yield trace lines for {vm}"
         boosted = 0
         for t in lines:
             m = re.fullmatch(YIELD_TRACE, t.details)
             assert m, f"bad directed_yield line: {t.details}"
-            assert m.group(2) == "vcpu_id", t.details
+            assert m.group(2) == pivot, f"{vm} follows another VM's pivot: {t.details}"
             if m.group(4) == "runs it now":
                 boosted += 1
                 assert m.group(3) != m.group(1) and int(m.group(3)) < vcpus, t.details
@@ -896,9 +899,44 @@ GUESTS_SPINLOCK = f"spinlock:vcpus=4:args={SPINLOCK_ARGS}"
 HOGS3 = " ".join(f"cpuhog:name=hog{i}:args=300" for i in (1, 2, 3))
 
 
-def spinlock_checks(detector):
+def spinlock_checks(detector, *others):
+    """The spinlock VM with its detector's yields, and other spinlock VMs of the boot that stop."""
+    stops = {vm: (0, "debug-exit") for vm in ("spinlock",) + others}
     return [spinlock_ran("spinlock", 4), directed_yields("spinlock", 4, detector),
-            vm_stops(spinlock=(0, "debug-exit")), shutdown(0)]
+            vm_stops(**stops), shutdown(0)]
+
+
+def kvm_count_only(vm, vcpus):
+    """pause_filter_count_only=off on a filter without a threshold (KVM's choice): this VM
+    detects no spins but keeps the backstop, beside a VM of the same boot that detects them."""
+    def check(log):
+        pol = [e for e in log.all("vm_start") if e["vm"] == vm][0]["policy"]
+        assert pol["spin_detector"] == "off" and pol["pause_backstop"] is True and \
+            pol["pause_filter_count_only"] == "off", f"{vm}: policy {pol}"
+        st = spin_stats(log, vm, vcpus, "off")
+        assert all(e["spins_detected"] == e["spin_yield_attempted"] == 0 for e in st.values()), \
+            f"{vm}: spins detected under pause_filter_count_only=off"
+        assert sum(e["pause_exits_backstop"] for e in st.values()) > 0, f"{vm}: no backstop exits"
+    check.__name__ = f"kvm_count_only({vm})"
+    return check
+
+
+def idle_exit_us(modelled):
+    """idle_exit_latency_us: woken idle CPUs spent time leaving idle (and none without it)."""
+    def check(log):
+        cpus = {}
+        for e in log.all("stats"):
+            if e.get("scope") == "cpu":
+                cpus[e["cpu"]] = e  # the last round's
+        assert cpus, "no @stats scope cpu"
+        spent = sum(e["idle_exit_us"] for e in cpus.values())
+        idle = sum(e["idle_us"] for e in cpus.values())
+        if modelled:
+            assert 0 < spent <= idle, f"idle_exit_us {spent} of idle_us {idle}"
+        else:
+            assert spent == 0, f"idle_exit_us {spent} without the model"
+    check.__name__ = f"idle_exit_us({modelled})"
+    return check
 
 
 def spinlock_off_checks(backstop):
@@ -1174,21 +1212,29 @@ def tests(full=False):
         # About 80 s alone.
         Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
              timeout=400, full_only=True),
-        Test("qemu-haltpoll", [polled("pingpong", 2), shutdown(0)], smp=2,
+        Test("qemu-haltpoll", [polled("pingpong", 2), idle_exit_us(False), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
-        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS, smp=2, args="halt_poll_ns=0",
+        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS + [idle_exit_us(True)], smp=2,
+             args="halt_poll_ns=0 idle_exit_latency_us=50",
              guests=GUESTS_HALTPOLL_OFF),
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
              args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
         # Spin detection and directed yield: 4 vCPUs on 2 CPUs with each detector; ple=off.
-        Test("qemu-spinlock", spinlock_checks("software") + [yield_traced("spinlock", 4)],
-             smp=2, args="trace=ple", guests="spinlock:vcpus=4"),
+        # Two VMs with different pivots in one boot, each following its own.
+        Test("qemu-spinlock", spinlock_checks("software", "lb") + [
+            yield_traced("spinlock", 4), spinlock_ran("lb", 4),
+            directed_yields("lb", 4, "software"), yield_traced("lb", 4, "last_boosted")],
+            smp=2, args="trace=ple",
+            guests="spinlock:vcpus=4:args=200000000 "
+            "spinlock:name=lb:vcpus=4:yield_pivot=last_boosted:args=200000000"),
         Test("qemu-spinlock-ple-off", spinlock_off_checks(False), smp=2, args="ple=off",
              guests="spinlock:vcpus=4"),
         Test("bochs-skylake-spinlock", spinlock_checks("ple"), emu="bochs", smp=2,
              guests=GUESTS_SPINLOCK, timeout=300),
-        Test("bochs-ryzen-spinlock", spinlock_checks("pause_filter"), emu="bochs", cpu="ryzen",
-             smp=2, guests=GUESTS_SPINLOCK, timeout=300),
+        Test("bochs-ryzen-spinlock", spinlock_checks("pause_filter", "kvm") + [
+            spinlock_ran("kvm", 2), kvm_count_only("kvm", 2)], emu="bochs", cpu="ryzen", smp=2,
+            guests=GUESTS_SPINLOCK + " spinlock:name=kvm:vcpus=2:pause_filter_count_only=off:"
+            f"args={SPINLOCK_ARGS // 2}", timeout=300),
         Test("bochs-ryzen-spinlock-ple-off", spinlock_off_checks(True), emu="bochs", cpu="ryzen",
              smp=2, args="ple=off", guests=GUESTS_SPINLOCK, timeout=300),
         # Three unpinned always-runnable VMs on two CPUs, with and without balancing.
