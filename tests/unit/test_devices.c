@@ -69,9 +69,25 @@ void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
     failed_accesses++;
 }
 
-void vcpu_notify(struct vcpu *v)
+void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
 {
-    (void)v;
+    (void)v, (void)source, (void)from;
+}
+
+void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
+{
+    (void)v, (void)source, (void)from;
+}
+
+/* The trace marker's writes, as the device passed them on. */
+static unsigned marker_writes;
+static uint8_t marker_value;
+
+void trace_marker(struct vm *vm, unsigned vcpu, uint8_t value)
+{
+    (void)vm, (void)vcpu;
+    marker_writes++;
+    marker_value = value;
 }
 
 void sched_set_state(struct sched_entity *e, enum sched_state s, uint64_t now)

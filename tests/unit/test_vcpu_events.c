@@ -129,7 +129,7 @@ static void send_interrupt(uint8_t vector)
 {
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
     if (vlapic_accept(&v.lapic, vector))
-        vcpu_notify(&v);
+        vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
@@ -162,7 +162,7 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(wakes, 0);
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
     nmi_send(&v.nmi); /* an NMI does */
-    vcpu_notify(&v);
+    vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
     assert_int_equal(v.se.state, SCHED_RUNNABLE);
     assert_int_equal(wakes, 1);
@@ -213,7 +213,7 @@ static void test_stop_wakes_a_halted_vcpu(void **state)
     assert_int_equal(v.se.state, SCHED_BLOCKED);
     vm.stopping = true;
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
-    vcpu_notify(&v);
+    vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
     assert_int_equal(v.se.state, SCHED_RUNNABLE);
 }
@@ -278,7 +278,7 @@ static void stop_during_poll(void)
 {
     vm.stopping = true;
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
-    vcpu_notify(&v);
+    vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
