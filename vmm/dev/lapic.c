@@ -60,8 +60,8 @@ static void deliver(struct vcpu *src, struct vcpu *t, const struct vlapic_ipi *i
         if (t->se.state == SCHED_PARKED && t->sipi_armed && !t->se.on_cpu) {
             t->sipi_armed = false;
             t->sipi_vector = ipi->vector;
-            sched_set_state(&t->se, SCHED_RUNNABLE, rdtsc());
             vcpu_trace_wakeup(t, TRACE_WAKE_SIPI, src);
+            sched_set_state(&t->se, SCHED_RUNNABLE, rdtsc());
             sched_wake(&t->se);
         } else if ((t->init_pending || (t->se.state == SCHED_PARKED && t->sipi_armed)) &&
                    t->sipi_vector < 0 && t->hw.id != 0) {
