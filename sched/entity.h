@@ -108,8 +108,7 @@ enum sched_trace {
     SCHED_TRACE_MIGRATE, /* a: the CPU it leaves, b: the one it goes to (both run queues locked) */
 };
 
-typedef void sched_tracer_fn(struct sched_entity *e, enum sched_trace what, uint64_t a,
-                             uint64_t b);
+typedef void sched_tracer_fn(struct sched_entity *e, enum sched_trace what, uint64_t a, uint64_t b);
 
 /*
  * The owner's tracer, NULL while nothing traces entities: unlike the

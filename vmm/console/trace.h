@@ -109,11 +109,16 @@ enum trace_window { TRACE_WINDOW_ALL, TRACE_WINDOW_MARKER };
 extern unsigned trace_window_mode;
 extern const char *const trace_window_names[];
 
+/*
+ * flag: TRACE_HALT_POLL 1 grow, 0 shrink; TRACE_PLE enum trace_ple;
+ * TRACE_SCHED enum trace_sched; TRACE_MARKER 1 window start, 0 end.
+ * arg: TRACE_HALT_POLL the new window, the old one; the others above.
+ */
 struct trace_record {
     uint64_t ns; /* since boot */
     uint16_t kind, vcpu;
-    uint32_t flag; /* TRACE_HALT_POLL: 1 grow, 0 shrink; TRACE_PLE: enum trace_ple; ... */
-    uint64_t arg[2]; /* TRACE_HALT_POLL: the new window, the old one; TRACE_PLE: above */
+    uint32_t flag;
+    uint64_t arg[2];
 };
 
 struct trace_ring {
