@@ -42,11 +42,13 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     ping_round_trips(1, WARMUP, 0, &caught);
     /* One round trip at a time, to know the slowest; cycles is their mean, so slow ones count. */
     uint64_t total = 0, slowest = 0;
+    trace_mark(true);
     for (uint32_t i = 0; i < iters; i++) {
         uint64_t took = ping_round_trips(1, 1, 0, &caught);
         total += took;
         slowest = took > slowest ? took : slowest;
     }
+    trace_mark(false);
     printf("@bench {\"guest\":\"pingpong\",\"op\":\"ipi_roundtrip\",\"cycles\":%llu,\"iters\":%u,"
            "\"max_cycles\":%llu}\n",
            div64(total, iters), iters, slowest);

@@ -92,10 +92,12 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         return 1;
     start_tsc = rdtsc() + us_to_tsc(START_DELAY_US);
     end_tsc = start_tsc + cycles;
+    trace_mark(true);
     __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     contend(0);
     while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < n)
         cpu_relax();
+    trace_mark(false);
     uint32_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         total += __atomic_load_n(&acquisitions[i], __ATOMIC_RELAXED);

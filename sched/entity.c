@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "sched/entity.h"
 
+sched_tracer_fn *sched_tracer;
+
 void sched_entity_init(struct sched_entity *e, enum sched_state state, unsigned cpu, int pin,
                        struct sched_group *group, unsigned index, uint64_t now)
 {
@@ -19,6 +21,7 @@ void sched_set_state(struct sched_entity *e, enum sched_state s, uint64_t now)
 {
     uint64_t spent = now > e->state_since ? now - e->state_since : 0;
     e->cycles[e->state] += spent;
+    sched_trace(e, SCHED_TRACE_STATE, e->state, s);
     /* Released: the polling CPU reads the state without the lock. */
     __atomic_store_n(&e->state, s, __ATOMIC_RELEASE);
     e->state_since = now;

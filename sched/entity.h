@@ -103,6 +103,34 @@ struct sched_entity_ops {
 
 void sched_set_entity_ops(const struct sched_entity_ops *ops);
 
+/* What sched/ tells its owner's tracer (sched_set_tracer) about an entity. */
+enum sched_trace {
+    SCHED_TRACE_STATE,   /* a: the old state, b: the new one (sched_set_state, e's lock held) */
+    SCHED_TRACE_MIGRATE, /* a: the CPU it leaves, b: the one it goes to (both run queues locked) */
+};
+
+typedef void sched_tracer_fn(struct sched_entity *e, enum sched_trace what, uint64_t a, uint64_t b);
+
+/*
+ * The owner's tracer, NULL while nothing traces entities: unlike the
+ * operations it changes at run time (the key console turns traces on and
+ * off), and a NULL one costs its callers one predictable branch.
+ */
+extern sched_tracer_fn *sched_tracer;
+
+static inline void sched_set_tracer(sched_tracer_fn *fn)
+{
+    __atomic_store_n(&sched_tracer, fn, __ATOMIC_RELAXED);
+}
+
+static inline void sched_trace(struct sched_entity *e, enum sched_trace what, uint64_t a,
+                               uint64_t b)
+{
+    sched_tracer_fn *fn = __atomic_load_n(&sched_tracer, __ATOMIC_RELAXED);
+    if (__builtin_expect(fn != 0, 0))
+        fn(e, what, a, b);
+}
+
 /* A new entity: state as given, on cpu (sched_place's answer), pinned or not (-1). */
 void sched_entity_init(struct sched_entity *e, enum sched_state state, unsigned cpu, int pin,
                        struct sched_group *group, unsigned index, uint64_t now);

@@ -329,6 +329,7 @@ static void move_locked(struct sched_entity *v, struct runqueue *from, unsigned 
         from->slice.wakeup_pending = false;
     __atomic_sub_fetch(&from->placed, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&runqueues[to].placed, 1, __ATOMIC_RELAXED);
+    sched_trace(v, SCHED_TRACE_MIGRATE, v->cpu, to);
     __atomic_store_n(&v->cpu, to, __ATOMIC_RELAXED);
     v->migrations++;
 }

@@ -19,20 +19,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from consolelog import ConsoleLog  # noqa: E402
+from pyplot import pyplot  # noqa: E402
 
-DEBIAN_PYTHON = "/usr/bin/python3"
-
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:
-    # Debian's matplotlib belongs to Debian's python3; another python3 first on PATH
-    # (a virtualenv, pyenv) does not see it.
-    if os.path.exists(DEBIAN_PYTHON) and os.path.realpath(sys.executable) != DEBIAN_PYTHON \
-            and __name__ == "__main__":
-        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
-    raise
+plt = pyplot()
 
 HALT_POLL_TRACE = "kvm_halt_poll_ns"
 

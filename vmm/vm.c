@@ -27,7 +27,7 @@ static void stop_vcpus(struct vm *vm)
         if (retire)
             sched_set_state(&v->se, SCHED_STOPPED, rdtsc());
         else
-            vcpu_notify(v);
+            vcpu_notify(v, TRACE_WAKE_STOP, NULL);
         spin_unlock_irqrestore(&v->se.lock, flags);
         if (retire)
             vmm_vcpu_retired(vm);

@@ -157,7 +157,7 @@ struct vm {
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     struct cpuid_cache cpuid;        /* the guest's CPUID answers, filled at creation */
     struct vm_devices devices;       /* its devices: claims and state (vmm/dev/device.h) */
-    struct trace_ring *trace; /* trace= records, printed when the VM stops; NULL without trace= */
+    struct trace_ring *trace; /* trace= records, printed when the VM stops (vmm/vmm.c: when) */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */
     struct spin_choice pause; /* its PAUSE handling, from cfg.policy.spin (vmm/vcpu/pause.h) */

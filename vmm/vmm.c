@@ -22,13 +22,13 @@
 #include "vmm/load/loader.h"
 #include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/pause.h"
+#include "vmm/console/console_keys.h"
 #include "vmm/console/trace.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
 
-#define MBINFO_MAX       4096 /* multiboot info + memory map + command line */
-#define TRACE_RING_PAGES ((sizeof(struct trace_ring) + PAGE_SIZE - 1) / PAGE_SIZE)
+#define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
 static unsigned vms_alive;
 static unsigned vms_failed;
@@ -61,6 +61,11 @@ static void reject(const char *module, const char *reason)
     kprintf("pollux: module %s rejected: %s\n", module, reason);
 }
 
+static uint64_t trace_ring_pages(uint64_t records)
+{
+    return (trace_ring_bytes(records) + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
 static void vm_free(struct vm *vm)
 {
     for (unsigned i = 0; i < vm->nvcpus; i++) {
@@ -78,7 +83,7 @@ static void vm_free(struct vm *vm)
     if (vm->hw.mem)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     if (vm->trace)
-        pmm_free(&host_pmm, (uint64_t)vm->trace, TRACE_RING_PAGES);
+        pmm_free(&host_pmm, (uint64_t)vm->trace, trace_ring_pages(vm->trace->size));
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
@@ -225,7 +230,10 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, s
     return true;
 }
 
-/* Nested paging over guest RAM, and the trace ring (the key console can turn traces on). */
+/*
+ * Nested paging over guest RAM, and the trace ring: when trace= names a
+ * trace, or the key console, which can turn traces on, reads keys.
+ */
 static bool vm_map(struct vm *vm)
 {
     if (virt->vm_init(&vm->hw) ||
@@ -233,10 +241,13 @@ static bool vm_map(struct vm *vm)
         reject(vm->cfg.name, "out of memory for the nested page tables");
         return false;
     }
-    if (!(vm->trace = page_alloc_zeroed(TRACE_RING_PAGES))) {
-        reject(vm->cfg.name, "out of memory for the trace buffer");
+    if (!trace_mask && !console_keys)
+        return true;
+    if (!(vm->trace = page_alloc_zeroed(trace_ring_pages(trace_records)))) {
+        reject(vm->cfg.name, "out of memory for the trace buffer (trace_records=)");
         return false;
     }
+    trace_ring_init(vm->trace, (uint32_t)trace_records, (enum trace_window)trace_window_mode);
     return true;
 }
 
@@ -442,11 +453,6 @@ void vmm_counts(uint64_t *running, uint64_t *stopped)
     *running = __atomic_load_n(&vms_alive, __ATOMIC_ACQUIRE);
     *stopped = __atomic_load_n(&vms_stopped, __ATOMIC_ACQUIRE);
 }
-
-const char *const vcpu_state_names[SCHED_STATE_COUNT] = {
-    [SCHED_RUNNABLE] = "runnable", [SCHED_RUNNING] = "running",  [SCHED_POLLING] = "polling",
-    [SCHED_BLOCKED] = "blocked",   [SCHED_PARKED] = "wait-sipi", [SCHED_STOPPED] = "stopped",
-};
 
 static int highest_vector(const uint32_t reg[8])
 {

@@ -30,9 +30,6 @@ void vmm_for_each_vm(void (*fn)(struct vm *vm, void *ctx), void *ctx);
 /* VMs running now, and stopped so far. */
 void vmm_counts(uint64_t *running, uint64_t *stopped);
 
-/* The vCPU states by name: runnable, running, polling, ... */
-extern const char *const vcpu_state_names[SCHED_STATE_COUNT];
-
 /* For a state dump (sched/watchdog.h): every running VM's vCPUs, read without their locks. */
 void vmm_dump(void);
 

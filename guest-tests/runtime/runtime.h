@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "abi/trace_marker.h"
+
 #define COM1_LSR        0x3fd       /* the 16550 line status register of COM1 */
 #define MB_BOOT_MAGIC   0x2BADB002u /* EAX at entry from a multiboot1 loader */
 #define MB_INFO_CMDLINE (1u << 2)
@@ -66,6 +68,12 @@ static inline uint8_t inb(uint16_t port)
     uint8_t v;
     __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
     return v;
+}
+
+/* Open (true) or close the VM's trace capture window around a measured phase (trace_window=). */
+static inline void trace_mark(bool start)
+{
+    outb(TRACE_MARKER_PORT, start ? TRACE_MARKER_START : TRACE_MARKER_END);
 }
 
 static inline void outw(uint16_t port, uint16_t v)

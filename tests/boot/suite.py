@@ -855,10 +855,56 @@ def yield_traced(vm, vcpus, pivot="vcpu_id"):
             else:
                 assert m.group(3) == "none", t.details
         st = log.stats("vcpu", vm)
-        lost = any(f"{vm}: " in ln and "trace records lost" in ln for ln in log.lines)
+        flush = [e for e in log.all("trace_flush") if e["vm"] == vm]
+        assert len(flush) == 1, f"{len(flush)} @trace_flush for {vm}"
         want = sum(e["spin_yield_successful"] for e in st.values())
-        assert lost or boosted == want, f"{boosted} boosts traced, {want} in @stats"
+        assert flush[0]["dropped"] or boosted == want, f"{boosted} boosts traced, {want} in @stats"
     check.__name__ = f"yield_traced({vm})"
+    return check
+
+
+TIMELINE_STATES = {"running", "runnable", "polling", "blocked", "wait-sipi", "stopped"}
+
+
+def timeline(vm, vcpus):
+    """trace=sched: tools/timeline.py turns the log into a Chrome trace that holds together."""
+    import subprocess
+    import tempfile
+
+    def check(log):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "console.log")
+            with open(path, "w") as f:
+                f.write(log.text)
+            out = os.path.join(tmp, "timeline")
+            subprocess.run([os.path.join(ROOT, "tools", "timeline.py"), path, out], check=True,
+                           stdout=subprocess.DEVNULL)
+            assert os.path.getsize(out + ".png") > 0, "no Gantt chart"
+            with open(out + ".json") as f:
+                trace = json.load(f)
+        events = trace["traceEvents"]
+        pid = next(e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
+                   and e["args"]["name"] == f"vm {vm}")
+        mine = [e for e in events if e["pid"] == pid]
+        tracks = {e["tid"] for e in mine if e["ph"] == "M" and e["name"] == "thread_name"}
+        assert tracks == set(range(vcpus)), f"vCPU tracks {sorted(tracks)}"
+        for tid in tracks:
+            spans = sorted((e["ts"], e["ts"] + e["dur"], e["name"]) for e in mine
+                           if e["ph"] == "X" and e["tid"] == tid)
+            assert spans, f"vcpu {tid}: no intervals"
+            for (s0, e0, n0), (s1, _, _) in zip(spans, spans[1:]):
+                assert e0 <= s1 + 1e-6, f"vcpu {tid}: {n0} until {e0} overlaps {s1}"
+            bad = {n for _, _, n in spans} - TIMELINE_STATES
+            assert not bad, f"vcpu {tid}: unknown states {bad}"
+        instants = [e for e in mine if e["ph"] == "i"]
+        wakeups = [e for e in instants if e["name"] == "wakeup" and e["args"].get("source")]
+        migrations = [e for e in instants if e["name"] == "migrate"]
+        assert wakeups or migrations, "no wake-up with a source and no migration"
+        marks = [e["name"] for e in instants if e["name"].startswith("window_")]
+        assert marks == ["window_start", "window_end"], f"the guest's marks: {marks}"
+        meta = trace["otherData"]["vms"][vm]
+        assert isinstance(meta.get("dropped"), int), f"no dropped count: {meta}"
+    check.__name__ = f"timeline({vm})"
     return check
 
 
@@ -1220,11 +1266,12 @@ def tests(full=False):
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
              args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
         # Spin detection and directed yield: 4 vCPUs on 2 CPUs with each detector; ple=off.
-        # Two VMs with different pivots in one boot, each following its own.
+        # Two VMs with different pivots in one boot, each following its own; the timeline.
         Test("qemu-spinlock", spinlock_checks("software", "lb") + [
             yield_traced("spinlock", 4), spinlock_ran("lb", 4),
-            directed_yields("lb", 4, "software"), yield_traced("lb", 4, "last_boosted")],
-            smp=2, args="trace=ple",
+            directed_yields("lb", 4, "software"), yield_traced("lb", 4, "last_boosted"),
+            timeline("spinlock", 4)],
+            smp=2, args="trace=ple,sched trace_records=1024",
             guests="spinlock:vcpus=4:args=200000000 "
             "spinlock:name=lb:vcpus=4:yield_pivot=last_boosted:args=200000000"),
         Test("qemu-spinlock-ple-off", spinlock_off_checks(False), smp=2, args="ple=off",

@@ -22,6 +22,7 @@
 #include "vmm/dev/fwcfg.h"
 #include "vmm/dev/device.h"
 #include "vmm/exit/exits.h"
+#include "abi/trace_marker.h"
 #include "vmm/exit/io.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/exit/mmio.h"
@@ -69,9 +70,25 @@ void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
     failed_accesses++;
 }
 
-void vcpu_notify(struct vcpu *v)
+void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
 {
-    (void)v;
+    (void)v, (void)source, (void)from;
+}
+
+void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
+{
+    (void)v, (void)source, (void)from;
+}
+
+/* The trace marker's writes, as the device passed them on. */
+static unsigned marker_writes;
+static uint8_t marker_value;
+
+void trace_marker(struct vm *vm, unsigned vcpu, uint8_t value)
+{
+    (void)vm, (void)vcpu;
+    marker_writes++;
+    marker_value = value;
 }
 
 void sched_set_state(struct sched_entity *e, enum sched_state s, uint64_t now)
@@ -145,7 +162,7 @@ static void make_vm(bool pc)
     char err[256];
     assert_int_equal(
         vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
-    stops = failed_accesses = 0;
+    stops = failed_accesses = marker_writes = 0;
     stop_reason = 0;
 }
 
@@ -215,8 +232,8 @@ static void test_every_claimed_port_is_indexed(void **state)
     for (unsigned p = 0; p < DEV_PORTS; p++)
         indexed += vm.devices.port[p] != 0;
     assert_int_equal(indexed, claimed);
-    /* 8 COM1, 0xf4, 0x8900, 2 fw_cfg, 4 PIC, 5 PCI, 4 power */
-    assert_int_equal(claimed, 8 + 1 + 1 + 2 + 4 + 5 + 4);
+    /* 8 COM1, 0xf4, 0x8900, 2 fw_cfg, 4 PIC, 5 PCI, 4 power, the trace marker */
+    assert_int_equal(claimed, 8 + 1 + 1 + 2 + 4 + 5 + 4 + 1);
 }
 
 static void test_com1(void **state)
@@ -239,6 +256,22 @@ static void test_debug_exit(void **state)
     assert_int_equal(stop_code, 0x1234);
     assert_string_equal(stop_reason, "debug-exit");
     assert_no_unhandled_io();
+}
+
+/* Byte writes reach the VM's trace window (vmm/console/trace.c); other widths are unhandled. */
+static void test_trace_marker(void **state)
+{
+    (void)state;
+    out(1, TRACE_MARKER_PORT, 1, TRACE_MARKER_START);
+    assert_int_equal(marker_writes, 1);
+    assert_int_equal(marker_value, TRACE_MARKER_START);
+    out(1, TRACE_MARKER_PORT, 1, TRACE_MARKER_END);
+    assert_int_equal(marker_writes, 2);
+    assert_int_equal(marker_value, TRACE_MARKER_END);
+    assert_no_unhandled_io();
+    out(1, TRACE_MARKER_PORT, 2, TRACE_MARKER_START);
+    assert_int_equal(marker_writes, 2);
+    assert_int_equal(vm.unhandled_io_writes, 1);
 }
 
 static void test_shutdown_port(void **state)
@@ -677,6 +710,7 @@ int main(void)
         PC(test_every_claimed_port_is_indexed),
         PC(test_com1),
         PC(test_debug_exit),
+        PC(test_trace_marker),
         PC(test_shutdown_port),
         PC(test_fwcfg),
         PC(test_pic_masks),

@@ -58,6 +58,11 @@ void kprintf(const char *fmt, ...)
     (void)fmt;
 }
 
+void console_event(const char *name, struct json *j)
+{
+    (void)name, (void)j;
+}
+
 /* The exit handlers: what the fast path calls. */
 static unsigned handled;
 
@@ -255,7 +260,7 @@ static void send_interrupt(void)
 {
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
     if (vlapic_accept(&v.lapic, 0x40))
-        vcpu_notify(&v);
+        vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
 }
 

@@ -75,8 +75,9 @@ bool sched_others_waiting(void)
 static struct vm vm;
 static struct vcpu v;
 
-/* The console stand-in for trace_flush: count the lines. */
+/* The console stand-ins for trace_flush: count the lines, keep the last event. */
 static unsigned printed;
+static char flushed[256];
 
 void kprintf(const char *fmt, ...)
 {
@@ -84,14 +85,24 @@ void kprintf(const char *fmt, ...)
     printed++;
 }
 
-static struct trace_ring ring;
+void console_event(const char *name, struct json *j)
+{
+    snprintf(flushed, sizeof(flushed), "@%s %s", name, json_end(j));
+}
+
+#define RING_RECORDS 64
+static union {
+    struct trace_ring ring;
+    char bytes[sizeof(struct trace_ring) + RING_RECORDS * sizeof(struct trace_record)];
+} ring_space;
+#define ring ring_space.ring
 
 /* The last trace record, as its console line. */
 static const char *last_trace(void)
 {
     static char line[192];
     assert_true(ring.next > 0);
-    trace_format(&ring.rec[(ring.next - 1) % TRACE_RING_RECORDS], vm.cfg.name, line, sizeof(line));
+    trace_format(&ring.rec[(ring.next - 1) % ring.size], vm.cfg.name, line, sizeof(line));
     /* Drop the time: it is the host's TSC here. */
     return strchr(line, ' ') + 1;
 }
@@ -112,8 +123,10 @@ static int setup(void **state)
     bool send;
     vlapic_mmio_write(&v.lapic, 0xf0, svr, 0, &ipi, &send); /* software-enable */
     wakes = kicks = polls = printed = 0;
-    memset(&ring, 0, sizeof(ring));
+    memset(&ring_space, 0, sizeof(ring_space));
+    trace_ring_init(&ring, RING_RECORDS, TRACE_WINDOW_ALL);
     vm.trace = &ring;
+    flushed[0] = 0;
     current_cpu = 0;
     during_poll = NULL;
     poll_spins = 0;
@@ -128,7 +141,7 @@ static void send_interrupt(uint8_t vector)
 {
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
     if (vlapic_accept(&v.lapic, vector))
-        vcpu_notify(&v);
+        vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
@@ -161,7 +174,7 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(wakes, 0);
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
     nmi_send(&v.nmi); /* an NMI does */
-    vcpu_notify(&v);
+    vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
     assert_int_equal(v.se.state, SCHED_RUNNABLE);
     assert_int_equal(wakes, 1);
@@ -212,7 +225,7 @@ static void test_stop_wakes_a_halted_vcpu(void **state)
     assert_int_equal(v.se.state, SCHED_BLOCKED);
     vm.stopping = true;
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
-    vcpu_notify(&v);
+    vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
     assert_int_equal(v.se.state, SCHED_RUNNABLE);
 }
@@ -277,7 +290,7 @@ static void stop_during_poll(void)
 {
     vm.stopping = true;
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
-    vcpu_notify(&v);
+    vcpu_notify(&v, TRACE_WAKE_IPI, NULL);
     spin_unlock_irqrestore(&v.se.lock, flags);
 }
 
@@ -441,12 +454,95 @@ static void test_trace_line_format(void **state)
 static void test_trace_ring_keeps_the_newest(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < TRACE_RING_RECORDS + 5; i++)
+    for (unsigned i = 0; i < RING_RECORDS + 5; i++)
         trace_record(&vm, TRACE_HALT_POLL, 1, 1, i + 1, i);
-    assert_string_equal(last_trace(),
-                        "vm0: kvm_halt_poll_ns: vcpu 1: halt_poll_ns 4101 (grow 4100)");
+    assert_string_equal(last_trace(), "vm0: kvm_halt_poll_ns: vcpu 1: halt_poll_ns 69 (grow 68)");
     trace_flush(&vm);
-    assert_int_equal(printed, 1 + TRACE_RING_RECORDS); /* how many were lost, then the rest */
+    assert_int_equal(printed, RING_RECORDS); /* the newest; the oldest 5 are counted */
+    assert_string_equal(flushed, "@trace_flush {\"vm\":\"vm0\",\"records\":64,\"dropped\":5,"
+                                 "\"size\":64,\"window\":\"all\"}");
+}
+
+/* trace=sched: the timeline's records, as tools/timeline.py reads them (docs/console.md). */
+static void test_sched_trace_lines(void **state)
+{
+    (void)state;
+    trace_record(&vm, TRACE_SCHED, 3, TRACE_SCHED_STATE, trace_pair(SCHED_BLOCKED, SCHED_RUNNABLE),
+                 1);
+    assert_string_equal(last_trace(), "vm0: sched_state: vcpu 3 cpu 1: blocked -> runnable");
+    trace_record(&vm, TRACE_SCHED, 3, TRACE_SCHED_MIGRATE, 1, 0);
+    assert_string_equal(last_trace(), "vm0: sched_migrate: vcpu 3 from cpu 1 to cpu 0");
+    trace_record(&vm, TRACE_SCHED, 2, TRACE_SCHED_WAKEUP, trace_pair(TRACE_WAKE_IPI, 0 + 1), 1);
+    assert_string_equal(last_trace(), "vm0: sched_wakeup: vcpu 2 cpu 1: by ipi from vcpu 0");
+    trace_record(&vm, TRACE_SCHED, 2, TRACE_SCHED_WAKEUP, trace_pair(TRACE_WAKE_TIMER, 0), 0);
+    assert_string_equal(last_trace(), "vm0: sched_wakeup: vcpu 2 cpu 0: by timer");
+    trace_record(&vm, TRACE_SCHED, 1, TRACE_SCHED_SPIN, 0, 1);
+    assert_string_equal(last_trace(), "vm0: sched_spin: vcpu 1 cpu 1");
+}
+
+/* A halted vCPU woken by an IPI: the wake-up with its sender, then the state change. */
+static void test_wakeup_traced_with_its_source(void **state)
+{
+    (void)state;
+    static struct vcpu sender;
+    sender.hw.id = 5;
+    trace_mask = 1u << TRACE_SCHED;
+    v.se.state = SCHED_BLOCKED;
+    v.se.cpu = 1;
+    vlapic_accept(&v.lapic, 0x40);
+    vcpu_notify(&v, TRACE_WAKE_IPI, &sender);
+    assert_int_equal(ring.next, 1);
+    assert_string_equal(last_trace(), "vm0: sched_wakeup: vcpu 0 cpu 1: by ipi from vcpu 5");
+    /* Off: nothing. */
+    trace_mask = 0;
+    v.se.state = SCHED_BLOCKED;
+    vcpu_notify(&v, TRACE_WAKE_IPI, &sender);
+    assert_int_equal(ring.next, 1);
+}
+
+/* The capture window's rule (trace_window=): 1 opens, 0 closes, other values change nothing. */
+static void test_trace_window_marks(void **state)
+{
+    (void)state;
+    bool recording = false;
+    assert_int_equal(trace_window_mark(&recording, TRACE_WINDOW_MARKER, 2), TRACE_MARK_IGNORED);
+    assert_false(recording);
+    assert_int_equal(trace_window_mark(&recording, TRACE_WINDOW_MARKER, 1), TRACE_MARK_START);
+    assert_true(recording);
+    assert_int_equal(trace_window_mark(&recording, TRACE_WINDOW_MARKER, 0xff), TRACE_MARK_IGNORED);
+    assert_true(recording);
+    assert_int_equal(trace_window_mark(&recording, TRACE_WINDOW_MARKER, 0), TRACE_MARK_END);
+    assert_false(recording);
+    /* trace_window=all: always recording, the marks still reported. */
+    recording = true;
+    assert_int_equal(trace_window_mark(&recording, TRACE_WINDOW_ALL, 0), TRACE_MARK_END);
+    assert_true(recording);
+}
+
+/* Outside a marker window nothing is recorded; the marks themselves are. */
+static void test_trace_marker_window(void **state)
+{
+    (void)state;
+    vm.vcpus[0] = &v;
+    vm.nvcpus = 1;
+    trace_ring_init(&ring, RING_RECORDS, TRACE_WINDOW_MARKER);
+    trace_window_mode = TRACE_WINDOW_MARKER;
+    trace_mask = 1u << TRACE_SCHED;
+    trace_record(&vm, TRACE_SCHED, 0, TRACE_SCHED_SPIN, 0, 0);
+    assert_int_equal(ring.next, 0);
+    trace_marker(&vm, 0, 7); /* ignored */
+    assert_int_equal(ring.next, 0);
+    trace_marker(&vm, 0, 1);
+    /* The mark, then each vCPU's state as the window opened. */
+    assert_int_equal(ring.next, 2);
+    assert_string_equal(last_trace(), "vm0: sched_state: vcpu 0 cpu 0: running -> running");
+    trace_record(&vm, TRACE_SCHED, 0, TRACE_SCHED_SPIN, 0, 0);
+    assert_int_equal(ring.next, 3);
+    trace_marker(&vm, 0, 0);
+    assert_string_equal(last_trace(), "vm0: trace_marker: vcpu 0: window end");
+    trace_record(&vm, TRACE_SCHED, 0, TRACE_SCHED_SPIN, 0, 0);
+    assert_int_equal(ring.next, 4);
+    trace_window_mode = TRACE_WINDOW_ALL;
 }
 
 /* The race: the halting vCPU and the sender run at once, many times. */
@@ -551,6 +647,10 @@ int main(void)
         cmocka_unit_test_setup(test_trace_line_format, setup),
         cmocka_unit_test_setup(test_ple_trace_lines, setup),
         cmocka_unit_test_setup(test_trace_ring_keeps_the_newest, setup),
+        cmocka_unit_test_setup(test_sched_trace_lines, setup),
+        cmocka_unit_test_setup(test_wakeup_traced_with_its_source, setup),
+        cmocka_unit_test_setup(test_trace_window_marks, setup),
+        cmocka_unit_test_setup(test_trace_marker_window, setup),
         cmocka_unit_test_setup(test_no_lost_wakeup_race, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,7 +47,7 @@ UNIT_TESTS += runqueue
 unit_runqueue_SRCS :=
 UNIT_TESTS += vcpu_events
 unit_vcpu_events_SRCS := sched/entity.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c vmm/vcpu/nmi.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c vmm/console/trace.c \
-	sched/halt_poll.c sched/yield.c
+	sched/halt_poll.c sched/yield.c lib/json.c
 UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
@@ -95,7 +95,7 @@ UNIT_TESTS += hlt_intercept
 unit_hlt_intercept_SRCS := vmm/vcpu/hlt_intercept.c
 UNIT_TESTS += fastpath
 unit_fastpath_SRCS := sched/entity.c vmm/exit/msr_owner.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c vmm/vcpu/nmi.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c \
-	vmm/console/trace.c sched/halt_poll.c sched/yield.c
+	vmm/console/trace.c sched/halt_poll.c sched/yield.c lib/json.c
 UNIT_TESTS += stats
 # The statistics tables and what they link against (also make stats-doc's).
 STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_stats.c sched/spin.c \

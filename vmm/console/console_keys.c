@@ -12,6 +12,7 @@
 #include "vmm/console/serial_mux.h"
 #include "vmm/console/trace.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/vmm.h"
 
 /* Often enough that a key feels immediate, rarely enough to cost guests nothing. */
@@ -59,6 +60,7 @@ static void next_trace(void)
     unsigned all = (1u << TRACE_KIND_COUNT) - 1;
     unsigned mask = (__atomic_load_n(&trace_mask, __ATOMIC_RELAXED) + 1) & all;
     __atomic_store_n(&trace_mask, mask, __ATOMIC_RELAXED);
+    vcpu_trace_update();
     char names[64] = "";
     unsigned n = 0;
     for (unsigned k = 0; k < TRACE_KIND_COUNT; k++)

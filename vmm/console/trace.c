@@ -5,13 +5,31 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "lib/format.h"
+#include "lib/json.h"
 #include "sched/yield.h"
 #include "vmm/vm.h"
+#include "vmm/vcpu/vcpu.h"
 
 const char *const trace_names[TRACE_KIND_COUNT + 1] = {
     [TRACE_HALT_POLL] = "halt_poll",
     [TRACE_PLE] = "ple",
+    [TRACE_SCHED] = "sched",
 };
+
+const char *const trace_window_names[] = {
+    [TRACE_WINDOW_ALL] = "all",
+    [TRACE_WINDOW_MARKER] = "marker",
+    NULL,
+};
+
+const char *const trace_wake_names[TRACE_WAKE_COUNT] = {
+    [TRACE_WAKE_IPI] = "ipi",   [TRACE_WAKE_DEVICE] = "device", [TRACE_WAKE_TIMER] = "timer",
+    [TRACE_WAKE_NMI] = "nmi",   [TRACE_WAKE_INIT] = "init",     [TRACE_WAKE_SIPI] = "sipi",
+    [TRACE_WAKE_STOP] = "stop",
+};
+
+uint64_t trace_records = TRACE_RECORDS_DEFAULT;
+unsigned trace_window_mode = TRACE_WINDOW_ALL;
 
 static void format_ple(const struct trace_record *r, const char *vm_name, char *buf, size_t len)
 {
@@ -40,23 +58,110 @@ static void format_ple(const struct trace_record *r, const char *vm_name, char *
              ns, vm_name, r->vcpu, yield_pivot_names[pivot], target, what, skipped, failed,
              (a >> 32) & 1 ? ", gave up" : "");
 }
+static const char *state_name(unsigned s)
+{
+    return s < SCHED_STATE_COUNT ? vcpu_state_names[s] : "?";
+}
+
+/* The vCPU timeline's records (trace=sched): one line per state change or event. */
+static void format_sched(const struct trace_record *r, const char *vm_name, char *buf, size_t len)
+{
+    unsigned long long ns = (unsigned long long)r->ns;
+    unsigned hi = (unsigned)(r->arg[0] >> 16), lo = (unsigned)r->arg[0] & 0xffff;
+    unsigned cpu = (unsigned)r->arg[1];
+    switch (r->flag) {
+    case TRACE_SCHED_STATE:
+        snprintf(buf, len, "%llu: %s: sched_state: vcpu %u cpu %u: %s -> %s", ns, vm_name, r->vcpu,
+                 cpu, state_name(hi), state_name(lo));
+        break;
+    case TRACE_SCHED_MIGRATE:
+        snprintf(buf, len, "%llu: %s: sched_migrate: vcpu %u from cpu %llu to cpu %u", ns, vm_name,
+                 r->vcpu, (unsigned long long)r->arg[0], cpu);
+        break;
+    case TRACE_SCHED_WAKEUP: {
+        char from[24] = "";
+        if (lo)
+            snprintf(from, sizeof(from), " from vcpu %u", lo - 1);
+        snprintf(buf, len, "%llu: %s: sched_wakeup: vcpu %u cpu %u: by %s%s", ns, vm_name, r->vcpu,
+                 cpu, hi < TRACE_WAKE_COUNT ? trace_wake_names[hi] : "?", from);
+        break;
+    }
+    default:
+        snprintf(buf, len, "%llu: %s: sched_spin: vcpu %u cpu %u", ns, vm_name, r->vcpu, cpu);
+        break;
+    }
+}
+
 unsigned trace_mask;
 
-void trace_record(struct vm *vm, enum trace_kind kind, unsigned vcpu, uint32_t flag, uint64_t arg0,
-                  uint64_t arg1)
+void trace_ring_init(struct trace_ring *ring, uint32_t size, enum trace_window window)
 {
-    struct trace_ring *ring = vm->trace;
-    if (!ring)
-        return;
+    ring->next = 0;
+    ring->size = size;
+    ring->recording = window == TRACE_WINDOW_ALL;
+}
+
+enum trace_mark trace_window_mark(bool *recording, enum trace_window window, uint8_t value)
+{
+    if (value > 1)
+        return TRACE_MARK_IGNORED;
+    if (window == TRACE_WINDOW_MARKER)
+        *recording = value == 1;
+    return value == 1 ? TRACE_MARK_START : TRACE_MARK_END;
+}
+
+static void ring_write(struct trace_ring *ring, enum trace_kind kind, unsigned vcpu, uint32_t flag,
+                       uint64_t arg0, uint64_t arg1)
+{
     /* Writers are the VM's vCPUs; the reader runs once all of them have retired. */
     uint64_t n = __atomic_fetch_add(&ring->next, 1, __ATOMIC_RELAXED);
-    ring->rec[n % TRACE_RING_RECORDS] = (struct trace_record){
+    ring->rec[n % ring->size] = (struct trace_record){
         .ns = tsc_to_ns(rdtsc()),
         .kind = (uint16_t)kind,
         .vcpu = (uint16_t)vcpu,
         .flag = flag,
         .arg = {arg0, arg1},
     };
+}
+
+void trace_record(struct vm *vm, enum trace_kind kind, unsigned vcpu, uint32_t flag, uint64_t arg0,
+                  uint64_t arg1)
+{
+    struct trace_ring *ring = vm->trace;
+    if (ring && __atomic_load_n(&ring->recording, __ATOMIC_RELAXED))
+        ring_write(ring, kind, vcpu, flag, arg0, arg1);
+}
+
+/* Each vCPU's state as the window opens, under its lock so no change of it is recorded first. */
+static void record_states(struct vm *vm)
+{
+    for (unsigned i = 0; i < vm->nvcpus; i++) {
+        struct sched_entity *e = &vm->vcpus[i]->se;
+        uint64_t flags = spin_lock_irqsave(&e->lock);
+        ring_write(vm->trace, TRACE_SCHED, i, TRACE_SCHED_STATE, trace_pair(e->state, e->state),
+                   e->cpu);
+        spin_unlock_irqrestore(&e->lock, flags);
+    }
+}
+
+void trace_marker(struct vm *vm, unsigned vcpu, uint8_t value)
+{
+    struct trace_ring *ring = vm->trace;
+    if (!ring)
+        return;
+    bool recording = ring->recording;
+    enum trace_mark m = trace_window_mark(&recording, (enum trace_window)trace_window_mode, value);
+    if (m == TRACE_MARK_IGNORED)
+        return;
+    if (m == TRACE_MARK_START) {
+        __atomic_store_n(&ring->recording, recording, __ATOMIC_RELAXED);
+        ring_write(ring, TRACE_MARKER, vcpu, 1, 0, 0);
+        if (trace_on(TRACE_SCHED))
+            record_states(vm);
+    } else {
+        ring_write(ring, TRACE_MARKER, vcpu, 0, 0, 0);
+        __atomic_store_n(&ring->recording, recording, __ATOMIC_RELAXED);
+    }
 }
 
 void trace_format(const struct trace_record *r, const char *vm_name, char *buf, size_t len)
@@ -71,6 +176,13 @@ void trace_format(const struct trace_record *r, const char *vm_name, char *buf, 
     case TRACE_PLE:
         format_ple(r, vm_name, buf, len);
         break;
+    case TRACE_SCHED:
+        format_sched(r, vm_name, buf, len);
+        break;
+    case TRACE_MARKER:
+        snprintf(buf, len, "%llu: %s: trace_marker: vcpu %u: window %s", (unsigned long long)r->ns,
+                 vm_name, r->vcpu, r->flag ? "start" : "end");
+        break;
     default:
         snprintf(buf, len, "%llu: %s: unknown trace record %u", (unsigned long long)r->ns, vm_name,
                  r->kind);
@@ -83,13 +195,19 @@ void trace_flush(struct vm *vm)
     struct trace_ring *ring = vm->trace;
     if (!ring)
         return;
-    uint64_t first = ring->next > TRACE_RING_RECORDS ? ring->next - TRACE_RING_RECORDS : 0;
-    if (first)
-        kprintf("pollux: %s: %llu trace records lost (the last %u follow)\n", vm->cfg.name,
-                (unsigned long long)first, TRACE_RING_RECORDS);
+    uint64_t first = ring->next > ring->size ? ring->next - ring->size : 0;
+    char buf[192];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "vm", vm->cfg.name);
+    json_u64(&j, "records", ring->next - first);
+    json_u64(&j, "dropped", first);
+    json_u64(&j, "size", ring->size);
+    json_str(&j, "window", trace_window_names[trace_window_mode]);
+    console_event("trace_flush", &j);
     for (uint64_t i = first; i < ring->next; i++) {
         char line[192];
-        trace_format(&ring->rec[i % TRACE_RING_RECORDS], vm->cfg.name, line, sizeof(line));
+        trace_format(&ring->rec[i % ring->size], vm->cfg.name, line, sizeof(line));
         kprintf("%s\n", line);
     }
 }

@@ -5,8 +5,11 @@
  * below). A serial line costs about 7 ms at 115200 baud, far longer than
  * the halts being traced, so printing at once would change what is measured
  * (as KVM's tracepoints go to a ring buffer that trace-cmd reads later).
- * Each VM keeps the last TRACE_RING_RECORDS records; older ones are counted
- * as lost. The layout is trace-cmd's, with the time the event happened:
+ * Each VM keeps its last trace_records records (trace_records=); older ones
+ * are counted as dropped. With trace_window=marker nothing is recorded
+ * until the guest opens a capture window (port TRACE_MARKER_PORT,
+ * vmm/dev/trace_marker.c). The layout is trace-cmd's, with the time the
+ * event happened:
  *   <ns since boot>: <vm>: <event>: <details>
  * A trace line starts with a digit, never with '@' or '[', so it can be
  * told from events and from guest lines, and no guest can forge one
@@ -22,8 +25,12 @@
 enum trace_kind {
     TRACE_HALT_POLL, /* kvm_halt_poll_ns: a vCPU's polling window changed */
     TRACE_PLE,       /* kvm_ple_window_update and directed_yield (flag: enum trace_ple) */
+    TRACE_SCHED,     /* the vCPU timeline: states, migrations, wake-ups, spins (enum trace_sched) */
     TRACE_KIND_COUNT
 };
+
+/* A record kind that no trace= names: the guest's marker (flag 1 window start, 0 end). */
+#define TRACE_MARKER TRACE_KIND_COUNT
 
 /*
  * TRACE_PLE records. Window changes: arg0 the new window, arg1 the old one.
@@ -37,6 +44,42 @@ enum trace_ple {
     TRACE_YIELD_SLICE,    /* no target: the spinner gave up the rest of its slice */
     TRACE_YIELD_KEPT_CPU, /* no target and nobody else to run: the spinner goes on */
 };
+
+/*
+ * TRACE_SCHED records. arg1 is the host CPU the vCPU is on, except for a
+ * migration. States: arg0 packs the old and the new state (trace_pair).
+ * Migrations: arg0 the CPU it leaves, arg1 the one it goes to. Wake-ups:
+ * arg0 packs the source (enum trace_wake) and the sending vCPU's id + 1 (0:
+ * none). Spins: arg0 0. The directed yield that follows a spin is trace=ple's
+ * directed_yield record, recorded under trace=sched too.
+ */
+enum trace_sched {
+    TRACE_SCHED_STATE,
+    TRACE_SCHED_MIGRATE,
+    TRACE_SCHED_WAKEUP,
+    TRACE_SCHED_SPIN,
+};
+
+/* What woke a halted vCPU (or started a parked one). */
+enum trace_wake {
+    TRACE_WAKE_IPI,    /* a fixed or lowest-priority IPI from a sibling */
+    TRACE_WAKE_DEVICE, /* an interrupt from a device: the I/O APIC */
+    TRACE_WAKE_TIMER,  /* its local APIC timer */
+    TRACE_WAKE_NMI,
+    TRACE_WAKE_INIT,
+    TRACE_WAKE_SIPI,
+    TRACE_WAKE_STOP, /* its VM stops (the timeout, a guest's exit, the console, ...) */
+    TRACE_WAKE_COUNT
+};
+
+extern const char *const trace_wake_names[TRACE_WAKE_COUNT];
+
+/* Two small values in one argument: a state change's old and new state, a wake-up's source
+ * and sender + 1. */
+static inline uint64_t trace_pair(unsigned hi, unsigned lo)
+{
+    return (uint64_t)hi << 16 | (lo & 0xffff);
+}
 
 /* A scan's pivot, skips, failed tries and give-up, in one trace argument. */
 static inline uint64_t trace_yield_pack(unsigned pivot, unsigned skipped, unsigned failed,
@@ -55,19 +98,58 @@ static inline bool trace_on(enum trace_kind k)
     return trace_mask & (1u << k);
 }
 
-#define TRACE_RING_RECORDS 4096
+/* trace_records=: each VM's ring, in records of 32 bytes (4096: 128 KiB). */
+#define TRACE_RECORDS_DEFAULT 4096
+#define TRACE_RECORDS_MIN     16
+#define TRACE_RECORDS_MAX     (1u << 20)
+extern uint64_t trace_records;
 
+/* trace_window=: record from the VM's start, or only inside the guest's marker window. */
+enum trace_window { TRACE_WINDOW_ALL, TRACE_WINDOW_MARKER };
+extern unsigned trace_window_mode;
+extern const char *const trace_window_names[];
+
+/*
+ * flag: TRACE_HALT_POLL 1 grow, 0 shrink; TRACE_PLE enum trace_ple;
+ * TRACE_SCHED enum trace_sched; TRACE_MARKER 1 window start, 0 end.
+ * arg: TRACE_HALT_POLL the new window, the old one; the others above.
+ */
 struct trace_record {
     uint64_t ns; /* since boot */
     uint16_t kind, vcpu;
-    uint32_t flag;   /* TRACE_HALT_POLL: 1 grow, 0 shrink; TRACE_PLE: enum trace_ple */
-    uint64_t arg[2]; /* TRACE_HALT_POLL: the new window, the old one; TRACE_PLE: above */
+    uint32_t flag;
+    uint64_t arg[2];
 };
 
 struct trace_ring {
-    uint64_t next; /* records ever written; the ring holds the last TRACE_RING_RECORDS */
-    struct trace_record rec[TRACE_RING_RECORDS];
+    uint64_t next;  /* records ever written; the ring holds the last `size` */
+    uint32_t size;  /* records in rec[] */
+    bool recording; /* inside the capture window (always, with trace_window=all) */
+    struct trace_record rec[];
 };
+
+/* The bytes of a ring of n records (trace_ring_init it in that many zeroed bytes). */
+static inline uint64_t trace_ring_bytes(uint64_t n)
+{
+    return sizeof(struct trace_ring) + n * sizeof(struct trace_record);
+}
+
+/* A new VM's ring: recording at once unless the window waits for the marker. */
+void trace_ring_init(struct trace_ring *ring, uint32_t size, enum trace_window window);
+
+/* What a guest's marker write did to its VM's window (trace_window_mark). */
+enum trace_mark {
+    TRACE_MARK_IGNORED, /* neither 1 nor 0 */
+    TRACE_MARK_START,
+    TRACE_MARK_END,
+};
+
+/*
+ * The capture window's rule, pure: value 1 starts it, 0 ends it, anything
+ * else is ignored; with trace_window=all recording never stops, and the
+ * marks are still recorded (where the guest's measured phase lies).
+ */
+enum trace_mark trace_window_mark(bool *recording, enum trace_window window, uint8_t value);
 
 struct vm;
 
@@ -78,7 +160,14 @@ void trace_record(struct vm *vm, enum trace_kind kind, unsigned vcpu, uint32_t f
 /* One record as its console line, without the newline. */
 void trace_format(const struct trace_record *r, const char *vm_name, char *buf, size_t len);
 
-/* Print a stopped VM's records in order, and how many were lost. */
+/*
+ * A guest's marker write (vCPU vcpu): the window opens or closes, recorded
+ * as a marker record; an opening also records each vCPU's state then, so
+ * the timeline's first intervals are known.
+ */
+void trace_marker(struct vm *vm, unsigned vcpu, uint8_t value);
+
+/* Print a stopped VM's @trace_flush (records, dropped) and its records in order. */
 void trace_flush(struct vm *vm);
 
 #endif

@@ -8,6 +8,7 @@
 extern const struct device com1_device;          /* 0x3f8-0x3ff, the 16550 */
 extern const struct device debug_exit_device;    /* 0xf4, isa-debug-exit */
 extern const struct device shutdown_port_device; /* 0x8900, "Shutdown" */
+extern const struct device trace_marker_device;  /* 0x560, the trace capture window */
 extern const struct device fwcfg_device;         /* 0x510-0x511 */
 extern const struct device pic_masks_device;     /* 0x20-0x21, 0xa0-0xa1 */
 extern const struct device pci_latch_device;     /* 0xcf8, 0xcfc-0xcff (PC VMs) */

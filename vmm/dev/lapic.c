@@ -30,24 +30,25 @@ static bool addressed(struct vcpu *src, struct vcpu *target, const struct vlapic
     }
 }
 
-static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
+/* An IPI from src (NULL: a device's interrupt, through the I/O APIC) to t. */
+static void deliver(struct vcpu *src, struct vcpu *t, const struct vlapic_ipi *ipi)
 {
     uint64_t flags = spin_lock_irqsave(&t->se.lock);
     switch (ipi->mode) {
     case APIC_DM_FIXED:
     case APIC_DM_LOWEST:
         if (vlapic_accept_trigger(&t->lapic, ipi->vector, ipi->trigger_level))
-            vcpu_notify(t);
+            vcpu_notify(t, src ? TRACE_WAKE_IPI : TRACE_WAKE_DEVICE, src);
         break;
     case APIC_DM_NMI:
         nmi_send(&t->nmi);
-        vcpu_notify(t);
+        vcpu_notify(t, TRACE_WAKE_NMI, src);
         break;
     case APIC_DM_INIT:
         /* INIT de-assert (level 0) is a no-op since the Pentium 4. */
         if (ipi->level && t->se.state != SCHED_PARKED && t->se.state != SCHED_STOPPED) {
             t->init_pending = true;
-            vcpu_notify(t);
+            vcpu_notify(t, TRACE_WAKE_INIT, src);
         } else if (ipi->level && t->se.state == SCHED_PARKED) {
             t->sipi_armed = true;
         }
@@ -59,6 +60,7 @@ static void deliver(struct vcpu *t, const struct vlapic_ipi *ipi)
         if (t->se.state == SCHED_PARKED && t->sipi_armed && !t->se.on_cpu) {
             t->sipi_armed = false;
             t->sipi_vector = ipi->vector;
+            vcpu_trace_wakeup(t, TRACE_WAKE_SIPI, src);
             sched_set_state(&t->se, SCHED_RUNNABLE, rdtsc());
             sched_wake(&t->se);
         } else if ((t->init_pending || (t->se.state == SCHED_PARKED && t->sipi_armed)) &&
@@ -81,7 +83,7 @@ static void send_ipi_from(struct vm *vm, struct vcpu *src, const struct vlapic_i
         if (!addressed(src, t, ipi))
             continue;
         /* Lowest priority: the first match stands for "the lowest" (all run at TPR 0). */
-        deliver(t, ipi);
+        deliver(src, t, ipi);
         if (ipi->mode == APIC_DM_LOWEST && ipi->shorthand == APIC_DEST_NONE)
             break;
     }

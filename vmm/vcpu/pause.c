@@ -114,6 +114,8 @@ void pause_exit(struct vcpu *v)
     }
     st->spins_detected++;
     v->spin.detected = true;
+    if (trace_on(TRACE_SCHED))
+        trace_record(v->vm, TRACE_SCHED, v->hw.id, TRACE_SCHED_SPIN, 0, v->se.cpu);
 }
 
 void pause_sched_in(struct vcpu *v)
@@ -147,7 +149,8 @@ bool pause_directed_yield(struct vcpu *v)
     };
     st->spin_yield_successful += d == SCHED_SPIN_BOOSTED;
     st->spin_slice_yields += d == SCHED_SPIN_SLICE;
-    if (trace_on(TRACE_PLE))
+    /* The spin's outcome: trace=ple's record, and the timeline's (trace=sched). */
+    if (trace_mask & (1u << TRACE_PLE | 1u << TRACE_SCHED))
         trace_record(v->vm, TRACE_PLE, v->hw.id, traced[d], (uint64_t)(r.out.target + 1),
                      trace_yield_pack(r.pivot, skipped, r.out.failed_tries, r.out.gave_up));
     return d != SCHED_SPIN_KEPT_CPU;

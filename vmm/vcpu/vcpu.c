@@ -33,7 +33,7 @@ static void timer_expired(struct timer *t, uint64_t now)
         }
     }
     if (vlapic_timer_expire(&v->lapic, now + vm->hw.tsc_offset))
-        vcpu_notify(v);
+        vcpu_notify(v, TRACE_WAKE_TIMER, NULL);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
 }
@@ -324,6 +324,22 @@ static void name_entity(const struct sched_entity *e, char *buf, unsigned len)
     snprintf(buf, len, "%s/%u", v->vm->cfg.name, v->hw.id);
 }
 
+/* trace=sched: a state change or a move, into the VM's trace ring (vmm/console/trace.h). */
+static void trace_entity(struct sched_entity *e, enum sched_trace what, uint64_t a, uint64_t b)
+{
+    struct vcpu *v = entity_vcpu(e);
+    if (what == SCHED_TRACE_STATE)
+        trace_record(v->vm, TRACE_SCHED, v->hw.id, TRACE_SCHED_STATE,
+                     trace_pair((unsigned)a, (unsigned)b), e->cpu);
+    else
+        trace_record(v->vm, TRACE_SCHED, v->hw.id, TRACE_SCHED_MIGRATE, a, b);
+}
+
+void vcpu_trace_update(void)
+{
+    sched_set_tracer(trace_on(TRACE_SCHED) ? trace_entity : NULL);
+}
+
 static struct sched_entity_ops vcpu_entity_ops = {
     .run = run_entity,
     .unload = unload_entity,
@@ -339,4 +355,5 @@ void vcpu_sched_register(void)
 {
     vcpu_entity_ops.unload_to_move = virt && virt->unload_to_move;
     sched_set_entity_ops(&vcpu_entity_ops);
+    vcpu_trace_update();
 }

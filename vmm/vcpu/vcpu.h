@@ -9,7 +9,11 @@
 
 #include <stdint.h>
 
+#include "vmm/console/trace.h"
 #include "vmm/vm.h"
+
+/* The vCPU states by name: runnable, running, polling, ... (the state dump, trace=sched). */
+extern const char *const vcpu_state_names[SCHED_STATE_COUNT];
 
 /* Set up v's timer and event fields (at creation). */
 void vcpu_init_events(struct vcpu *v);
@@ -23,9 +27,16 @@ void vcpu_sched_register(void);
 /*
  * An event for v became pending (lock held): wake it if it is halted and the
  * event would end the halt, or make its CPU leave guest mode if it is
- * running elsewhere so the event is injected.
+ * running elsewhere so the event is injected. source and from (the sending
+ * vCPU, or NULL) are what trace=sched says woke it.
  */
-void vcpu_notify(struct vcpu *v);
+void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from);
+
+/* trace=sched: v was woken by source (from: the sending vCPU, or NULL). */
+void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from);
+
+/* Give sched/ the vCPU tracer while trace=sched is on (at boot, and when `t` changes traces). */
+void vcpu_trace_update(void);
 
 /*
  * Whether a pending event would end a halt: an NMI, INIT, a stop request, or

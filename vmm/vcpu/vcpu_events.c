@@ -38,6 +38,11 @@
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/console/trace.h"
 
+const char *const vcpu_state_names[SCHED_STATE_COUNT] = {
+    [SCHED_RUNNABLE] = "runnable", [SCHED_RUNNING] = "running",  [SCHED_POLLING] = "polling",
+    [SCHED_BLOCKED] = "blocked",   [SCHED_PARKED] = "wait-sipi", [SCHED_STOPPED] = "stopped",
+};
+
 bool vcpu_has_wake_event(struct vcpu *v)
 {
     if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
@@ -45,7 +50,14 @@ bool vcpu_has_wake_event(struct vcpu *v)
     return (v->hw.regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
 }
 
-void vcpu_notify(struct vcpu *v)
+void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
+{
+    if (trace_on(TRACE_SCHED))
+        trace_record(v->vm, TRACE_SCHED, v->hw.id, TRACE_SCHED_WAKEUP,
+                     trace_pair(source, from ? from->hw.id + 1 : 0), v->se.cpu);
+}
+
+void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
 {
     vcpu_changes_raise(&v->changed, CHANGE_EVENT); /* before any kick: vmm/vcpu/fastpath.h */
     bool halted = v->se.state == SCHED_POLLING || v->se.state == SCHED_BLOCKED;
@@ -53,6 +65,7 @@ void vcpu_notify(struct vcpu *v)
         uint64_t now = rdtsc();
         v->halt.woken = now;
         v->halt.valid = !v->vm->stopping;
+        vcpu_trace_wakeup(v, v->vm->stopping ? TRACE_WAKE_STOP : source, from);
         if (v->se.state == SCHED_POLLING) {
             sched_set_state(&v->se, SCHED_RUNNING, now);
         } else {
