@@ -904,6 +904,20 @@ def timeline(vm, vcpus):
         assert marks == ["window_start", "window_end"], f"the guest's marks: {marks}"
         meta = trace["otherData"]["vms"][vm]
         assert isinstance(meta.get("dropped"), int), f"no dropped count: {meta}"
+        # tools/yield_report.py's summary agrees with the trace it reads.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "console.log")
+            with open(path, "w") as f:
+                f.write(log.text)
+            got = json.loads(subprocess.run(
+                [os.path.join(ROOT, "tools", "yield_report.py"), path, vm], check=True,
+                stdout=subprocess.PIPE, text=True).stdout)
+        yields = [e for e in instants if e["name"] == "yield"]
+        boosts = [e for e in yields if e["args"]["outcome"] == "runs it now"]
+        assert (got["yields"], got["boosts"]) == (len(yields), len(boosts)), f"report {got}"
+        assert got["boosts"] > 0 and got["cross_cpu_takes"] <= got["boosts"], f"report {got}"
+        assert got["handoffs_under_1ms"] <= got["handoffs_measured"] <= got["boosts"], got
+        assert got["repeat_boosts"] <= got["boosts"] and got["spins"] >= got["yields"], got
     check.__name__ = f"timeline({vm})"
     return check
 
