@@ -195,7 +195,7 @@ include guest-tests/guests.mk
 
 # ---------------------------------------------------------------- unit tests
 
-$(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */*/*.h)
+$(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */*/*.h */*/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -lpthread -o $@

@@ -56,6 +56,8 @@ static void decode_svm(const struct cpu_raw *raw, struct virt_features *f)
                                               : "SVM disabled (VM_CR.SVMDIS)";
     else if (!f->npt)
         f->reason = "no nested paging (NPT)";
+    else if (f->svm_asids < 2) /* ASID 0 is the host's (svm_asid_cpu_init) */
+        f->reason = "no guest ASID (CPUID 8000_000A EBX below 2)";
     else
         f->backend = VIRT_SVM;
 }

@@ -273,7 +273,7 @@ struct virt_ops {
      * A vCPU's context stays active on the CPU it last ran on until
      * vcpu_unload there (VMX: only that CPU can VMCLEAR its VMCS), so one
      * that may move is unloaded whenever it leaves its CPU. False: nothing
-     * ties it (SVM notices the move itself: a new ASID, a TLB flush).
+     * ties it (SVM notices the move itself: a new ASID, clean bits cleared).
      */
     bool unload_to_move;
     /*

@@ -74,6 +74,21 @@ static void test_svm_without_npt_is_none(void **state)
     assert_non_null(strstr(f.reason, "nested paging"));
 }
 
+/* ASID 0 is the host's: a CPU that counts one ASID or none has none for a guest. */
+static void test_svm_without_guest_asid_is_none(void **state)
+{
+    (void)state;
+    struct cpu_raw r = qemu_tcg();
+    struct virt_features f;
+    r.svm_ebx = 2;
+    features_decode(&r, &f);
+    assert_int_equal(f.backend, VIRT_SVM);
+    r.svm_ebx = 1;
+    features_decode(&r, &f);
+    assert_int_equal(f.backend, VIRT_NONE);
+    assert_non_null(strstr(f.reason, "ASID"));
+}
+
 static void test_svm_disabled_by_firmware(void **state)
 {
     (void)state;
@@ -190,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_qemu_tcg_is_svm_without_nrips),
         cmocka_unit_test(test_svm_feature_bits),
         cmocka_unit_test(test_svm_without_npt_is_none),
+        cmocka_unit_test(test_svm_without_guest_asid_is_none),
         cmocka_unit_test(test_svm_disabled_by_firmware),
         cmocka_unit_test(test_bochs_skylake_is_vmx),
         cmocka_unit_test(test_vmx_without_unrestricted_guest_is_none),

@@ -42,7 +42,6 @@ struct svm_setup svm_setup = {.hlt_mode = HLT_INTERCEPT_PLAIN, .virq_check = SVM
  * Only the entry and exit read these: file statics, whose address never
  * escapes, so the exit path may read them after its stores through pointers.
  */
-static uint32_t max_asid;
 static bool has_nrips;
 
 /* ------------------------------------------------------------ enable */
@@ -128,7 +127,6 @@ static int svm_cpu_enable(char *err, size_t errlen)
         memset(iopm, 0xff, IOPM_PAGES * PAGE_SIZE);
         memset(msrpm, 0xff, MSRPM_PAGES * PAGE_SIZE);
         svm_setup.msrpm_pa = (uint64_t)msrpm;
-        max_asid = virt_features.svm_asids;
         has_nrips = virt_features.nrips;
         __atomic_store_n(&svm_setup.iopm_pa, (uint64_t)iopm, __ATOMIC_RELEASE);
     }
@@ -139,7 +137,7 @@ static int svm_cpu_enable(char *err, size_t errlen)
     }
     c->hsave_pa = (uint64_t)hsave;
     c->host_vmcb_pa = (uint64_t)host_vmcb;
-    c->asids = (struct svm_asid_cpu){.next_asid = 1, .generation = 1};
+    c->asids = svm_asid_cpu_init(virt_features.svm_asids);
     c->host_cr0 = read_cr0();
     wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
     p->virt = c;
@@ -162,11 +160,11 @@ static void assign_asid(struct svm_vcpu *s, struct svm_cpu *c, unsigned cpu)
 {
     if (svm_asid_current(&s->asid, &c->asids, cpu))
         return;
-    struct svm_asid_entry e = svm_asid_assign(&s->asid, &c->asids, cpu, max_asid);
-    if (!e.fresh)
-        return;
-    s->vmcb->asid = s->asid.asid;
-    s->vmcb->tlb_control = e.tlb_control;
+    struct svm_asid_entry e = svm_asid_assign(&s->asid, &c->asids, cpu);
+    if (e.fresh) {
+        s->vmcb->asid = s->asid.asid;
+        s->vmcb->tlb_control = e.tlb_control;
+    }
     if (e.clear_clean)
         s->vmcb->clean_bits = 0;
 }
@@ -415,7 +413,7 @@ static void svm_set_tsc_offset(struct virt_vcpu *v, uint64_t offset)
 
 static void svm_vcpu_unload(struct virt_vcpu *v)
 {
-    svm(v)->asid.cpu = -1; /* a new ASID, with a flush, on the next CPU */
+    svm(v)->asid.cpu = -1; /* a new ASID, clean bits cleared, on the next CPU */
 }
 
 static bool svm_set_preemption_timer(struct virt_vcpu *v, uint64_t tsc_deadline)

@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/svm/svm_sched.h"
 
-struct svm_asid_entry svm_asid_assign(struct svm_asid_vcpu *v, struct svm_asid_cpu *c, unsigned cpu,
-                                      uint32_t max_asid)
+struct svm_asid_entry svm_asid_assign(struct svm_asid_vcpu *v, struct svm_asid_cpu *c, unsigned cpu)
 {
-    if (svm_asid_current(v, c, cpu))
-        return (struct svm_asid_entry){0};
-    if (c->next_asid >= max_asid) {
+    struct svm_asid_entry e = {0};
+    if (v->cpu != (int)cpu) {
+        v->cpu = (int)cpu;
+        v->generation = 0; /* an ASID of another CPU, or none: not this CPU's */
+        e.clear_clean = true;
+    }
+    if (v->generation == c->generation)
+        return e;
+    if (c->next_asid > c->max_asid) {
         c->generation++;
-        c->next_asid = 1;
+        c->next_asid = SVM_MIN_ASID;
+        e.tlb_control = SVM_TLB_FLUSH_ALL;
     }
     v->asid = c->next_asid++;
     v->generation = c->generation;
-    v->cpu = (int)cpu;
-    return (struct svm_asid_entry){
-        .fresh = true, .tlb_control = SVM_TLB_FLUSH_ALL, .clear_clean = true};
+    e.fresh = true;
+    return e;
 }
 
 struct svm_pause_fields svm_pause_filter(enum pause_exiting mode, uint32_t window, uint32_t gap,
