@@ -925,9 +925,11 @@ def locks_ran(vm, vcpus, locks, tas_percent, long_permille, seed):
 SPINLOCK_ARGS = 10000000  # guest TSC cycles: 0.1 s under Bochs (100 MHz)
 GUESTS_SPINLOCK = f"spinlock:vcpus=4:args={SPINLOCK_ARGS}"
 HOGS3 = " ".join(f"cpuhog:name=hog{i}:args=300" for i in (1, 2, 3))
-# Beside qemu-spinlock's VM, two of the locks guest (about 80 ms each under QEMU,
-# whose guest TSC runs at the host's 2-3 GHz): 16 locks half test-and-set, and 4
-# locks one of them test-and-set with more long critical sections.
+# qemu-spinlock's VMs: spinlock and two of the locks guest, 16 locks half
+# test-and-set, and 4 locks one of them test-and-set with more long critical
+# sections. 11 vCPUs on 2 CPUs: each VM runs for about 80 ms (QEMU's guest TSC runs
+# at the host's 2-3 GHz), as spinlock's default 50 M cycles sometimes ended before
+# its vCPUs had run at all.
 LOCKS_CYCLES = 200000000
 GUESTS_LOCKS = (f"locks:name=locks1:vcpus=4:args={LOCKS_CYCLES}+seed=1 "
                 f"locks:name=locks2:vcpus=3:args={LOCKS_CYCLES}+locks=4+tas=25+long=100+seed=2")
@@ -1223,7 +1225,7 @@ def tests(full=False):
         # Spin detection and directed yield: 4 vCPUs on 2 CPUs with each detector; ple=off.
         Test("qemu-spinlock", spinlock_checks("software", ("locks1", "locks2")) +
              [yield_traced("spinlock", 4)] + LOCKS_CHECKS,
-             smp=2, args="trace=ple", guests=f"spinlock:vcpus=4 {GUESTS_LOCKS}"),
+             smp=2, args="trace=ple", guests=f"spinlock:vcpus=4:args={LOCKS_CYCLES} {GUESTS_LOCKS}"),
         Test("qemu-spinlock-ple-off", spinlock_off_checks(False), smp=2, args="ple=off",
              guests="spinlock:vcpus=4"),
         Test("bochs-skylake-spinlock", spinlock_checks("ple"), emu="bochs", smp=2,
