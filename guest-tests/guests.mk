@@ -15,6 +15,7 @@ GUEST_NAMES += cpuhog
 GUEST_NAMES += escape
 GUEST_NAMES += memsum
 GUEST_NAMES += spinlock
+GUEST_NAMES += locks
 GUEST_NAMES += haltpoll
 GUEST_NAMES += idletick
 GUEST_NAMES += cpucheck

@@ -954,9 +954,49 @@ def unbalanced_hogs(sharing, alone):
     return check
 
 
+def locks_ran(vm, vcpus, locks, tas_percent, long_permille, seed):
+    """The locks guest's own per-lock mutual-exclusion check passed (exit 0) and its two
+    @bench records agree with its arguments and with each other."""
+    def check(log):
+        got = {e["op"]: e for e in log.all("bench") if e.vm == vm}
+        assert sorted(got) == ["acquisitions", "contention"], f"[{vm}] @bench {list(got)}"
+        a, c = got["acquisitions"], got["contention"]
+        tas_locks = (locks * tas_percent + 50) // 100
+        assert (a["vcpus"], a["locks"], a["tas_locks"], a["seed"], c["long_permille"]) == \
+            (vcpus, locks, tas_locks, seed, long_permille), f"[{vm}] {a.body} {c.body}"
+        n = a["value"]
+        assert n > 0 and n == a["tas"] + a["mcs"], f"[{vm}] {a.body}"
+        # Each acquisition picks a lock at random: of 100 or more, every kind there is gets some.
+        assert n < 100 or (a["tas"] > 0, a["mcs"] > 0) == (tas_locks > 0, tas_locks < locks), \
+            f"[{vm}] {tas_locks} of {locks} locks test-and-set: {a.body}"
+        want_long = n * long_permille / 1000
+        assert a["long"] <= n and (want_long < 50 or want_long / 2 < a["long"] < want_long * 1.5), \
+            f"[{vm}] {a['long']} long critical sections of {n}, want about {want_long:.0f}"
+        assert c["contended"] <= n and vcpus * c["vcpu_min"] <= n <= vcpus * c["vcpu_max"], \
+            f"[{vm}] {c.body} for {n} acquisitions"
+        assert (a["max_waiters"] > 0) == (c["contended"] > 0) and a["max_waiters"] <= vcpus, \
+            f"[{vm}] {a.body} {c.body}"
+        assert (tas_locks > 0 or c["tas_max_wait"] == 0) and \
+            (tas_locks < locks or c["mcs_max_wait"] == 0), f"[{vm}] {c.body}"
+        stop = [e for e in log.all("vm_stop") if e["vm"] == vm]
+        assert stop and (stop[0]["code"], stop[0]["reason"]) == (0, "debug-exit"), \
+            f"{vm}: {stop} (mutual exclusion violated?)"
+    check.__name__ = f"locks_ran({vm})"
+    return check
+
+
 SPINLOCK_ARGS = 10000000  # guest TSC cycles: 0.1 s under Bochs (100 MHz)
 GUESTS_SPINLOCK = f"spinlock:vcpus=4:args={SPINLOCK_ARGS}"
 HOGS3 = " ".join(f"cpuhog:name=hog{i}:args=300" for i in (1, 2, 3))
+# qemu-spinlock-ple-off's VMs: spinlock and two of the locks guest, 16 locks half
+# test-and-set, and 4 locks one of them test-and-set with more long critical
+# sections. 11 vCPUs on 2 CPUs: each VM runs for about 80 ms (QEMU's guest TSC runs
+# at the host's 2-3 GHz), as spinlock's default 50 M cycles sometimes ended before
+# its vCPUs had run at all.
+LOCKS_CYCLES = 200000000
+GUESTS_LOCKS = (f"locks:name=locks1:vcpus=4:args={LOCKS_CYCLES}+seed=1 "
+                f"locks:name=locks2:vcpus=3:args={LOCKS_CYCLES}+locks=4+tas=25+long=100+seed=2")
+LOCKS_CHECKS = [locks_ran("locks1", 4, 16, 50, 20, 1), locks_ran("locks2", 3, 4, 25, 100, 2)]
 
 
 def spinlock_checks(detector, *others):
@@ -999,9 +1039,10 @@ def idle_exit_us(modelled):
     return check
 
 
-def spinlock_off_checks(backstop):
+def spinlock_off_checks(backstop, *others):
+    stops = {vm: (0, "debug-exit") for vm in ("spinlock",) + others}
     return [spinlock_ran("spinlock", 4), no_spin_exits("spinlock", 4, backstop),
-            vm_stops(spinlock=(0, "debug-exit")), shutdown(0)]
+            vm_stops(**stops), shutdown(0)]
 
 
 # ---- Linux guests (docs/linux.md) -----------------------------------------
@@ -1288,8 +1329,9 @@ def tests(full=False):
             smp=2, args="trace=ple,sched trace_records=1024",
             guests="spinlock:vcpus=4:args=200000000 "
             "spinlock:name=lb:vcpus=4:yield_pivot=last_boosted:args=200000000"),
-        Test("qemu-spinlock-ple-off", spinlock_off_checks(False), smp=2, args="ple=off",
-             guests="spinlock:vcpus=4"),
+        # The locks guest beside it: its own checks hold with or without spin detection.
+        Test("qemu-spinlock-ple-off", spinlock_off_checks(False, "locks1", "locks2") + LOCKS_CHECKS,
+             smp=2, args="ple=off", guests=f"spinlock:vcpus=4:args={LOCKS_CYCLES} {GUESTS_LOCKS}"),
         Test("bochs-skylake-spinlock", spinlock_checks("ple"), emu="bochs", smp=2,
              guests=GUESTS_SPINLOCK, timeout=300),
         Test("bochs-ryzen-spinlock", spinlock_checks("pause_filter", "kvm") + [
