@@ -3,7 +3,7 @@
 """Charts from a pollux console log: `tools/plot.py LOG OUTDIR` writes PNG files.
 
 `tools/plot.py --bench RESULTS OUTDIR` draws each table of `make bench`'s
-results.json as a bar chart, <scenario>.png. From a log:
+results.json (its medians) as a bar chart, <scenario>.png. From a log:
 
 - halt_poll_ns.png: each vCPU's halt-polling window over time, from the
   `kvm_halt_poll_ns` trace lines (`trace=halt_poll`), as steps;
@@ -19,19 +19,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from consolelog import ConsoleLog  # noqa: E402
-
-DEBIAN_PYTHON = "/usr/bin/python3"
+from debianpython import reexec_under_debian_python  # noqa: E402
 
 try:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
-    # Debian's matplotlib belongs to Debian's python3; another python3 first on PATH
-    # (a virtualenv, pyenv) does not see it.
-    if os.path.exists(DEBIAN_PYTHON) and os.path.realpath(sys.executable) != DEBIAN_PYTHON \
-            and __name__ == "__main__":
-        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
+    reexec_under_debian_python()
     raise
 
 HALT_POLL_TRACE = "kvm_halt_poll_ns"
@@ -133,7 +128,7 @@ def save(fig, outdir, name):
 
 def plot_bench_results(path, outdir):
     with open(path) as f:
-        tables = json.load(f)
+        tables = json.load(f)["tables"]
     for name, t in tables.items():
         title = t["title"] if len(t["title"]) <= 90 else t["title"][:87] + "..."
         print("plot: wrote " + bench_chart(title, t["chart"]["rows"], t["chart"]["columns"],
