@@ -65,6 +65,7 @@ import contextvars
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import threading
@@ -565,7 +566,7 @@ def halt_poll_scenario(a):
                 row += [text, ratio(runs, fixed, lambda v: v["round_trip"]),
                         ratio(runs, off, lambda v: v["round_trip"]),
                         f"{format_estimate(median_estimate(caught))} of "
-                        f"{format_estimate(median_estimate(halts))} halts",
+                        f"{statistics.median(halts):g} halts",
                         summary(runs, lambda v: v["poll_ms_per_s"], 1)[1],
                         summary(runs, lambda v: v["wasted_ms_per_s"], 1)[1],
                         ratio(runs, fixed, lambda v: v["wasted_ms_per_s"])]
