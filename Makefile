@@ -128,7 +128,7 @@ BOOT ?= grub
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
-.PHONY: deps run debug test test-full soak bench unit fuzz format clean
+.PHONY: deps run debug test test-full soak bench bench-full unit fuzz format clean
 deps:
 	@tools/deps.sh
 	@tools/linux.sh fetch
@@ -164,10 +164,17 @@ fuzz: deps $(FUZZ_BINS)
 		$(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) --nice $(FUZZ_NICE) \
 		$(if $(FUZZ_ONLY),--only $(FUZZ_ONLY)) $(FUZZ_BINS)
 
-# B=<scenario> runs one (tools/bench.py --help names them).
+# B=<scenario> runs one (tools/bench.py --help names them); RUNS=N runs each claim cell
+# N times (default 10; with bench-full every cell).
 B ?=
+RUNS ?=
+BENCH_FLAGS = $(if $(B),--only $(B)) $(if $(RUNS),--runs $(RUNS))
 bench: deps all floor counts
-	@$(PYTHON) tools/bench.py $(if $(B),--only $(B))
+	@$(PYTHON) tools/bench.py $(BENCH_FLAGS)
+
+# The whole matrix of every scenario at RUNS, and the Linux scenarios (README: its duration).
+bench-full: deps all floor counts
+	@$(PYTHON) tools/bench.py --full $(BENCH_FLAGS)
 
 # The exit path's floor (arch/x86/exit_floor.h): its own build, for `make bench` only.
 .PHONY: floor

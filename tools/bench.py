@@ -1,51 +1,79 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""`make bench`: every benchmark scenario on every platform here, as Markdown tables.
+"""`make bench`: the synthetic benchmark scenarios, each cell run several times with seeds.
 
-Scenarios (B=<name> runs one):
-exit: each platform boots once with one exitbench VM, with the real and the
-floor build; QEMU also with exitbench in long mode (qemu-svm-paging), and
-each platform with exitbench +smp in a 1-vCPU and a 64-vCPU VM (CPUID with
-the other vCPUs all halted). Under QEMU with -icount shift=0 and under Bochs
-with clock: sync=none, one guest TSC tick is
-one retired instruction, so the numbers are deterministic instruction counts
-of the exit path (a minimal hand-written handler costs about 43-50). Each
-platform also boots the counting build, which reports what one round trip
-executes that costs far more on hardware than its tick: VMREAD/VMWRITE,
-VMCB accesses, VMLOAD/VMSAVE, RDMSR/WRMSR/XSETBV (paging off).
-pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on one
-(Bochs only: QEMU -icount runs its CPUs round robin in coarse slices, which
-would measure QEMU's scheduler).
-haltpoll: pingpong on two CPUs and on one, and idletick, under each
-polling policy, on Bochs VMX with 2 CPUs (docs/halt_polling.md reads the
-table).
-yield: spinlock with 2, 4 and 6 vCPUs on 2 CPUs under each spin policy, on
-Bochs VMX (PLE), Bochs ryzen (pause filter) and QEMU TCG (software
-detector) (docs/directed_yield.md reads the table).
-selfipi: `cli; self-IPI; sti; hlt` on the SVM platforms with idle_hlt=auto
-and off: cycles per iteration and HLT exits (docs/virtual_interrupts.md).
-linux-haltpoll: an idle 2-vCPU Linux guest (docs/linux.md) under each polling
-policy, host polling against the guest's cpuidle-haltpoll; linux-yield: a
-4-vCPU Linux guest on 2 CPUs running hackbench under each spin policy. Both on
-QEMU TCG only (Linux on Bochs takes too long): one run on a shared host each,
-not deterministic.
-A scenario is one entry of SCENARIOS: its boots (cells) and its table.
-All boots share one queue of at most 2 emulators at once; each writes its
-console log under build/bench/<boot>/, and the run writes
-build/bench/results.json and a chart per table (tools/plot.py).
-Compare numbers within one run.
+Method. Each scenario is a set of cells (a configuration booted once per
+run); run r of every cell boots with the hypervisor's `seed=BASE+r`
+(docs/options.md: each vCPU's first entry is staggered by a seeded delay)
+and the guest's own seed where it has one (`locks`). Under Bochs with
+`clock: sync=none` a run is deterministic: the same seed and command line
+repeat it exactly, another seed changes its interleaving (the `seedcheck`
+scenario shows both). All (cell, run) jobs run in one order shuffled by
+`--order-seed` (printed), at most 2 Bochs or QEMU -icount emulators at
+once (their numbers count instructions, so host load does not change
+them), a QEMU cell without -icount alone (its numbers depend on the host's
+load). A cell prints the median of its runs and the 95% bootstrap
+confidence interval of the median; a ratio to a baseline cell the ratio of
+the two medians with its own bootstrap interval, `no difference detected`
+when that interval holds 1 (tools/benchstats.py: scipy.stats.bootstrap,
+Debian's python3-scipy, with a fixed random state, so the tables are
+reproducible from results.json). Each boot prints a progress line with an
+estimate of what is left, from the mean boot time so far per platform.
+
+Scenarios (--only NAME,...; B=NAME in make):
+exit: exitbench's round trips against the floor build, the 64-vCPU VM and
+the counting build (docs/exit_path.md). One run each, no seed: exitbench
+runs on one vCPU (the others of +smp halted before it starts), and one
+guest TSC tick is one retired instruction, so a run is an instruction
+count that no stagger or host load can change.
+selfipi: `cli; self-IPI; sti; hlt` on the SVM platforms per idle_hlt mode;
+one vCPU, one run each as for exit.
+pingpong: two vCPUs bounce an IPI, halting in between, on two CPUs and on
+one (Bochs only: QEMU -icount runs its CPUs round robin in coarse slices).
+haltpoll: pingpong on two CPUs and on one, and idletick, under each polling
+policy, on Bochs VMX with 2 CPUs, also with `idle_exit_latency_us=133` (a
+host C6 exit, docs/halt_polling.md); ratios to fixed polling and to none.
+seedcheck: one spinlock cell on Bochs VMX run twice with one seed and once
+with each of several others: equal values for the same seed, different
+values for different seeds.
+yield: the spinlock guest under each spin policy on Bochs corei7_skylake_x
+(VMX, PLE) and ryzen (pause filter), with 2, 4 and 8 CPUs at 1x, 2x and 3x
+overcommit, one VM or two VMs sharing the CPUs (each with half the vCPUs);
+ratios to `ple=off` and of vcpu_id to last_boosted (docs/directed_yield.md).
+By default Bochs VMX's 8-CPU 2x cells with one VM, which decide the docs'
+claims, with --runs (RUNS, default 10) runs, and its 2-CPU row with
+--scan-runs (default 3); --full: every cell with --runs runs, plus a QEMU
+TCG column at 2 CPUs (multi-threaded: load-dependent, so run alone).
+haltpoll's claim cells (off, fixed and KVM's adaptive polling on pingpong
+with 2 CPUs and idletick) have --runs runs, the others --scan-runs.
+Measured cost of one boot on an idle core: Bochs with 1 or 2 CPUs about
+18 s, 4 CPUs about 35 s, 8 CPUs about 95 s, almost all of it fixed (at 2
+CPUs a 5 M-cycle and a 50 M-cycle budget cost the same): Bochs emulates
+every CPU, halted or not, through the seconds of guest time that booting
+and printing the statistics at 115200 baud take.
+locks: the locks guest (many test-and-set and MCS locks, its own seed
+`seed=` the run's) at 8 CPUs 2x on Bochs VMX per spin policy, with
+--scan-runs (--full: --runs), when build/guests/locks.elf exists.
+--full adds the Linux scenarios of tools/bench_linux.py, when present
+(`make bench-full`).
+Every boot writes its console log under build/bench/<cell>/run-<r>/; the
+run writes build/bench/results.json (every run: seed, raw value, log; and
+each table) and a chart per table (tools/plot.py).
 """
 import argparse
+import contextvars
 import json
 import os
+import random
+import statistics
 import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+from benchstats import format_estimate, format_ratio, median_estimate, ratio_estimate  # noqa: E402
 from consolelog import ConsoleLog  # noqa: E402
 
 OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
@@ -55,17 +83,64 @@ PLATFORMS = [
     ("Bochs corei7_skylake_x, VMX", ["--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "1"]),
 ]
 
-
-
-
 BENCH_DIR = os.path.join(ROOT, "build", "bench")
 MAX_EMULATORS = 2
+# Runs per cell by default: a bootstrap interval of the median from 5 runs is little more
+# than their range, so a cell that decides a claim in the docs has at least 10.
+RUNS_DEFAULT = 10
+# Runs of the cells that decide no claim (the rest of the yield matrix) in `make bench`.
+SCAN_RUNS_DEFAULT = 3
+SEED_BASE_DEFAULT = 1  # seed=0 means no stagger
+# Every boot: the human tables of each statistics round cost about a second of guest time
+# per 8 vCPUs at 115200 baud, which Bochs emulates on every CPU; the tools read the records.
+BENCH_HV_ARGS = "stats_tables=off"
+
+
+class Run:
+    """One boot of a cell: its index, seed, value (None if it failed), error, console logs
+    and wall time."""
+
+    def __init__(self, index, seed):
+        self.index, self.seed = index, seed
+        self.value, self.error, self.logs, self.wall_s = None, "", [], 0.0
+
+    def as_json(self):
+        return {"run": self.index, "seed": self.seed, "value": self.value, "error": self.error,
+                "logs": self.logs, "wall_s": round(self.wall_s, 1)}
+
+
+# The run whose boot is in progress on this thread: boot() takes its seed and files its logs.
+CURRENT_RUN = contextvars.ContextVar("bench_current_run", default=None)
+
+
+def flag_value(flags, name, default=None):
+    return flags[flags.index(name) + 1] if name in flags else default
+
+
+def with_hv_args(flags, extra):
+    """flags with extra appended to the hypervisor's --args."""
+    if "--args" not in flags:
+        return flags + ["--args", extra]
+    i = flags.index("--args") + 1
+    return flags[:i] + [f"{flags[i]} {extra}".strip()] + flags[i + 1:]
+
+
+def guest_seed():
+    """The seed of the run in progress, for a guest that takes its own."""
+    return CURRENT_RUN.get().seed
 
 
 def boot(name, flags, guests, kernel=None):
+    run = CURRENT_RUN.get()
     rundir = os.path.join(BENCH_DIR, name)
+    flags = with_hv_args(flags, BENCH_HV_ARGS)
+    if run is not None:
+        rundir = os.path.join(rundir, f"run-{run.index}")
+        if run.seed is not None:
+            flags = with_hv_args(flags, f"seed={run.seed}")
+        run.logs.append(os.path.relpath(os.path.join(rundir, "console.log"), ROOT))
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--accel", "tcg",
-           "--rundir", rundir, "--timeout", "600", "--guests", guests] + flags
+           "--rundir", rundir, "--timeout", "1200", "--guests", guests] + flags
     if kernel:
         cmd += ["--kernel", kernel]
     res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -101,6 +176,7 @@ def pingpong_cell(flags, label, pins, iters):
     return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
 
 
+# (label, hypervisor arguments); the ratios' baselines are the first two.
 HALT_POLICIES = [
     ("off (`halt_poll_ns=0`)", "halt_poll_ns=0"),
     ("fixed", "halt_poll_mode=fixed"),
@@ -108,6 +184,11 @@ HALT_POLICIES = [
     ("adaptive, shrink 2 (KVM)", ""),
     ("predict", "halt_poll_mode=predict"),
 ]
+HALT_OFF, HALT_FIXED, HALT_ADAPTIVE = (HALT_POLICIES[i][0] for i in (0, 1, 3))
+# A host C-state model (idle_exit_latency_us=, Linux's intel_idle C6 exit on Skylake-SP):
+# the policies that decide docs/halt_polling.md's claim, again with a costly wake-up.
+HALT_IDLE_EXIT_US = 133
+HALT_IDLE_EXIT_POLICIES = (HALT_OFF, HALT_FIXED, HALT_ADAPTIVE)
 HALT_WORKLOADS = [
     ("pingpong, 2 CPUs", "pingpong:vcpus=2:pin=0,1:args={pp}", "pingpong", "ipi_roundtrip"),
     ("pingpong, 1 CPU", "pingpong:vcpus=2:pin=0,0:args={pp}", "pingpong", "ipi_roundtrip"),
@@ -116,24 +197,28 @@ HALT_WORKLOADS = [
 BOCHS_VMX = ["--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2"]
 
 
-def halt_poll_cell(policy_args, workload, iters):
-    """One boot: (round trip, poll success ratio, polling ms per guest second) or an error."""
+def halt_poll_cell(policy_args, idle_exit_us, workload, iters):
+    """One boot: the round trip, polls and polling time of one workload, or an error."""
     label, guests, vm, op = workload
+    args = f"{policy_args} idle_exit_latency_us={idle_exit_us}".strip() if idle_exit_us \
+        else policy_args
     name = f"haltpoll-{vm}-{guests.split('pin=')[1][:3].replace(',', '')}-" + \
-        (policy_args.replace("=", "-") or "default")
-    log, rundir = boot(name, BOCHS_VMX + ["--args", policy_args], guests.format(**iters))
+        (policy_args.replace("=", "-") or "default") + (f"-idle{idle_exit_us}" if idle_exit_us
+                                                        else "")
+    log, rundir = boot(name, with_hv_args(BOCHS_VMX, args), guests.format(**iters))
     bench = [e for e in log.all("bench") if e.vm == vm and e.get("op") == op]
     stop = [e for e in log.all("vm_stop") if e["vm"] == vm]
     stats = log.stats("vcpu", vm)
     if log.returncode != 0 or not bench or not stop or not stats:
         return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
-    attempted = sum(e["halt_attempted_poll"] for e in stats.values())
-    caught = sum(e["halt_successful_poll"] for e in stats.values())
-    halts = sum(e["halt_exits"] for e in stats.values())
-    poll_ns = sum(e["halt_poll_success_ns"] + e["halt_poll_fail_ns"] for e in stats.values())
-    fail_ns = sum(e["halt_poll_fail_ns"] for e in stats.values())
     run_us = stop[0]["run_us"]
-    return (bench[0]["cycles"], caught, attempted, halts, poll_ns / run_us, fail_ns / run_us), ""
+    return {"round_trip": bench[0]["cycles"],
+            "caught": sum(e["halt_successful_poll"] for e in stats.values()),
+            "attempted": sum(e["halt_attempted_poll"] for e in stats.values()),
+            "halts": sum(e["halt_exits"] for e in stats.values()),
+            "poll_ms_per_s": sum(e["halt_poll_success_ns"] + e["halt_poll_fail_ns"]
+                                 for e in stats.values()) / run_us,
+            "wasted_ms_per_s": sum(e["halt_poll_fail_ns"] for e in stats.values()) / run_us}, ""
 
 
 YIELD_POLICIES = [
@@ -142,28 +227,100 @@ YIELD_POLICIES = [
     ("`yield_pivot=last_boosted`", "yield_pivot=last_boosted"),
     ("`yield_pivot=vcpu_id` (default)", ""),
 ]
-YIELD_OVERCOMMIT = [("1x", 2), ("2x", 4), ("3x", 6)]
+YIELD_BASELINE, YIELD_LAST_BOOSTED, YIELD_VCPU_ID = (YIELD_POLICIES[i][0] for i in (0, 2, 3))
+YIELD_OVERCOMMIT = [("1x", 1), ("2x", 2), ("3x", 3)]
+YIELD_CPUS = (2, 4, 8)
+YIELD_VMS = (1, 2)  # one VM with every vCPU, or two VMs with half each, sharing the CPUs
+# The cells that decide docs/directed_yield.md's claims: (CPUs, overcommit).
+YIELD_CLAIM = (8, "2x")
 YIELD_PLATFORMS = [
-    ("Bochs VMX (PLE)", ["--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2"]),
-    ("Bochs ryzen (pause filter)", ["--emu", "bochs", "--cpu", "ryzen", "--smp", "2"]),
-    # The second opinion runs without -icount, so not deterministic: under -icount, QEMU 7.2
-    # may never run the other CPU while one keeps taking PAUSE exits (docs/directed_yield.md
-    # has the failed runs).
-    ("QEMU TCG (software)", ["--emu", "qemu", "--smp", "2"]),
+    ("Bochs VMX (PLE)", ["--emu", "bochs", "--cpu", "corei7_skylake_x"]),
+    ("Bochs ryzen (pause filter)", ["--emu", "bochs", "--cpu", "ryzen"]),
 ]
+# --full only, at 2 CPUs: without -icount, so load-dependent and run alone: under -icount,
+# QEMU 7.2 may never run the other CPU while one keeps taking PAUSE exits
+# (docs/directed_yield.md has the failed runs).
+YIELD_QEMU = ("QEMU TCG (software)", ["--emu", "qemu"])
 
 
-def yield_cell(platform, policy_args, vcpus, cycles):
-    """One boot: the spinlock guest's acquisitions, or an error."""
-    label, flags = platform
-    name = f"yield-{flags[1]}-{flags[3] if flags[1] == 'bochs' else 'tcg'}-{vcpus}-" + \
-        (policy_args.replace("=", "-") or "default")
-    log, rundir = boot(name, flags + ["--args", policy_args],
-                       f"spinlock:vcpus={vcpus}:args={cycles}")
-    got = [e["value"] for e in log.all("bench") if e.get("guest") == "spinlock"]
-    if log.returncode != 0 or len(got) != 1:
+def spin_guests(image, vcpus, vms, args):
+    """The GUESTS words of vms VMs sharing vcpus vCPUs equally."""
+    if vms == 1:
+        return f"{image}:vcpus={vcpus}:args={args}"
+    return " ".join(f"{image}:name={image}{i}:vcpus={vcpus // vms}:args={args}"
+                    for i in range(vms))
+
+
+def spin_cell(name, flags, guests, image, vms):
+    """One boot: the acquisitions of all VMs of the lock guest image, or an error."""
+    log, rundir = boot(name, flags, guests)
+    got = [e["value"] for e in log.all("bench") if e.get("guest") == image
+           and e.get("op") == "acquisitions"]
+    if log.returncode != 0 or len(got) != vms:
         return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
-    return got[0], ""
+    return sum(got), ""
+
+
+def yield_cell(platform, cpus, policy_args, vcpus, vms, cycles):
+    label, flags = platform
+    name = f"yield-{flags[1]}-{flags[3] if flags[1] == 'bochs' else 'tcg'}-{cpus}cpu-" \
+        f"{vcpus}vcpu-{vms}vm-" + (policy_args.replace("=", "-") or "default")
+    return spin_cell(name, with_hv_args(flags + ["--smp", str(cpus)], policy_args),
+                     spin_guests("spinlock", vcpus, vms, cycles), "spinlock", vms)
+
+
+class Cell:
+    """One configuration of a scenario: measure() boots it once and returns (value, error);
+    seeds: the seed of each run (None: unseeded, deterministic without one)."""
+
+    def __init__(self, flags, measure, seeds):
+        self.flags, self.measure, self.seeds = flags, measure, seeds
+
+    def platform(self):
+        """What the boot time depends on: the emulator and its CPUs (the progress estimate)."""
+        emu = flag_value(self.flags, "--emu")
+        icount = " -icount" if emu == "qemu" and "--icount" in self.flags else ""
+        return f"{emu}{icount}, {flag_value(self.flags, '--smp', '2')} CPUs"
+
+    def alone(self):
+        """Its numbers depend on the host's load (QEMU without -icount): nothing runs beside it."""
+        return flag_value(self.flags, "--emu") == "qemu" and "--icount" not in self.flags
+
+
+def seeded(runs, a):
+    return [a.seed_base + r for r in range(runs)]
+
+
+UNSEEDED = [None]
+
+
+def single(got):
+    """key -> (value, error) of a scenario whose cells run once."""
+    return {key: (runs[0].value, runs[0].error) for key, runs in got.items()}
+
+
+def failure(runs):
+    """The first failed run's error with how many failed, or "" when none did."""
+    failed = [r for r in runs if r.value is None]
+    return f"{failed[0].error} ({len(failed)} of {len(runs)} runs failed)" if failed else ""
+
+
+def summary(runs, pick=lambda v: v, digits=0):
+    """(Estimate, `median [low, high]`) of one field of a cell's runs; (None, error) if a
+    run failed."""
+    err = failure(runs)
+    if err:
+        return None, err
+    est = median_estimate([pick(r.value) for r in runs])
+    return est, format_estimate(est, digits)
+
+
+def ratio(runs, base, pick=lambda v: v):
+    """`ratio [low, high]` of the medians of one field of two cells' runs; "" if one failed."""
+    if failure(runs) or failure(base):
+        return ""
+    return format_ratio(ratio_estimate([pick(r.value) for r in runs],
+                                       [pick(r.value) for r in base]))
 
 
 class Table:
@@ -184,8 +341,7 @@ class Table:
 
 
 class Scenario:
-    """cells: key -> a function booting once and returning (value, error); table: the
-    results by key -> Table."""
+    """cells: key -> Cell; table: the runs by key -> Table."""
 
     def __init__(self, name, cells, table):
         self.name, self.cells, self.table = name, cells, table
@@ -312,7 +468,9 @@ def exit_scenario(a):
                      "and halted against 1 vCPU (exitbench +smp)",
                      ["platform"] + OPS + [EXIT_VCPU_COLUMN], rows,
                      [n for n, _, _ in EXIT_PLATFORMS], chart, ok)
-    return Scenario("exit", cells, table)
+    flags = {name: flags for name, flags, _ in EXIT_PLATFORMS}
+    return Scenario("exit", {key: Cell(flags[key[0]], fn, UNSEEDED) for key, fn in cells.items()},
+                    lambda got: table(single(got)))
 
 
 def selfipi_scenario(a):
@@ -344,92 +502,209 @@ def selfipi_scenario(a):
                      f"of {a.iters} iterations, per HLT intercept mode",
                      ["platform", "idle_hlt=", "intercept used", "ticks", "hlt_exits"], rows,
                      [name for name, _ in svm], chart, all(v for v, _ in got.values()))
-    return Scenario("selfipi", cells, table)
+    flags = dict(svm)
+    return Scenario("selfipi", {key: Cell(flags[key[0]], fn, UNSEEDED)
+                                for key, fn in cells.items()}, lambda got: table(single(got)))
 
 
 def pingpong_scenario(a):
     bochs = [(name, flags) for name, flags in PLATFORMS if flags[1] == "bochs"]
-    cells = {(name, label): (lambda flags=flags, label=label, pins=pins:
-                             pingpong_cell(flags, label, pins, a.pingpong_iters))
+    cells = {(name, label): Cell(flags, lambda flags=flags, label=label, pins=pins:
+                                 pingpong_cell(flags, label, pins, a.pingpong_iters),
+                                 seeded(a.runs if a.full else a.scan_runs, a))
              for name, flags in bochs for label, pins in PINGPONG}
 
     def table(got):
-        rows = [[name] + [str(got[(name, label)][0]) if got[(name, label)][0] is not None
-                          else got[(name, label)][1] for label, _ in PINGPONG]
-                for name, _ in bochs]
-        chart = {label: [got[(name, label)][0] for name, _ in bochs] for label, _ in PINGPONG}
-        return Table(f"pingpong: mean guest TSC ticks per IPI round trip ({a.pingpong_iters} "
-                     "iterations, 2 vCPUs halting between IPIs)",
-                     ["platform"] + [label for label, _ in PINGPONG], rows,
-                     [name for name, _ in bochs], chart, all(v is not None for v, _ in got.values()))
+        rows, chart = [], {label: [] for label, _ in PINGPONG}
+        for name, _ in bochs:
+            row = [name]
+            for label, _ in PINGPONG:
+                est, text = summary(got[(name, label)])
+                row.append(text)
+                chart[label].append(est.value if est else None)
+            rows.append(row)
+        return Table(f"pingpong: guest TSC ticks per IPI round trip ({a.pingpong_iters} "
+                     "iterations, 2 vCPUs halting between IPIs): the median of the runs "
+                     "[95% CI]", ["platform"] + [label for label, _ in PINGPONG], rows,
+                     [name for name, _ in bochs], chart,
+                     not any(failure(runs) for runs in got.values()))
     return Scenario("pingpong", cells, table)
 
 
 def halt_poll_scenario(a):
     iters = {"pp": a.pingpong_iters, "burst": 2000, "ticks": 50}
-    cells = {(p[0], w[0]): (lambda p=p, w=w: halt_poll_cell(p[1], w, iters))
-             for p in HALT_POLICIES for w in HALT_WORKLOADS}
+    settings = [(0, p) for p in HALT_POLICIES] + \
+        [(HALT_IDLE_EXIT_US, p) for p in HALT_POLICIES if p[0] in HALT_IDLE_EXIT_POLICIES]
+    def runs(policy, workload):
+        """The claim's cells (its policies, on the workloads with 2 CPUs) run --runs times,
+        the others --scan-runs times unless --full."""
+        claim = policy in HALT_IDLE_EXIT_POLICIES and workload != HALT_WORKLOADS[1][0]
+        return a.runs if claim or a.full else a.scan_runs
+    cells = {(p[0], idle, w[0]): Cell(
+        BOCHS_VMX, lambda p=p, idle=idle, w=w: halt_poll_cell(p[1], idle, w, iters),
+        seeded(runs(p[0], w[0]), a)) for idle, p in settings for w in HALT_WORKLOADS}
 
     def table(got):
         head = ["policy"]
         for label, *_ in HALT_WORKLOADS:
-            head += [f"{label}: round trip", "caught", "polling ms/s"]
+            head += [f"{label}: round trip", "/ fixed", "/ off", "caught", "polling ms/s",
+                     "wasted ms/s", "wasted / fixed"]
         rows, chart, ok = [], {w[0]: [] for w in HALT_WORKLOADS}, True
-        for policy, _ in HALT_POLICIES:
-            row = [policy]
+        for idle, (policy, _) in settings:
+            row = [policy + (f", `idle_exit_latency_us={idle}`" if idle else "")]
             for w in HALT_WORKLOADS:
-                value, err = got[(policy, w[0])]
-                chart[w[0]].append(value[0] if value else None)
-                if not value:
+                runs = got[(policy, idle, w[0])]
+                fixed, off = got[(HALT_FIXED, idle, w[0])], got[(HALT_OFF, idle, w[0])]
+                est, text = summary(runs, lambda v: v["round_trip"])
+                chart[w[0]].append(est.value if est else None)
+                if not est:
                     ok = False
-                    row += [err, "", ""]
+                    row += [text] + [""] * 6
                     continue
-                cycles, caught, attempted, halts, ms_per_s, failed_ms_per_s = value
-                ratio = f"{caught}/{attempted}, {caught}/{halts} of halts" if attempted else \
-                    f"0/0, 0/{halts} of halts"
-                row += [str(cycles), ratio, f"{ms_per_s:.1f} ({failed_ms_per_s:.1f})"]
+                caught = [r.value["caught"] for r in runs]
+                halts = [r.value["halts"] for r in runs]
+                row += [text, ratio(runs, fixed, lambda v: v["round_trip"]),
+                        ratio(runs, off, lambda v: v["round_trip"]),
+                        f"{format_estimate(median_estimate(caught))} of "
+                        f"{statistics.median(halts):g} halts",
+                        summary(runs, lambda v: v["poll_ms_per_s"], 1)[1],
+                        summary(runs, lambda v: v["wasted_ms_per_s"], 1)[1],
+                        ratio(runs, fixed, lambda v: v["wasted_ms_per_s"])]
             rows.append(row)
         return Table("halt polling, Bochs corei7_skylake_x (VMX), 2 CPUs, clock: sync=none: per "
-                     "workload, the mean round trip in guest TSC ticks, polls that caught the "
-                     "wake-up (of polls attempted; of halts) and host CPU time spent polling, in "
-                     "ms per guest second (in brackets: in polls that caught nothing). "
-                     f"pingpong: {iters['pp']} round trips; idletick: {iters['burst']} round "
-                     f"trips (shown), then {iters['ticks']} ticks at 250 Hz", head, rows,
-                     [p for p, _ in HALT_POLICIES], chart, ok)
+                     "workload, the median of the runs [95% CI] of the mean round trip in guest "
+                     "TSC ticks and its ratio to fixed polling's and to no polling's, polls that "
+                     "caught the wake-up (of halts), host CPU time spent polling and wasted in "
+                     "polls that caught nothing, in ms per guest second, and the wasted time's "
+                     f"ratio to fixed polling's. pingpong: {iters['pp']} round trips; idletick: "
+                     f"{iters['burst']} round trips (shown), then {iters['ticks']} ticks at "
+                     "250 Hz (its idle phase)", head, rows,
+                     [row[0] for row in rows], chart, ok)
     return Scenario("haltpoll", cells, table)
+
+
+def seedcheck_scenario(a):
+    """One cell whose result the seed should move: the same seed twice, then other seeds."""
+    seeds = [a.seed_base, a.seed_base] + [a.seed_base + i for i in range(1, a.seedcheck_seeds)]
+    vcpus = 4
+    cell = Cell(BOCHS_VMX, lambda: spin_cell(f"seedcheck-{vcpus}vcpu", BOCHS_VMX,
+                                             spin_guests("spinlock", vcpus, 1,
+                                                         a.spinlock_cycles), "spinlock", 1),
+                seeds)
+
+    def table(got):
+        runs = got["spinlock"]
+        err = failure(runs)
+        rows = [[str(r.index), str(r.seed), str(r.value) if r.value is not None else r.error]
+                for r in runs]
+        if err:
+            return Table("seedcheck: failed", ["run", "seed", "acquisitions"], rows, [], {}, False)
+        same = {r.value for r in runs if r.seed == a.seed_base}
+        by_seed = {r.seed: r.value for r in runs}
+        distinct = len(set(by_seed.values()))
+        repeats = len(same) == 1
+        moves = distinct > 1
+        verdict = ("the same seed repeats the run exactly" if repeats else
+                   "**the same seed gave different values**") + "; " + \
+            (f"{len(by_seed)} seeds gave {distinct} different values" if moves else
+             "**the value does not move with the seed**")
+        return Table(f"seedcheck: spinlock, {vcpus} vCPUs on Bochs corei7_skylake_x with 2 CPUs, "
+                     f"{a.spinlock_cycles} guest TSC cycles, acquisitions per run and seed: "
+                     + verdict, ["run", "seed", "acquisitions"], rows,
+                     [f"run {r.index} (seed {r.seed})" for r in runs],
+                     {"acquisitions": [r.value for r in runs]}, repeats and moves)
+    return Scenario("seedcheck", {"spinlock": cell}, table)
+
+
+def spin_policy_table(title, row_keys, got):
+    """Rows (label, key(policy label) -> cell key): each policy's acquisitions and the ratios
+    to `ple=off`, and of vcpu_id to last_boosted."""
+    head = ["cell"] + [p for p, _ in YIELD_POLICIES] + \
+        [f"{p} / `ple=off`" for p, _ in YIELD_POLICIES[1:]] + ["vcpu_id / last_boosted"]
+    rows, chart, ok = [], {p: [] for p, _ in YIELD_POLICIES}, True
+    for label, key in row_keys:
+        row = [label]
+        for policy, _ in YIELD_POLICIES:
+            est, text = summary(got[key(policy)])
+            ok = ok and est is not None
+            chart[policy].append(est.value if est else None)
+            row.append(text)
+        base = got[key(YIELD_BASELINE)]
+        row += [ratio(got[key(p)], base) for p, _ in YIELD_POLICIES[1:]]
+        row.append(ratio(got[key(YIELD_VCPU_ID)], got[key(YIELD_LAST_BOOSTED)]))
+        rows.append(row)
+    return Table(title, head, rows, [label for label, _ in row_keys], chart, ok)
+
+
+def yield_matrix(a):
+    """(platform, CPUs, overcommit label, factor, VMs, runs) of every yield cell to run: by
+    default the claim cells (YIELD_CLAIM, Bochs VMX, one VM) with --runs and Bochs VMX's
+    2-CPU row with --scan-runs; --full: the whole matrix with --runs, and QEMU at 2 CPUs."""
+    for pf in YIELD_PLATFORMS + ([YIELD_QEMU] if a.full else []):
+        for cpus in YIELD_CPUS if pf != YIELD_QEMU else (2,):
+            for oc, factor in YIELD_OVERCOMMIT:
+                for vms in YIELD_VMS:
+                    claim = (cpus, oc, vms, pf) == YIELD_CLAIM + (1, YIELD_PLATFORMS[0])
+                    scan = (cpus, vms, pf) == (2, 1, YIELD_PLATFORMS[0])
+                    runs = a.runs if claim or a.full else a.scan_runs if scan else 0
+                    if runs:
+                        yield pf, cpus, oc, factor, vms, runs
 
 
 def yield_scenario(a):
     cycles = a.spinlock_cycles
-    cells = {(pf[0], pol[0], n): (lambda pf=pf, pol=pol, n=n: yield_cell(pf, pol[1], n, cycles))
-             for pf in YIELD_PLATFORMS for pol in YIELD_POLICIES for _, n in YIELD_OVERCOMMIT}
+    matrix = list(yield_matrix(a))
+    cells = {}
+    for pf, cpus, oc, factor, vms, runs in matrix:
+        flags = pf[1] + ["--smp", str(cpus)]
+        for policy, args in YIELD_POLICIES:
+            cells[(pf[0], cpus, oc, vms, policy)] = Cell(
+                flags, lambda pf=pf, cpus=cpus, args=args, n=cpus * factor, vms=vms:
+                yield_cell(pf, cpus, args, n, vms, cycles), seeded(runs, a))
 
     def table(got):
-        head = ["policy"] + [f"{pf[0]}, {oc}" for pf in YIELD_PLATFORMS
-                             for oc, _ in YIELD_OVERCOMMIT]
-        rows, ok = [], True
-        chart = {pol: [] for pol, _ in YIELD_POLICIES}
-        for policy, _ in YIELD_POLICIES:
-            row = [policy]
-            for pf in YIELD_PLATFORMS:
-                for _, n in YIELD_OVERCOMMIT:
-                    value, err = got[(pf[0], policy, n)]
-                    base, _ = got[(pf[0], YIELD_POLICIES[0][0], n)]
-                    chart[policy].append(value)
-                    if value is None:
-                        ok = False
-                        row.append(err)
-                    elif base:
-                        row.append(f"{value} ({value / base:.2f})")
-                    else:
-                        row.append(str(value))
-            rows.append(row)
-        return Table(f"spinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs, 2 "
-                     "CPUs, per spin policy (in brackets: the ratio to `ple=off`); 1x, 2x, 3x: 2, "
-                     "4, 6 vCPUs. Bochs with clock: sync=none: deterministic, one guest TSC tick "
-                     "per instruction; QEMU: one run on a shared host, not "
-                     "deterministic", head, rows, head[1:], chart, ok)
+        row_keys = [(f"{pf[0]}, {cpus} CPUs, {oc}, {vms} VM{'s' if vms > 1 else ''} "
+                     f"({runs} runs)",
+                     lambda policy, pf=pf, cpus=cpus, oc=oc, vms=vms: (pf[0], cpus, oc, vms,
+                                                                       policy))
+                    for pf, cpus, oc, _, vms, runs in matrix]
+        return spin_policy_table(
+            f"spinlock: lock acquisitions in {cycles} guest TSC cycles by all vCPUs of all VMs "
+            "per spin policy, the median of the runs [95% CI], and the ratios of the medians "
+            "[95% CI]; 1x, 2x, 3x: 1, 2, 3 vCPUs per CPU, one VM or two VMs with half the vCPUs "
+            "each. Bochs with clock: sync=none: each run deterministic for its seed; QEMU: "
+            "multi-threaded TCG, on a loaded host, not deterministic", row_keys, got)
     return Scenario("yield", cells, table)
+
+
+LOCKS_ELF = os.path.join(ROOT, "build", "guests", "locks.elf")
+
+
+def locks_scenario(a):
+    """The many-lock guest (guest-tests/locks.c) per spin policy, in the claim cells'
+    configuration; it takes its own seed, the run's."""
+    if not os.path.exists(LOCKS_ELF):
+        print(f"bench: locks: skipped, no {os.path.relpath(LOCKS_ELF, ROOT)}", file=sys.stderr)
+        return None
+    cpus, oc = YIELD_CLAIM
+    vcpus = cpus * dict(YIELD_OVERCOMMIT)[oc]
+    pf = YIELD_PLATFORMS[0]
+    flags = pf[1] + ["--smp", str(cpus)]
+
+    def cell(args):
+        name = f"locks-{cpus}cpu-{vcpus}vcpu-" + (args.replace("=", "-") or "default")
+        return spin_cell(name, with_hv_args(flags, args),
+                         spin_guests("locks", vcpus, 1, f"{a.spinlock_cycles}+seed={guest_seed()}"),
+                         "locks", 1)
+    # No claim in the docs rests on it yet: --scan-runs unless --full.
+    runs = a.runs if a.full else a.scan_runs
+    cells = {policy: Cell(flags, lambda args=args: cell(args), seeded(runs, a))
+             for policy, args in YIELD_POLICIES}
+    return Scenario("locks", cells, lambda got: spin_policy_table(
+        f"locks (16 locks, half test-and-set, half MCS; its seed the run's): acquisitions in "
+        f"{a.spinlock_cycles} guest TSC cycles, {vcpus} vCPUs on {cpus} CPUs, {pf[0]}, per spin "
+        "policy, the median [95% CI], and the ratios [95% CI]",
+        [(f"{pf[0]}, {cpus} CPUs, {oc}", lambda policy: policy)], got))
 
 
 LINUX_QEMU = ["--emu", "qemu", "--smp", "2", "--args", "watchdog_ms=10000"]
@@ -456,10 +731,10 @@ def linux_flags(host_args):
 
 def linux_haltpoll_scenario(a, seconds=10):
     """An idle Linux guest: host CPU time spent polling per guest second, per policy."""
-    cells = {label: (lambda host=host, guest=guest: linux_cell(
+    cells = {label: Cell(LINUX_QEMU, lambda host=host, guest=guest: linux_cell(
         f"linux-haltpoll-{host.replace('=', '-') or 'default'}{guest and '-guest'}",
         linux_flags(host),
-        f"linux:name=lx:vcpus=2:args=workload=idle:{seconds}{guest}"))
+        f"linux:name=lx:vcpus=2:args=workload=idle:{seconds}{guest}"), UNSEEDED)
         for label, host, guest in LINUX_HALT_POLICIES}
 
     def table(got):
@@ -482,14 +757,14 @@ def linux_haltpoll_scenario(a, seconds=10):
                      "spent polling per guest second (ms/s), and halts",
                      ["policy", "polling ms/s", "halts", "polls that caught the wake-up"], rows,
                      [label for label, _, _ in LINUX_HALT_POLICIES], chart, ok)
-    return Scenario("linux-haltpoll", cells, table)
+    return Scenario("linux-haltpoll", cells, lambda got: table(single(got)))
 
 
 def linux_yield_scenario(a, groups=4, loops=100):
     """hackbench in a 4-vCPU Linux guest on 2 CPUs, per spin policy."""
-    cells = {label: (lambda policy=policy: linux_cell(
+    cells = {label: Cell(LINUX_QEMU, lambda policy=policy: linux_cell(
         f"linux-yield-{policy.replace('=', '-') or 'default'}", linux_flags(policy),
-        f"linux:name=lx:vcpus=4:args=workload=hackbench:{groups}:{loops}"))
+        f"linux:name=lx:vcpus=4:args=workload=hackbench:{groups}:{loops}"), UNSEEDED)
         for label, policy in YIELD_POLICIES}
 
     def table(got):
@@ -511,66 +786,161 @@ def linux_yield_scenario(a, groups=4, loops=100):
                      "its run time in guest seconds per spin policy (lower is better)",
                      ["policy", "hackbench s", "spins detected", "directed yields (successful)"],
                      rows, [label for label, _ in YIELD_POLICIES], chart, ok)
-    return Scenario("linux-yield", cells, table)
+    return Scenario("linux-yield", cells, lambda got: table(single(got)))
 
 
-# Every scenario, in output order: a function from the options to its Scenario.
-SCENARIOS = [("exit", exit_scenario), ("pingpong", pingpong_scenario),
-             ("haltpoll", halt_poll_scenario), ("yield", yield_scenario),
-             ("selfipi", selfipi_scenario), ("linux-haltpoll", linux_haltpoll_scenario),
-             ("linux-yield", linux_yield_scenario)]
+# Every scenario, in output order: a function from the options to its Scenario (None: skipped),
+# and whether `make bench` runs it (the others: --full, `make bench-full`).
+SCENARIOS = [("exit", exit_scenario, True), ("pingpong", pingpong_scenario, True),
+             ("haltpoll", halt_poll_scenario, True), ("seedcheck", seedcheck_scenario, True),
+             ("yield", yield_scenario, True), ("locks", locks_scenario, True),
+             ("selfipi", selfipi_scenario, True),
+             ("linux-haltpoll", linux_haltpoll_scenario, False),
+             ("linux-yield", linux_yield_scenario, False)]
 
 
-def run_cells(scenarios):
-    """Every boot of every scenario, at most MAX_EMULATORS at once, with progress."""
-    jobs = [(s, key, fn) for s in scenarios for key, fn in s.cells.items()]
-    results = {s.name: {} for s in scenarios}
-    start, done, lock = time.monotonic(), [0], threading.Lock()
+def linux_scenarios():
+    """tools/bench_linux.py's scenarios, when it exists: its scenarios(bench) returns
+    [(name, make(options) -> Scenario)], built from this module's Cell, boot and tables;
+    they replace the built-in Linux scenarios of the same names."""
+    try:
+        import bench_linux
+    except ImportError:
+        print("bench: no tools/bench_linux.py: only the built-in Linux scenarios",
+              file=sys.stderr)
+        return []
+    return [(name, make, False) for name, make in bench_linux.scenarios(sys.modules[__name__])]
 
-    def one(job):
-        scenario, key, fn = job
-        value = fn()
-        with lock:
-            done[0] += 1
-            results[scenario.name][key] = value
-            mins, secs = divmod(int(time.monotonic() - start), 60)
-            what = key if isinstance(key, str) else ", ".join(str(k) for k in key)
-            state = "ok" if value[0] is not None else value[1]
-            print(f"bench: [{done[0]}/{len(jobs)}] {scenario.name}: {what}: {state} "
-                  f"({mins}m{secs:02d}s)", file=sys.stderr, flush=True)
 
-    with ThreadPoolExecutor(max_workers=MAX_EMULATORS) as pool:
-        list(pool.map(one, jobs))
-    return results
+class Job:
+    def __init__(self, scenario, key, cell, index, seed):
+        self.scenario, self.key, self.cell = scenario, key, cell
+        self.run = Run(index, seed)
+
+    def describe(self):
+        key = self.key if isinstance(self.key, str) else ", ".join(str(k) for k in self.key)
+        seed = f" (seed {self.run.seed})" if self.run.seed is not None else ""
+        return f"{self.scenario.name}: {key} run {self.run.index}{seed}"
+
+
+def minutes(seconds):
+    mins, secs = divmod(int(seconds), 60)
+    return f"{mins}m{secs:02d}s"
+
+
+def remaining_seconds(pending, durations, max_emulators):
+    """What the pending jobs should still take: each at the mean boot time so far of its
+    platform (of all platforms while its own has none), those that run alone serially."""
+    everything = [d for ds in durations.values() for d in ds]
+    if not everything:
+        return None
+    total = 0.0
+    for job in pending:
+        times = durations.get(job.cell.platform()) or everything
+        total += sum(times) / len(times) / (1 if job.cell.alone() else max_emulators)
+    return total
+
+
+def run_jobs(jobs, max_emulators):
+    """Every job in the given order: up to max_emulators at once, a job whose cell runs alone
+    with nothing beside it; a progress line per boot."""
+    cond = threading.Condition()
+    state = {"running": 0, "alone": False, "done": 0}
+    durations, pending = {}, list(jobs)
+    start = time.monotonic()
+
+    def work(job):
+        CURRENT_RUN.set(job.run)
+        t0 = time.monotonic()
+        job.run.value, job.run.error = job.cell.measure()
+        job.run.wall_s = time.monotonic() - t0
+        with cond:
+            state["done"] += 1
+            state["running"] -= 1
+            state["alone"] = False
+            durations.setdefault(job.cell.platform(), []).append(job.run.wall_s)
+            pending.remove(job)
+            left = remaining_seconds(pending, durations, max_emulators)
+            outcome = "ok" if job.run.value is not None else job.run.error
+            estimate = f", about {round(left / 60)} min left" if left is not None else ""
+            print(f"bench: [{state['done']}/{len(jobs)}] {job.describe()}: {outcome} "
+                  f"({minutes(time.monotonic() - start)}{estimate})", file=sys.stderr,
+                  flush=True)
+            cond.notify_all()
+
+    threads = []
+    for job in jobs:
+        with cond:
+            while state["alone"] or state["running"] >= max_emulators or \
+                    (job.cell.alone() and state["running"]):
+                cond.wait()
+            state["running"] += 1
+            state["alone"] = job.cell.alone()
+        t = threading.Thread(target=work, args=(job,))
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=1000)
     p.add_argument("--pingpong-iters", type=int, default=200)
-    p.add_argument("--only", default=",".join(name for name, _ in SCENARIOS),
-                   help="comma-separated scenarios: " + ", ".join(n for n, _ in SCENARIOS))
+    p.add_argument("--only", default="", help="comma-separated scenarios (default: those of "
+                   "make bench; with --full all)")
+    p.add_argument("--full", action="store_true", help="every cell of every scenario with "
+                   "--runs runs, and the Linux scenarios (make bench-full)")
+    p.add_argument("--runs", type=int, default=RUNS_DEFAULT,
+                   help=f"runs of each cell that decides a claim (default {RUNS_DEFAULT}; "
+                   "with --full of every cell)")
+    p.add_argument("--scan-runs", type=int, default=SCAN_RUNS_DEFAULT,
+                   help=f"runs of the other cells without --full (default {SCAN_RUNS_DEFAULT})")
+    p.add_argument("--seed-base", type=int, default=SEED_BASE_DEFAULT,
+                   help="run r of a cell uses seed BASE+r")
+    p.add_argument("--seedcheck-seeds", type=int, default=5,
+                   help="distinct seeds of the seedcheck scenario")
+    p.add_argument("--order-seed", type=int, default=None,
+                   help="the shuffle of the jobs (default: drawn, and printed)")
+    p.add_argument("--jobs", type=int, default=MAX_EMULATORS,
+                   help=f"emulators at once (default {MAX_EMULATORS})")
     p.add_argument("--spinlock-cycles", type=int, default=50000000)
     a = p.parse_args()
-    wanted = a.only.split(",")
-    unknown = set(wanted) - {name for name, _ in SCENARIOS}
+    known = SCENARIOS + linux_scenarios() if a.full else SCENARIOS
+    makers = {name: (make, default) for name, make, default in known}
+    wanted = a.only.split(",") if a.only else [n for n, (_, d) in makers.items() if d or a.full]
+    unknown = set(wanted) - set(makers)
     if unknown:
         sys.exit(f"bench: no scenario {', '.join(sorted(unknown))} (scenarios: "
-                 f"{', '.join(n for n, _ in SCENARIOS)})")
-    scenarios = [make(a) for name, make in SCENARIOS if name in wanted]
+                 f"{', '.join(makers)})")
+    scenarios = [s for s in (makers[name][0](a) for name in makers if name in wanted) if s]
+    jobs = [Job(s, key, cell, index, seed) for s in scenarios for key, cell in s.cells.items()
+            for index, seed in enumerate(cell.seeds)]
+    order_seed = a.order_seed if a.order_seed is not None else random.SystemRandom().randrange(
+        1 << 32)
+    random.Random(order_seed).shuffle(jobs)
+    print(f"bench: {len(jobs)} boots of {len(scenarios)} scenarios in the order of "
+          f"--order-seed {order_seed}, seeds from {a.seed_base}", file=sys.stderr, flush=True)
     start = time.monotonic()
-    results = run_cells(scenarios)
+    run_jobs(jobs, a.jobs)
+    got = {s.name: {key: [] for key in s.cells} for s in scenarios}
+    for job in sorted(jobs, key=lambda j: j.run.index):
+        got[job.scenario.name][job.key].append(job.run)
     os.makedirs(BENCH_DIR, exist_ok=True)
-    tables = {s.name: s.table(results[s.name]) for s in scenarios}
+    tables = {s.name: s.table(got[s.name]) for s in scenarios}
     for s in scenarios:
         print("\n".join(tables[s.name].markdown()), flush=True)
     with open(os.path.join(BENCH_DIR, "results.json"), "w") as f:
-        json.dump({name: t.as_json() for name, t in tables.items()}, f, indent=1)
+        json.dump({"order_seed": order_seed, "seed_base": a.seed_base,
+                   "tables": {name: t.as_json() for name, t in tables.items()},
+                   "runs": [dict(scenario=j.scenario.name, cell=[str(k) for k in (
+                       [j.key] if isinstance(j.key, str) else j.key)], **j.run.as_json())
+                       for j in jobs]}, f, indent=1)
     charts = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot.py"), "--bench",
                              os.path.join(BENCH_DIR, "results.json"), BENCH_DIR])
-    mins, secs = divmod(int(time.monotonic() - start), 60)
-    print(f"\nbench: {len(scenarios)} scenarios in {mins}m{secs:02d}s; raw logs, results.json "
-          f"and the charts in {os.path.relpath(BENCH_DIR, ROOT)}/", flush=True)
+    print(f"\nbench: {len(scenarios)} scenarios, {len(jobs)} boots in "
+          f"{minutes(time.monotonic() - start)}; raw logs, results.json and the charts in "
+          f"{os.path.relpath(BENCH_DIR, ROOT)}/", flush=True)
     return 0 if all(t.ok for t in tables.values()) and charts.returncode == 0 else 1
 
 

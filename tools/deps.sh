@@ -4,7 +4,7 @@
 # As root it installs the missing packages with apt-get and says which;
 # otherwise it prints the exact command and fails.
 set -e
-PACKAGES="gcc make binutils python3 python3-matplotlib qemu-system-x86 grub-pc-bin grub-common xorriso mtools \
+PACKAGES="gcc make binutils python3 python3-matplotlib python3-scipy qemu-system-x86 grub-pc-bin grub-common xorriso mtools \
 bochs bochs-term bochsbios vgabios libcmocka-dev clang libclang-rt-14-dev acpica-tools cpio"
 
 missing=""

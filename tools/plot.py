@@ -3,7 +3,7 @@
 """Charts from a pollux console log: `tools/plot.py LOG OUTDIR` writes PNG files.
 
 `tools/plot.py --bench RESULTS OUTDIR` draws each table of `make bench`'s
-results.json as a bar chart, <scenario>.png. From a log:
+results.json (its medians) as a bar chart, <scenario>.png. From a log:
 
 - halt_poll_ns.png: each vCPU's halt-polling window over time, from the
   `kvm_halt_poll_ns` trace lines (`trace=halt_poll`), as steps;
@@ -122,7 +122,7 @@ def save(fig, outdir, name):
 
 def plot_bench_results(path, outdir):
     with open(path) as f:
-        tables = json.load(f)
+        tables = json.load(f)["tables"]
     for name, t in tables.items():
         title = t["title"] if len(t["title"]) <= 90 else t["title"][:87] + "..."
         print("plot: wrote " + bench_chart(title, t["chart"]["rows"], t["chart"]["columns"],

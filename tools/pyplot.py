@@ -1,14 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """matplotlib's pyplot on the Agg backend, for the chart tools (plot.py, timeline.py).
 
-matplotlib is Debian's python3-matplotlib (`make deps`), which belongs to
-Debian's python3: another python3 first on PATH (a virtualenv, pyenv) does
-not see it, so a tool run as a script re-executes itself under Debian's.
+matplotlib is Debian's python3-matplotlib (`make deps`): without it, a tool
+run as a script re-executes itself under Debian's python3 (debianpython.py).
 """
-import os
-import sys
-
-DEBIAN_PYTHON = "/usr/bin/python3"
+from debianpython import reexec_under_debian_python
 
 
 def pyplot():
@@ -18,6 +14,5 @@ def pyplot():
         import matplotlib.pyplot as plt
         return plt
     except ImportError:
-        if os.path.exists(DEBIAN_PYTHON) and os.path.realpath(sys.executable) != DEBIAN_PYTHON:
-            os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
+        reexec_under_debian_python()
         raise

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import suite  # noqa: E402
 from consolelog import ConsoleLog  # noqa: E402
+from debianpython import DEBIAN_PYTHON  # noqa: E402
 from fuzz import harness_name, run_harness  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
@@ -99,6 +100,19 @@ def run_plot():
         if why:
             problems.append(f"{name}: {why}")
     return not problems, problems, None
+
+
+# The tools' own unit tests (tests/tools/test_*.py, e.g. tools/benchstats.py's statistics),
+# under Debian's python3, which has python3-scipy.
+TOOL_TESTS = os.path.join(ROOT, "tests", "tools")
+
+
+def run_tool_tests():
+    python = DEBIAN_PYTHON if os.path.exists(DEBIAN_PYTHON) else sys.executable
+    res = subprocess.run([python, "-m", "unittest", "discover", "-s", TOOL_TESTS, "-p",
+                          "test_*.py"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
 
 
 def run_tree_check(script):
@@ -182,6 +196,7 @@ def main():
         jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
     if not a.soak:
         jobs.append(("tools/plot", run_plot))
+        jobs.append(("tools/unittest", run_tool_tests))
         jobs.append(("tools/floors", lambda: run_tree_check("floors.py")))
         jobs.append(("tools/license", lambda: run_tree_check("license.py")))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
