@@ -126,9 +126,20 @@ void console_drain_while(bool (*more)(void *ctx), void *ctx)
         }
         __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
         /* A writer that appended while we were leaving saw us draining and left it to us. */
+        if (more && console_pending() && !more(ctx)) {
+            /* This CPU has other work now: an idle one takes the rest (idle CPUs halt). */
+            bool (*kick)(void) = __atomic_load_n(&kick_idle, __ATOMIC_ACQUIRE);
+            if (kick)
+                kick();
+        }
     } while (!more && !__atomic_load_n(&synchronous, __ATOMIC_SEQ_CST) &&
              __atomic_load_n(&ring_head, __ATOMIC_SEQ_CST) !=
                  __atomic_load_n(&ring_tail, __ATOMIC_SEQ_CST));
+}
+
+bool console_draining(void)
+{
+    return __atomic_load_n(&draining, __ATOMIC_ACQUIRE);
 }
 
 bool console_pending(void)

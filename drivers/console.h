@@ -45,6 +45,9 @@ void console_drain_while(bool (*more)(void *ctx), void *ctx);
 /* Output is waiting in the buffer. */
 bool console_pending(void);
 
+/* A CPU is sending buffered output to the UART now: another need not help. */
+bool console_draining(void);
+
 /* From now on write synchronously, after what is buffered (at shutdown). */
 void console_sync(void);
 

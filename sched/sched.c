@@ -536,13 +536,15 @@ static void idle(struct runqueue *rq)
     /* rq->idle was set under the queue lock: a waker either saw it or we see its vCPU. */
     host_timer_program(0);
     uint64_t t0 = rdtsc();
-    if (console_pending()) {
+    if (console_pending() && !console_draining()) {
         /*
          * Console output waits: feed the UART as it takes it instead of
          * halting, with interrupts let in between (timers, kicks), until a
          * vCPU waits or all is sent; the scheduler loop then looks again.
+         * One CPU at a time: the others halt (a drainer that must stop
+         * kicks one), since an emulator pays for every spinning CPU.
          */
-        while (console_pending() && queue_empty(rq)) {
+        while (console_pending() && queue_empty(rq) && !console_draining()) {
             watchdog_beat();
             host_timer_program(0);
             console_drain_while(nothing_queued, rq);

@@ -95,6 +95,11 @@ def parse_guests(spec):
     return modules
 
 
+# Only what grub.cfg uses: GRUB reads every module on the image at boot, 0.45 s of emulated
+# time under Bochs for the full set.
+GRUB_MODULES = "normal configfile iso9660 biosdisk multiboot multiboot2"
+
+
 def make_iso(rundir, kernel, hv_args, modules, out):
     iso_root = os.path.join(rundir, "iso")
     boot = os.path.join(iso_root, "boot")
@@ -108,7 +113,8 @@ def make_iso(rundir, kernel, hv_args, modules, out):
     cfg += ["    boot", "}", ""]
     with open(os.path.join(boot, "grub", "grub.cfg"), "w") as f:
         f.write("\n".join(cfg))
-    res = subprocess.run(["grub-mkrescue", "-o", out, iso_root], stdout=subprocess.PIPE,
+    res = subprocess.run(["grub-mkrescue", "-o", out, f"--install-modules={GRUB_MODULES}",
+                          "--locales=", "--fonts=", "--themes=", iso_root], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     if res.returncode != 0:
         sys.exit("run: grub-mkrescue failed:\n" + res.stdout)
@@ -166,6 +172,9 @@ def qemu_command(a, rundir, iso, modules):
     return cmd
 
 
+# The Bochs BIOS's fastboot skips its boot-menu delay: 3.1 s of emulated time (310 M
+# instructions at ips=100000000) before the CD boots, which cost a 2-CPU boot about 13 s of its
+# 16 s of host time.
 def bochs_command(a, rundir, iso):
     com1 = os.path.join(rundir, "com1.txt")
     rc = os.path.join(rundir, "bochsrc")
@@ -173,7 +182,7 @@ def bochs_command(a, rundir, iso):
     with open(rc, "w") as f:
         f.write(f"""megs: {a.mem}
 cpu: model={a.cpu or 'corei7_skylake_x'}, count={a.smp}, ips=100000000, reset_on_triple_fault=0
-romimage: file=/usr/share/bochs/BIOS-bochs-latest
+romimage: file=/usr/share/bochs/BIOS-bochs-latest, options=fastboot
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
 ata0-master: type=cdrom, path={iso}, status=inserted
 boot: cdrom
