@@ -53,7 +53,10 @@ every CPU, halted or not, through the seconds of guest time that booting
 and printing the statistics at 115200 baud take.
 locks: the locks guest (many test-and-set and MCS locks, its own seed
 `seed=` the run's) at 8 CPUs 2x on Bochs VMX per spin policy, with
---scan-runs (--full: --runs), when build/guests/locks.elf exists.
+--runs runs (docs/directed_yield.md compares the pivots on it).
+countonly: spinlock at 4 CPUs 2x on Bochs ryzen, whose pause filter has
+no threshold: pollux's count-only spins (the default) against KVM's
+choice there (`pause_filter_count_only=off`) and `ple=off`, --runs runs.
 --full adds the Linux scenarios of tools/bench_linux.py, when present
 (`make bench-full`).
 Every boot writes its console log under build/bench/<cell>/run-<r>/; the
@@ -696,8 +699,8 @@ def locks_scenario(a):
         return spin_cell(name, with_hv_args(flags, args),
                          spin_guests("locks", vcpus, 1, f"{a.spinlock_cycles}+seed={guest_seed()}"),
                          "locks", 1)
-    # No claim in the docs rests on it yet: --scan-runs unless --full.
-    runs = a.runs if a.full else a.scan_runs
+    # docs/directed_yield.md states vcpu_id against last_boosted on it: --runs.
+    runs = a.runs
     cells = {policy: Cell(flags, lambda args=args: cell(args), seeded(runs, a))
              for policy, args in YIELD_POLICIES}
     return Scenario("locks", cells, lambda got: spin_policy_table(
@@ -705,6 +708,46 @@ def locks_scenario(a):
         f"{a.spinlock_cycles} guest TSC cycles, {vcpus} vCPUs on {cpus} CPUs, {pf[0]}, per spin "
         "policy, the median [95% CI], and the ratios [95% CI]",
         [(f"{pf[0]}, {cpus} CPUs, {oc}", lambda policy: policy)], got))
+
+
+# A pause filter without a threshold (Bochs ryzen): pollux's count-only spins against KVM's
+# choice there, no spin detection (pause_filter_count_only=off), and ple=off.
+COUNT_ONLY_POLICIES = [
+    ("`ple=off`", "ple=off"),
+    ("`pause_filter_count_only=off` (KVM's)", "pause_filter_count_only=off"),
+    ("`pause_filter_count_only=spin` (default)", ""),
+]
+COUNT_ONLY_CPUS, COUNT_ONLY_FACTOR = 4, 2
+
+
+def count_only_scenario(a):
+    """Which default the numbers favour on a count-only pause filter (issue 26 fix 4)."""
+    pf = YIELD_PLATFORMS[1]
+    flags = pf[1] + ["--smp", str(COUNT_ONLY_CPUS)]
+    vcpus = COUNT_ONLY_CPUS * COUNT_ONLY_FACTOR
+
+    def cell(args):
+        name = f"countonly-{COUNT_ONLY_CPUS}cpu-{vcpus}vcpu-" + (args.replace("=", "-") or
+                                                               "default")
+        return spin_cell(name, with_hv_args(flags, args),
+                         spin_guests("spinlock", vcpus, 1, a.spinlock_cycles), "spinlock", 1)
+    cells = {policy: Cell(flags, lambda args=args: cell(args), seeded(a.runs, a))
+             for policy, args in COUNT_ONLY_POLICIES}
+
+    def table(got):
+        base, kvm = got[COUNT_ONLY_POLICIES[0][0]], got[COUNT_ONLY_POLICIES[1][0]]
+        rows, chart, ok = [], {"acquisitions": []}, True
+        for policy, _ in COUNT_ONLY_POLICIES:
+            est, text = summary(got[policy])
+            ok = ok and est is not None
+            chart["acquisitions"].append(est.value if est else None)
+            rows.append([policy, text, ratio(got[policy], base), ratio(got[policy], kvm)])
+        return Table(f"count-only pause filter: spinlock, {vcpus} vCPUs on {COUNT_ONLY_CPUS} CPUs "
+                     f"of {pf[0]}, acquisitions in {a.spinlock_cycles} guest TSC cycles, the "
+                     "median [95% CI] and the ratios of the medians [95% CI]",
+                     ["policy", "acquisitions", "/ `ple=off`", "/ KVM's"], rows,
+                     [p for p, _ in COUNT_ONLY_POLICIES], chart, ok)
+    return Scenario("countonly", cells, table)
 
 
 LINUX_QEMU = ["--emu", "qemu", "--smp", "2", "--args", "watchdog_ms=10000"]
@@ -794,6 +837,7 @@ def linux_yield_scenario(a, groups=4, loops=100):
 SCENARIOS = [("exit", exit_scenario, True), ("pingpong", pingpong_scenario, True),
              ("haltpoll", halt_poll_scenario, True), ("seedcheck", seedcheck_scenario, True),
              ("yield", yield_scenario, True), ("locks", locks_scenario, True),
+             ("countonly", count_only_scenario, True),
              ("selfipi", selfipi_scenario, True),
              ("linux-haltpoll", linux_haltpoll_scenario, False),
              ("linux-yield", linux_yield_scenario, False)]
