@@ -44,13 +44,14 @@ By default Bochs VMX's 8-CPU 2x cells with one VM, which decide the docs'
 claims, with --runs (RUNS, default 10) runs, and its 2-CPU row with
 --scan-runs (default 3); --full: every cell with --runs runs, plus a QEMU
 TCG column at 2 CPUs (multi-threaded: load-dependent, so run alone).
-haltpoll's claim cells (off, fixed and KVM's adaptive polling on pingpong
-with 2 CPUs and idletick) have --runs runs, the others --scan-runs.
-Measured cost of one boot on an idle core: Bochs with 1 or 2 CPUs about
-18 s, 4 CPUs about 35 s, 8 CPUs about 95 s, almost all of it fixed (at 2
-CPUs a 5 M-cycle and a 50 M-cycle budget cost the same): Bochs emulates
-every CPU, halted or not, through the seconds of guest time that booting
-and printing the statistics at 115200 baud take.
+haltpoll's claim cells (off, fixed and KVM's adaptive polling with
+`idle_exit_latency_us=133`, on pingpong with 2 CPUs and idletick) have
+--runs runs, the others --scan-runs.
+The spinlock and locks guests run 20 M guest TSC cycles (0.2 s) per boot.
+Cost of one boot before the Bochs BIOS's fastboot, on an idle core: 1 or
+2 CPUs about 18 s, 4 CPUs about 35 s, 8 CPUs about 95 s; fastboot took
+about 13 s off each, and at 8 CPUs the guest's own time is most of what
+is left (Bochs emulates every CPU in one host thread).
 locks: the locks guest (many test-and-set and MCS locks, its own seed
 `seed=` the run's) at 8 CPUs 2x on Bochs VMX per spin policy, with
 --runs runs (docs/directed_yield.md compares the pivots on it).
@@ -538,14 +539,14 @@ def halt_poll_scenario(a):
     iters = {"pp": a.pingpong_iters, "burst": 2000, "ticks": 50}
     settings = [(0, p) for p in HALT_POLICIES] + \
         [(HALT_IDLE_EXIT_US, p) for p in HALT_POLICIES if p[0] in HALT_IDLE_EXIT_POLICIES]
-    def runs(policy, workload):
-        """The claim's cells (its policies, on the workloads with 2 CPUs) run --runs times,
-        the others --scan-runs times unless --full."""
-        claim = policy in HALT_IDLE_EXIT_POLICIES and workload != HALT_WORKLOADS[1][0]
+    def runs(policy, idle, workload):
+        """The claim's cells (its policies with the C-state model, on the workloads with 2
+        CPUs) run --runs times, the others --scan-runs times unless --full."""
+        claim = idle and policy in HALT_IDLE_EXIT_POLICIES and workload != HALT_WORKLOADS[1][0]
         return a.runs if claim or a.full else a.scan_runs
     cells = {(p[0], idle, w[0]): Cell(
         BOCHS_VMX, lambda p=p, idle=idle, w=w: halt_poll_cell(p[1], idle, w, iters),
-        seeded(runs(p[0], w[0]), a)) for idle, p in settings for w in HALT_WORKLOADS}
+        seeded(runs(p[0], idle, w[0]), a)) for idle, p in settings for w in HALT_WORKLOADS}
 
     def table(got):
         head = ["policy"]
@@ -948,7 +949,9 @@ def main():
                    help="the shuffle of the jobs (default: drawn, and printed)")
     p.add_argument("--jobs", type=int, default=MAX_EMULATORS,
                    help=f"emulators at once (default {MAX_EMULATORS})")
-    p.add_argument("--spinlock-cycles", type=int, default=50000000)
+    # 0.2 s of guest time: 16 vCPUs on 8 CPUs get 50 slices each; at 8 CPUs the guest's
+    # time is most of a boot's cost (Bochs emulates every CPU in one host thread).
+    p.add_argument("--spinlock-cycles", type=int, default=20000000)
     a = p.parse_args()
     known = SCENARIOS + linux_scenarios() if a.full else SCENARIOS
     makers = {name: (make, default) for name, make, default in known}
