@@ -18,6 +18,8 @@ each halt-polling policy.
 """
 from dataclasses import dataclass
 
+# --mem 1024: two 256 MiB VMs do not fit in run.py's default 512 MiB (@vm_reject "out of host
+# memory"). Measured wall times per boot: docs/linux.md.
 PLATFORM = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "4", "--mem", "1024")
 # (label, pollux options)
 SPIN_POLICIES = (
