@@ -1089,6 +1089,22 @@ def linux_cyclictest(vm, threads):
     return check
 
 
+def linux_marked(vm):
+    """The init script's trace marker (port 0x560, through outb): under trace_window=marker the
+    VM's trace holds one window, from its start mark to its end mark, with records inside."""
+    def check(log):
+        flush = [e for e in log.all("trace_flush") if e["vm"] == vm]
+        assert flush and flush[0]["dropped"] == 0, f"[{vm}] the trace ring overflowed: {flush}"
+        marks = [t for t in log.traces if t.vm == vm and t.event == "trace_marker"]
+        assert [t.details.split(": ")[-1] for t in marks] == ["window start", "window end"], \
+            f"[{vm}] trace marks: {[t.details for t in marks]}"
+        inside = [t for t in log.traces if t.vm == vm and marks[0].ns < t.ns < marks[1].ns]
+        assert inside and flush[0]["window"] == "marker", \
+            f"[{vm}] {len(inside)} trace lines in the window, @trace_flush {flush}"
+    check.__name__ = f"linux_marked({vm})"
+    return check
+
+
 def linux_log_clean(vm):
     """The init script echoes kernel log lines naming a warning, BUG, call trace or unchecked MSR."""
     def check(log):
@@ -1134,7 +1150,7 @@ def linux_checks(spinlock):
 # nopvspin, bochs-skylake-linux without.
 LINUX_CHECKS = linux_checks("virt_spin_lock")
 LINUX_GUEST_NOPVSPIN = LINUX_GUEST + "+nopvspin"
-LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock")
+LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock") + [linux_marked("lx")]
 
 
 # ---- statistics rounds and the key console ----------------------------------
@@ -1341,8 +1357,9 @@ def tests(full=False):
         Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
              timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
-        Test("qemu-linux", LINUX_NOPVSPIN_CHECKS, smp=2, guests=LINUX_GUEST_NOPVSPIN,
-             timeout=300),
+        Test("qemu-linux", LINUX_NOPVSPIN_CHECKS, smp=2, args="trace=ple trace_window=marker "
+             "trace_records=65536",
+             guests=LINUX_GUEST_NOPVSPIN, timeout=300),
         Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
              timeout=300),
         # About 80 s alone.
