@@ -50,7 +50,8 @@ endif
 .PHONY: all
 all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso $(LINUX_INITRD)
 
-$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init tools/linux.sh
+$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init guest-tests/linux/outb.c \
+		tools/linux.sh
 	tools/linux.sh initramfs
 
 $(BUILD)/linux/versions.txt:
@@ -193,7 +194,8 @@ counts:
 		SVM_CFLAGS="$(VMCB_COUNT_CFLAGS)" $(BUILD)/counts/pollux.elf
 
 format:
-	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c tests/fuzz/*.c guest-tests/*.c guest-tests/runtime/*.c)
+	clang-format -i $(KSRCS_C) $(wildcard */*.h */*/*.h */*/*/*.h tests/unit/*.c tests/fuzz/*.c \
+		guest-tests/*.c guest-tests/runtime/*.c guest-tests/linux/*.c)
 
 clean:
 	rm -rf $(BUILD)

@@ -35,6 +35,8 @@ initramfs() {
     out=$(pwd)/$DIR
     tmp=$DIR/x
     rm -rf "$tmp"
+    # A failed build must not leave it: its *.d directories would be make's dependency files.
+    trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp"
     for deb in "$DEBS"/*.deb; do
         dpkg-deb -x "$deb" "$tmp/pkg"
@@ -44,11 +46,16 @@ initramfs() {
     root=$tmp/root
     mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
     cp "$tmp/pkg/bin/busybox" "$root/bin/busybox"
-    cp "$tmp/pkg/usr/bin/hackbench" "$root/bin/hackbench"
-    # hackbench is dynamically linked: its libraries and loader come from this (Debian 12) host.
-    for lib in $(ldd "$root/bin/hackbench" | grep -o '/[^ ]*'); do
-        mkdir -p "$root$(dirname "$lib")"
-        cp -L "$lib" "$root$lib"
+    cp "$tmp/pkg/usr/bin/hackbench" "$tmp/pkg/usr/bin/cyclictest" "$root/bin/"
+    # The trace marker's port write (the kernel has no /dev/port), built here.
+    ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$root/bin/outb" guest-tests/linux/outb.c
+    # They are dynamically linked: their libraries and loader come from this (Debian 12)
+    # host (cyclictest's libnuma from libnuma1, which `make deps` installs).
+    for bin in hackbench cyclictest outb; do
+        for lib in $(ldd "$root/bin/$bin" | grep -o '/[^ ]*'); do
+            mkdir -p "$root$(dirname "$lib")"
+            cp -L "$lib" "$root$lib"
+        done
     done
     cp guest-tests/linux/init "$root/init"
     chmod 755 "$root/init"

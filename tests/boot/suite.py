@@ -1047,12 +1047,13 @@ def spinlock_off_checks(backstop, *others):
 
 # ---- Linux guests (docs/linux.md) -----------------------------------------
 
-def linux_found(vm, cpus, cpuidle, clocksource):
+def linux_found(vm, cpus, cpuidle, clocksource, spinlock):
     """The init script's report of what the kernel found."""
     def check(log):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "found"]
         assert len(got) == 1, f"[{vm}] no (or more than one) found line: {got}"
-        want = {"cpus_online": cpus, "cpuidle": cpuidle, "clocksource": clocksource}
+        want = {"cpus_online": cpus, "cpuidle": cpuidle, "clocksource": clocksource,
+                "spinlock": spinlock}
         have = {k: got[0].get(k) for k in want}
         assert have == want, f"[{vm}] found {have}, want {want}"
     check.__name__ = f"linux_found({vm})"
@@ -1064,6 +1065,43 @@ def linux_ran(vm, op):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == op]
         assert got and got[0]["seconds"] > 0, f"[{vm}] workload {op} did not report: {got}"
     check.__name__ = f"linux_ran({vm},{op})"
+    return check
+
+
+def linux_cyclictest(vm, threads):
+    """cyclictest's report: one thread per CPU, each woke, and the totals are the threads' sums."""
+    def check(log):
+        bench = [e for e in log.all("bench") if e.vm == vm]
+        total = [e for e in bench if e.get("op") == "cyclictest"]
+        per = [e for e in bench if e.get("op") == "cyclictest_thread"]
+        hist = [e for e in bench if e.get("op") == "cyclictest_histogram"]
+        assert len(total) == 1 and len(hist) == 1, f"[{vm}] cyclictest did not report: {bench}"
+        t = total[0]
+        assert t["threads"] == threads and [e["thread"] for e in per] == list(range(threads)), \
+            f"[{vm}] cyclictest threads: {t}, {per}"
+        assert all(e["samples"] > 0 and e["min_us"] <= e["avg_us"] <= e["max_us"] for e in per), \
+            f"[{vm}] cyclictest thread results: {per}"
+        assert t["samples"] == sum(e["samples"] for e in per) and \
+            t["max_us"] == max(e["max_us"] for e in per) and \
+            t["samples"] == sum(hist[0]["log2_us"]) + t["overflows"], \
+            f"[{vm}] cyclictest totals {t} against its threads {per} and histogram {hist[0]}"
+    check.__name__ = f"linux_cyclictest({vm})"
+    return check
+
+
+def linux_marked(vm):
+    """The init script's trace marker (port 0x560, through outb): under trace_window=marker the
+    VM's trace holds one window, from its start mark to its end mark, with records inside."""
+    def check(log):
+        flush = [e for e in log.all("trace_flush") if e["vm"] == vm]
+        assert flush and flush[0]["dropped"] == 0, f"[{vm}] the trace ring overflowed: {flush}"
+        marks = [t for t in log.traces if t.vm == vm and t.event == "trace_marker"]
+        assert [t.details.split(": ")[-1] for t in marks] == ["window start", "window end"], \
+            f"[{vm}] trace marks: {[t.details for t in marks]}"
+        inside = [t for t in log.traces if t.vm == vm and marks[0].ns < t.ns < marks[1].ns]
+        assert inside and flush[0]["window"] == "marker", \
+            f"[{vm}] {len(inside)} trace lines in the window, @trace_flush {flush}"
+    check.__name__ = f"linux_marked({vm})"
     return check
 
 
@@ -1093,14 +1131,26 @@ LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
 # Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
 LINUX_REBOOT_GUEST = "linux:name=lxr:args=workload=reboot"
 LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), vm_stops(lxr=(1, "reboot")), shutdown(1)]
-LINUX_CHECKS = [
-    linux_found("lx", 2, "haltpoll", "kvm-clock"),
-    linux_ran("lx", "short"),
-    linux_log_clean("lx"),
-    haltpoll_took_over("lx", 2),
-    vm_stops(lx=(0, "poweroff")),
-    shutdown(0),
-]
+
+
+def linux_checks(spinlock):
+    return [
+        linux_found("lx", 2, "haltpoll", "kvm-clock", spinlock),
+        linux_ran("lx", "short"),
+        linux_cyclictest("lx", 2),
+        linux_log_clean("lx"),
+        haltpoll_took_over("lx", 2),
+        vm_stops(lx=(0, "poweroff")),
+        shutdown(0),
+    ]
+
+
+# The guest's spinlock (docs/linux.md): pollux offers no KVM_FEATURE_PV_UNHALT, so the guest
+# keeps virt_spin_lock; nopvspin turns it off for the native qspinlock. qemu-linux boots with
+# nopvspin, bochs-skylake-linux without.
+LINUX_CHECKS = linux_checks("virt_spin_lock")
+LINUX_GUEST_NOPVSPIN = LINUX_GUEST + "+nopvspin"
+LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock") + [linux_marked("lx")]
 
 
 # ---- statistics rounds and the key console ----------------------------------
@@ -1307,7 +1357,9 @@ def tests(full=False):
         Test("qemu-soak-short", soak_checks(3, "qemu"), smp=2, guests=soak_guests(3, "qemu"),
              timeout=180),
         # Halt polling. Under TCG halts last 65-260 us, too close to the default maximum.
-        Test("qemu-linux", LINUX_CHECKS, smp=2, guests=LINUX_GUEST, timeout=300),
+        Test("qemu-linux", LINUX_NOPVSPIN_CHECKS, smp=2, args="trace=ple trace_window=marker "
+             "trace_records=65536",
+             guests=LINUX_GUEST_NOPVSPIN, timeout=300),
         Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
              timeout=300),
         # About 80 s alone.
