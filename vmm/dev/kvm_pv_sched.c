@@ -48,8 +48,10 @@ void kvm_pv_sched_in(struct vcpu *v)
  * every one is marked, those after a PAUSE-exit yield or a hypercall's
  * yield too: the guest then knows those vCPUs are not running.
  */
-void kvm_pv_sched_out(struct vcpu *v)
+void kvm_pv_sched_out(struct vcpu *v, enum sched_run_result r)
 {
+    if (r != SCHED_RUN_PREEMPTED)
+        return;
     uint8_t *st = steal_time_record_of(v);
     if (st)
         steal_time_set_preempted(st);

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sched/entity.h"
+
 struct vcpu;
 
 /* A KVM hypercall as the guest made it: nr in RAX, a0-a3 in RBX, RCX, RDX, RSI. */
@@ -28,8 +30,12 @@ struct kvm_hypercall {
 /* v is about to enter after it was scheduled in (vcpu_run's start, on its CPU). */
 void kvm_pv_sched_in(struct vcpu *v);
 
-/* v leaves its CPU still runnable (vcpu_run's PREEMPTED result): mark it preempted. */
-void kvm_pv_sched_out(struct vcpu *v);
+/*
+ * v leaves its CPU (vcpu_run's result r, before sched/ acts on it): marked
+ * preempted only if it is still runnable (SCHED_RUN_PREEMPTED), never when
+ * it blocks in HLT, parks or stops.
+ */
+void kvm_pv_sched_out(struct vcpu *v, enum sched_run_result r);
 
 /* A call outside pollux's range, with KVM's meaning, from CPL cpl: the result for RAX. */
 uint64_t kvm_pv_hypercall(struct vcpu *v, const struct kvm_hypercall *hc, unsigned cpl);

@@ -264,8 +264,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         v->se.preempted_in_user = m.cpl == 3;
     }
     /* Before run_one queues it: an entry elsewhere must find the mark to clear (KVM's order). */
-    if (result == SCHED_RUN_PREEMPTED)
-        kvm_pv_sched_out(v);
+    kvm_pv_sched_out(v, result);
     if (virt->vcpu_put)
         virt->vcpu_put(&v->hw);
     debugregs_save(&v->debug);
