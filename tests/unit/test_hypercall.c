@@ -136,8 +136,8 @@ static void test_kvm_arguments(void **state)
         vm.vcpus[i + 1] = &sibling[i];
     }
     mode.code_bits = 64;
-    v.hw.regs = (struct guest_regs){.rax = KVM_HC_SEND_IPI, .rbx = 0x5, .rcx = 0, .rdx = 1,
-                                    .rsi = 0x42};
+    v.hw.regs =
+        (struct guest_regs){.rax = KVM_HC_SEND_IPI, .rbx = 0x5, .rcx = 0, .rdx = 1, .rsi = 0x42};
     sent_ids = 0;
     /* a2 = 1 shifts the bitmap: bits 0 and 2 are IDs 1 and 3. */
     assert_int_equal(vmm_hypercall(&v, 0), 2);

@@ -320,9 +320,8 @@ static void test_sched_yield_to_each_kind_of_target(void **state)
     assert_true(v->pv.yield_taken);
     assert_int_equal(v->stats.directed_yield_successful, 1);
     /* Every refusal: the call still returns 0 and the caller goes on. */
-    static const enum yield_to_result refused[] = {YIELD_TO_SELF, YIELD_TO_RUNNING,
-                                                   YIELD_TO_NOT_RUNNABLE, YIELD_TO_PINNED,
-                                                   YIELD_TO_MISSED};
+    static const enum yield_to_result refused[] = {
+        YIELD_TO_SELF, YIELD_TO_RUNNING, YIELD_TO_NOT_RUNNABLE, YIELD_TO_PINNED, YIELD_TO_MISSED};
     for (unsigned i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         v->pv.yield_taken = false;
         yield_answer = refused[i];

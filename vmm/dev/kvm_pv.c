@@ -18,11 +18,10 @@ bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r)
         return true;
     case KVM_CPUID_FEATURES:
         /* No hints in EDX: KVM_HINTS_REALTIME would tell Linux that vCPUs are never preempted. */
-        *r = (struct cpuid_regs){(1u << KVM_FEATURE_CLOCKSOURCE2) |
-                                     (1u << KVM_FEATURE_POLL_CONTROL) |
-                                     (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) |
-                                     (features & KVM_PV_SCHED_FEATURES),
-                                 0, 0, 0};
+        *r = (struct cpuid_regs){
+            (1u << KVM_FEATURE_CLOCKSOURCE2) | (1u << KVM_FEATURE_POLL_CONTROL) |
+                (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) | (features & KVM_PV_SCHED_FEATURES),
+            0, 0, 0};
         return true;
     default:
         return false;

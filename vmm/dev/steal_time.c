@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/dev/steal_time.h"
 
-/* The record is 64-byte aligned (the MSR's low bits are flags): its fields are naturally aligned. */
+/* The record is 64-byte aligned (the MSR's low bits are flags): its fields are naturally aligned.
+ */
 static uint32_t *version_of(uint8_t *st)
 {
     return (uint32_t *)(void *)(st + STEAL_TIME_VERSION);

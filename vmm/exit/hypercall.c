@@ -32,7 +32,8 @@ static unsigned long exit_counts_to_guest(struct vcpu *v, uint32_t gpa)
 }
 #endif
 
-/* KVM's ABI (kvm_emulate_hypercall): a0-a3 in RBX, RCX, RDX, RSI, all 32-bit outside 64-bit code. */
+/* KVM's ABI (kvm_emulate_hypercall): a0-a3 in RBX, RCX, RDX, RSI, all 32-bit outside 64-bit code.
+ */
 static uint64_t kvm_call(struct vcpu *v, uint64_t nr, unsigned cpl)
 {
     const struct guest_regs *r = &v->hw.regs;

@@ -153,7 +153,8 @@ static const struct stats_desc vcpu_rows[] = {
     ROW(pv_send_ipis, COUNTER, NONE, S_GUEST, stats.pv_send_ipis,
         "IPIs delivered through `KVM_HC_SEND_IPI`"),
     ROW(pv_tlb_flushes, COUNTER, NONE, S_GUEST, stats.pv_tlb_flushes,
-        "entries that flushed the guest TLB for a sibling's `KVM_VCPU_FLUSH_TLB` instead of an IPI"),
+        "entries that flushed the guest TLB for a sibling's `KVM_VCPU_FLUSH_TLB` instead of an "
+        "IPI"),
     ROW(migrations, COUNTER, NONE, S_GUEST, se.migrations, "moves to another host CPU", TABLE),
 };
 const struct stats_table vcpu_stats_table = STATS_TABLE(vcpu_rows, &vcpu_exit_reasons);
