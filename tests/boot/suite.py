@@ -1078,6 +1078,34 @@ def linux_log_clean(vm):
     return check
 
 
+# What Linux prints when it takes each of KVM's PV scheduling interfaces (arch/x86/kernel/kvm.c).
+LINUX_PV_LINES = ("kvm-guest: PV spinlocks enabled", "kvm-guest: setup PV sched yield",
+                  "kvm-guest: KVM setup pv remote TLB flush", "kvm-guest: setup PV IPIs")
+
+
+def linux_pv_taken(vm):
+    """A Linux VM's default pv=all: the guest took PV spinlocks, sched yield, TLB flush and IPIs."""
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        for want in LINUX_PV_LINES:
+            assert any(want in ln for ln in got), f"[{vm}] no '{want}' in its log"
+        assert not any("PV spinlocks disabled" in ln for ln in got), f"[{vm}] PV spinlocks off"
+    check.__name__ = f"linux_pv_taken({vm})"
+    return check
+
+
+def linux_pv_refused(vm):
+    """pv=none: Linux finds no PV_UNHALT and none of the others, as before the PV interfaces."""
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        assert any("PV spinlocks disabled, no host support" in ln for ln in got), \
+            f"[{vm}] no 'PV spinlocks disabled, no host support'"
+        for other in LINUX_PV_LINES:
+            assert not any(other in ln for ln in got), f"[{vm}] '{other}' with pv=none"
+    check.__name__ = f"linux_pv_refused({vm})"
+    return check
+
+
 def haltpoll_took_over(vm, vcpus):
     """cpuidle-haltpoll wrote 0 to MSR_KVM_POLL_CONTROL on every vCPU, and pollux respected it."""
     def check(log):
@@ -1091,12 +1119,16 @@ def haltpoll_took_over(vm, vcpus):
 # does not give (its vCPUs may be preempted): force=1 loads it anyway.
 LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
 # Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
-LINUX_REBOOT_GUEST = "linux:name=lxr:args=workload=reboot"
-LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), vm_stops(lxr=(1, "reboot")), shutdown(1)]
+# pv=none too, with 2 vCPUs (Linux says "single CPU" before it looks at the host with one):
+# the guest's own view of a VM offered none of KVM's PV scheduling interfaces.
+LINUX_REBOOT_GUEST = "linux:name=lxr:vcpus=2:pv=none:args=workload=reboot"
+LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), linux_pv_refused("lxr"), vm_stops(lxr=(1, "reboot")),
+                       shutdown(1)]
 LINUX_CHECKS = [
     linux_found("lx", 2, "haltpoll", "kvm-clock"),
     linux_ran("lx", "short"),
     linux_log_clean("lx"),
+    linux_pv_taken("lx"),
     haltpoll_took_over("lx", 2),
     vm_stops(lx=(0, "poweroff")),
     shutdown(0),
