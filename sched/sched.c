@@ -432,6 +432,17 @@ enum sched_spin_decision sched_on_spin(struct sched_entity *e, bool in_kernel,
     return SCHED_SPIN_KEPT_CPU;
 }
 
+enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity *target)
+{
+    struct yield_ctx ctx = {e->group, this_rq()};
+    struct yield_candidate c;
+    yield_look(&ctx, target->index, &c);
+    enum yield_to_result r = yield_to_check(&c, target == e);
+    if (r != YIELD_TO_TAKEN)
+        return r;
+    return yield_take(&ctx, target->index) == YIELD_TAKEN ? YIELD_TO_TAKEN : YIELD_TO_MISSED;
+}
+
 static uint64_t run_cycles(const struct sched_entity *v, uint64_t now)
 {
     uint64_t c = v->cycles[SCHED_RUNNING];

@@ -100,6 +100,14 @@ enum sched_spin_decision sched_on_spin(struct sched_entity *e, bool in_kernel,
                                        struct sched_spin_result *r);
 
 /*
+ * From the vCPU loop: e yields to target, a member of its group, by name
+ * (PV sched yield, the PV kick). If target waits for a CPU it is taken
+ * from whatever queue holds it and runs next on this CPU, as after a
+ * successful sched_on_spin: e must then leave the CPU now (PREEMPTED).
+ */
+enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity *target);
+
+/*
  * Halt polling, on e's CPU with interrupts off: spin with PAUSE, taking host
  * interrupts (timers, kicks) between spins, until e leaves the POLLING state
  * (a wake-up came), the host TSC reaches deadline, or another vCPU waits for

@@ -85,3 +85,16 @@ void yield_scan(const struct yield_source *src, unsigned n, unsigned me, enum yi
         }
     }
 }
+
+enum yield_to_result yield_to_check(const struct yield_candidate *c, bool self)
+{
+    if (self)
+        return YIELD_TO_SELF;
+    if (c->on_cpu)
+        return YIELD_TO_RUNNING;
+    if (c->halted)
+        return YIELD_TO_NOT_RUNNABLE;
+    if (c->pinned_elsewhere)
+        return YIELD_TO_PINNED;
+    return YIELD_TO_TAKEN;
+}

@@ -100,6 +100,23 @@ unsigned yield_first(enum yield_pivot pivot, unsigned me, unsigned last_boosted,
 void yield_scan(const struct yield_source *src, unsigned n, unsigned me, enum yield_pivot pivot,
                 bool spinner_in_kernel, unsigned *last_boosted, struct yield_outcome *out);
 
+/*
+ * A yield to one named sibling (KVM's kvm_sched_yield, for PV sched yield
+ * and the kick): the target is taken if it waits for a CPU, as KVM yields
+ * only to a vCPU that is ready (preempted while runnable).
+ */
+enum yield_to_result {
+    YIELD_TO_TAKEN,        /* it runs next on the caller's CPU */
+    YIELD_TO_SELF,         /* the caller named itself */
+    YIELD_TO_RUNNING,      /* on a CPU already (running, or its CPU halt polling) */
+    YIELD_TO_NOT_RUNNABLE, /* halted, parked or stopped */
+    YIELD_TO_PINNED,       /* pinned to another CPU than the caller's */
+    YIELD_TO_MISSED,       /* it waited, but started elsewhere or could not come now */
+};
+
+/* The look before the take: YIELD_TO_TAKEN means "try to take it". */
+enum yield_to_result yield_to_check(const struct yield_candidate *c, bool self);
+
 /* The spinner's spin_loop around a scan (KVM's kvm_vcpu_set_in_spin_loop). */
 void yield_spin_begin(struct yield_spin *s);
 /* It ran again, or kept its CPU: no longer a spinner. */

@@ -23,6 +23,7 @@
 #include "vmm/exit/cpuid_cache.h"
 #include "stats/stats.h"
 #include "vmm/dev/device.h"
+#include "vmm/dev/kvm_pv.h"
 #include "vmm/exit/gpt_memo.h"
 #include "vmm/vcpu/guest_msrs.h"
 #include "vmm/dev/vioapic.h"
@@ -73,6 +74,12 @@ struct vcpu_stats {
     uint64_t spin_yield_gone;         /* candidates no longer waiting when taken */
     uint64_t spin_yield_skipped[YIELD_SKIP_COUNT];
     uint64_t spin_slice_yields; /* spins without a target that gave up the rest of the slice */
+    /* KVM's PV scheduling hypercalls and PV TLB flush (vmm/dev/kvm_pv_sched.c). */
+    uint64_t directed_yield_attempted;  /* KVM_HC_SCHED_YIELD and KICK_CPU yields (KVM's name) */
+    uint64_t directed_yield_successful; /* ... that ran the target in the caller's place */
+    uint64_t pv_kicks;                  /* KVM_HC_KICK_CPU calls naming a vCPU of the VM */
+    uint64_t pv_send_ipis;              /* IPIs delivered through KVM_HC_SEND_IPI */
+    uint64_t pv_tlb_flushes; /* entries that flushed for the guest's KVM_VCPU_FLUSH_TLB */
 };
 
 /* A vCPU's spin detection and directed-yield state (vmm/vcpu/pause.c, sched/yield.h). */
@@ -126,6 +133,7 @@ struct vcpu {
     uint64_t poll_control;    /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
     struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/dev/pc_msr_state.h) */
     uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/dev/kvmclock.h) */
+    struct kvm_pv_vcpu pv;    /* steal time, the PV kick (vmm/dev/kvm_pv_sched.h) */
     uint32_t pvclock_version;
     uint32_t changed; /* the exit fast path's summary word (vmm/vcpu/fastpath.h) */
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/exit/guest_access.h). */
@@ -163,6 +171,7 @@ struct vm {
     struct spin_choice pause; /* its PAUSE handling, from cfg.policy.spin (vmm/vcpu/pause.h) */
     struct sched_entity *group_members[VM_MAX_VCPUS];
     uint64_t kvm_wall_clock; /* MSR_KVM_WALL_CLOCK_NEW as written */
+    uint32_t kvm_features;   /* the KVM_FEATURE_* bits pv= offers it (KVM_PV_SCHED_FEATURES) */
     uint32_t wall_clock_version;
     /* Set once, by the first stop request. */
     volatile bool stopping;

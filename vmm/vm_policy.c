@@ -1,14 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "vmm/vm_policy.h"
 
+#include "lib/format.h"
 #include "lib/string.h"
 #include "sched/yield.h"
+#include "vmm/dev/kvm_pv.h"
 
 struct vm_policy vm_policy_hv = {
     .yield_pivot = YIELD_PIVOT_VCPU_ID,
     .halt_poll = HALT_POLL_PARAMS_KVM,
     .spin = SPIN_PARAMS_KVM,
 };
+
+const char *const vm_policy_pv_words[] = {
+    [PV_WORD_STEAL_TIME] = "steal_time",
+    [PV_WORD_PV_UNHALT] = "pv_unhalt",
+    [PV_WORD_PV_SCHED_YIELD] = "pv_sched_yield",
+    [PV_WORD_PV_TLB_FLUSH] = "pv_tlb_flush",
+    [PV_WORD_PV_SEND_IPI] = "pv_send_ipi",
+    [PV_WORD_ALL] = "all",
+    [PV_WORD_NONE] = "none",
+    NULL,
+};
+
+/* Each single word's feature, in word order. */
+static const unsigned pv_word_feature[] = {
+    [PV_WORD_STEAL_TIME] = KVM_FEATURE_STEAL_TIME,
+    [PV_WORD_PV_UNHALT] = KVM_FEATURE_PV_UNHALT,
+    [PV_WORD_PV_SCHED_YIELD] = KVM_FEATURE_PV_SCHED_YIELD,
+    [PV_WORD_PV_TLB_FLUSH] = KVM_FEATURE_PV_TLB_FLUSH,
+    [PV_WORD_PV_SEND_IPI] = KVM_FEATURE_PV_SEND_IPI,
+};
+#define PV_SINGLE_WORDS (sizeof(pv_word_feature) / sizeof(pv_word_feature[0]))
+
+uint32_t vm_policy_kvm_features(unsigned pv_words, bool linux)
+{
+    if (!pv_words)
+        return linux ? KVM_PV_SCHED_FEATURES : 0;
+    uint32_t f = pv_words & (1u << PV_WORD_ALL) ? KVM_PV_SCHED_FEATURES : 0;
+    for (unsigned w = 0; w < PV_SINGLE_WORDS; w++)
+        if (pv_words & (1u << w))
+            f |= 1u << pv_word_feature[w];
+    if (f & (1u << KVM_FEATURE_PV_SCHED_YIELD | 1u << KVM_FEATURE_PV_TLB_FLUSH))
+        f |= 1u << KVM_FEATURE_STEAL_TIME;
+    return f;
+}
+
+void vm_policy_pv_names(uint32_t features, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (!len)
+        return;
+    snprintf(buf, len, "none");
+    for (unsigned w = 0; w < PV_SINGLE_WORDS && used < len; w++)
+        if (features & (1u << pv_word_feature[w]))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+                                     vm_policy_pv_words[w]);
+}
 
 static const char *const halt_poll_modes[] = {
     [HALT_POLL_ADAPTIVE] = "adaptive",
@@ -22,6 +70,9 @@ size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTION
     struct halt_poll_params *hp = &p->halt_poll;
     struct spin_params *sp = &p->spin;
     const struct option opts[VM_POLICY_OPTIONS] = {
+        {"pv", OPT_FLAGS, &p->pv, 0, 0, vm_policy_pv_words,
+         "KVM's PV scheduling interfaces offered: steal_time, pv_unhalt, pv_sched_yield, "
+         "pv_tlb_flush, pv_send_ipi, all or none; Linux guests default to all, others none"},
         {"yield_pivot", OPT_ENUM, &p->yield_pivot, 0, 0, yield_pivot_names,
          "where a directed yield's scan starts: vcpu_id, last_boosted or none"},
         {"halt_poll_ns", OPT_UINT, &hp->max_ns, 0, 0xffffffffu, 0,

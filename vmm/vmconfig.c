@@ -153,6 +153,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     out->vcpus = 1;
     out->mem = VM_MEM_DEFAULT;
     out->policy = vm_policy_hv;
+    out->policy.pv = 0; /* the VM's own pv= replaces the hypervisor's, never adds to it */
     out->unbacked = UNBACKED_STOP;
 
     struct option_custom name = {set_name, &vp}, path = {set_path, out->path},
@@ -177,6 +178,8 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     if (options_parse_with(&parser, cmdline, report, &vp))
         return -1;
 
+    if (!out->policy.pv)
+        out->policy.pv = vm_policy_hv.pv;
     if (out->npins > out->vcpus) {
         fail(err, errlen, vp.pin_word, "%u pins but vcpus=%u", out->npins, out->vcpus);
         return -1;

@@ -321,6 +321,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         !vm_map(vm))
         goto fail;
     vm->index = index;
+    vm->kvm_features = vm_policy_kvm_features(vm->cfg.policy.pv, start.linux);
     vm->hw.name = vm->cfg.name;
     vm->hw.tsc_offset = -rdtsc();
     vm_devices_init(vm);
@@ -336,7 +337,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         reject(vm->cfg.name, err);
         goto fail;
     }
-    cpu_model_fill_cache(&vm->cpuid, vm->nvcpus);
+    cpu_model_fill_cache(&vm->cpuid, vm->nvcpus, vm->kvm_features);
     vm->live_vcpus = vm->nvcpus;
     return vm;
 fail:
@@ -371,6 +372,9 @@ unsigned vmm_start(const struct boot_info *bi)
         json_u64(&j, "mem_mb", vm->cfg.mem >> 20);
         json_hex(&j, "mem_hpa", vm->mem_hpa);
         json_u64(&j, "cpu", vm->vcpus[0]->se.cpu);
+        char pv[96];
+        vm_policy_pv_names(vm->kvm_features, pv, sizeof(pv));
+        json_str(&j, "pv", pv);
         json_object(&j, "policy");
         vm_policy_json(&vm->cfg.policy, &vm->pause, &j);
         json_close(&j);

@@ -270,6 +270,12 @@ struct virt_ops {
     /* v will run on another host CPU next: drop what ties it to this one. */
     void (*vcpu_unload)(struct virt_vcpu *v);
     /*
+     * Drop v's guest TLB entries (its VPID's or ASID's) before its next
+     * entry, on its own CPU while it is off guest mode: KVM's
+     * flush_tlb_guest, for the PV TLB flush (vmm/dev/kvm_pv_sched.c).
+     */
+    void (*flush_guest_tlb)(struct virt_vcpu *v);
+    /*
      * A vCPU's context stays active on the CPU it last ran on until
      * vcpu_unload there (VMX: only that CPU can VMCLEAR its VMCS), so one
      * that may move is unloaded whenever it leaves its CPU. False: nothing

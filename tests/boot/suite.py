@@ -1116,6 +1116,36 @@ def linux_log_clean(vm):
     return check
 
 
+# What Linux prints when it takes each of KVM's PV scheduling interfaces (arch/x86/kernel/kvm.c).
+LINUX_PV_LINES = ("kvm-guest: PV spinlocks enabled", "kvm-guest: setup PV sched yield",
+                  "kvm-guest: KVM setup pv remote TLB flush", "kvm-guest: setup PV IPIs")
+
+
+def linux_pv_taken(vm, pv_spinlock=True):
+    """A Linux VM's default pv=all: the guest took PV sched yield, TLB flush and IPIs, and the PV
+    spinlock unless its command line said nopvspin."""
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        for want in LINUX_PV_LINES if pv_spinlock else LINUX_PV_LINES[1:]:
+            assert any(want in ln for ln in got), f"[{vm}] no '{want}' in its log"
+        if pv_spinlock:
+            assert not any("PV spinlocks disabled" in ln for ln in got), f"[{vm}] PV spinlocks off"
+    check.__name__ = f"linux_pv_taken({vm})"
+    return check
+
+
+def linux_pv_refused(vm):
+    """pv=none: Linux finds no PV_UNHALT and none of the others, as before the PV interfaces."""
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        assert any("PV spinlocks disabled, no host support" in ln for ln in got), \
+            f"[{vm}] no 'PV spinlocks disabled, no host support'"
+        for other in LINUX_PV_LINES:
+            assert not any(other in ln for ln in got), f"[{vm}] '{other}' with pv=none"
+    check.__name__ = f"linux_pv_refused({vm})"
+    return check
+
+
 def haltpoll_took_over(vm, vcpus):
     """cpuidle-haltpoll wrote 0 to MSR_KVM_POLL_CONTROL on every vCPU, and pollux respected it."""
     def check(log):
@@ -1129,28 +1159,32 @@ def haltpoll_took_over(vm, vcpus):
 # does not give (its vCPUs may be preempted): force=1 loads it anyway.
 LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
 # Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
-LINUX_REBOOT_GUEST = "linux:name=lxr:args=workload=reboot"
-LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), vm_stops(lxr=(1, "reboot")), shutdown(1)]
+# pv=none too, with 2 vCPUs (Linux says "single CPU" before it looks at the host with one):
+# the guest's own view of a VM offered none of KVM's PV scheduling interfaces.
+LINUX_REBOOT_GUEST = "linux:name=lxr:vcpus=2:pv=none:args=workload=reboot"
+LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), linux_pv_refused("lxr"), vm_stops(lxr=(1, "reboot")),
+                       shutdown(1)]
 
 
-def linux_checks(spinlock):
+def linux_checks(spinlock, pv_spinlock):
     return [
         linux_found("lx", 2, "haltpoll", "kvm-clock", spinlock),
         linux_ran("lx", "short"),
         linux_cyclictest("lx", 2),
         linux_log_clean("lx"),
+        linux_pv_taken("lx", pv_spinlock),
         haltpoll_took_over("lx", 2),
         vm_stops(lx=(0, "poweroff")),
         shutdown(0),
     ]
 
 
-# The guest's spinlock (docs/linux.md): pollux offers no KVM_FEATURE_PV_UNHALT, so the guest
-# keeps virt_spin_lock; nopvspin turns it off for the native qspinlock. qemu-linux boots with
-# nopvspin, bochs-skylake-linux without.
-LINUX_CHECKS = linux_checks("virt_spin_lock")
+# The guest's spinlock (docs/linux.md): a Linux VM's default pv=all offers PV_UNHALT, so the
+# guest takes the PV queued spinlock; nopvspin gives the native qspinlock (and pv=none the
+# test-and-set virt_spin_lock). qemu-linux boots with nopvspin, bochs-skylake-linux without.
+LINUX_CHECKS = linux_checks("pv_qspinlock", True)
 LINUX_GUEST_NOPVSPIN = LINUX_GUEST + "+nopvspin"
-LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock") + [linux_marked("lx")]
+LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False) + [linux_marked("lx")]
 
 
 # ---- statistics rounds and the key console ----------------------------------

@@ -102,6 +102,15 @@ void vcpu_timer_update(struct vcpu *v)
     (void)v;
 }
 
+/* The PV hypercalls' directed yield (vmm/dev/kvm_pv_sched.c): not reached by a device. */
+enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity *target)
+{
+    (void)e;
+    (void)target;
+    fail_msg("a device asked for a directed yield");
+    return YIELD_TO_RUNNING;
+}
+
 void sched_wake(struct sched_entity *e)
 {
     (void)e;
@@ -630,7 +639,7 @@ static void test_reset_reaches_every_device_with_one(void **state)
         }
         list[k] = &counted[k];
     }
-    assert_int_equal(with_reset, 7); /* all but debug-exit, acpi-pm, kvm-msrs and pc-msrs */
+    assert_int_equal(with_reset, 8); /* all but debug-exit, acpi-pm and pc-msrs */
     memset(&vm.devices, 0, sizeof(vm.devices));
     memset(resets, 0, sizeof(resets));
     char err[256];
@@ -652,7 +661,7 @@ static void test_reset_reaches_every_device_with_one(void **state)
         assert_int_equal(resets[i], d->vcpu == &vcpus[1] && d->dev->reset ? 1 : 0);
         reached += resets[i];
     }
-    assert_int_equal(reached, 1); /* vCPU 1's local APIC */
+    assert_int_equal(reached, 2); /* vCPU 1's local APIC and its KVM MSRs */
 }
 
 /* The real hooks: each device's state is back at power-on. */

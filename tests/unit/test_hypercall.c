@@ -3,7 +3,8 @@
  * The hypercall's privilege check and call number (vmm/exit/hypercall.c), with a
  * stand-in vendor: the CPL is the one the exit reported (the record's
  * hypercall.cpl); the number is RAX in 64-bit code and EAX elsewhere, and
- * the mode is read only to tell them apart.
+ * the mode is read only to tell them apart (and, for KVM's calls, to know
+ * the width of their arguments: a0-a3 in RBX, RCX, RDX, RSI).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,8 @@
 
 #include "vmm/exit/hypercall.h"
 #include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/vlapic_dev.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/vm.h"
 
 uint64_t tsc_khz = 1000000;
@@ -40,6 +43,30 @@ void vm_request_stop(struct vm *pvm, int64_t code, const char *reason)
     (void)code;
     (void)reason;
     stops++;
+}
+
+/* KVM_HC_SEND_IPI's deliveries, the argument decoding's evidence. */
+static unsigned sent_ids;
+
+void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
+{
+    (void)src;
+    (void)ipi;
+    sent_ids |= 1u << target->hw.id;
+}
+
+void vcpu_notify(struct vcpu *t, enum trace_wake source, const struct vcpu *from)
+{
+    (void)t;
+    (void)source;
+    (void)from;
+}
+
+enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity *target)
+{
+    (void)e;
+    (void)target;
+    return YIELD_TO_RUNNING;
 }
 
 void vuart_puts(struct vuart *u, const char *s, uint64_t len)
@@ -96,12 +123,46 @@ static void test_call_number_width(void **state)
     assert_int_equal(stops, 1);
 }
 
+/* KVM's four arguments: RBX, RCX, RDX and RSI (kvm_hypercall4 passes a3 in RSI). */
+static void test_kvm_arguments(void **state)
+{
+    (void)state;
+    static struct vcpu sibling[3];
+    vm.kvm_features = 1u << KVM_FEATURE_PV_SEND_IPI;
+    vm.nvcpus = 4;
+    vm.vcpus[0] = &v;
+    for (unsigned i = 0; i < 3; i++) {
+        sibling[i].hw.id = i + 1;
+        vm.vcpus[i + 1] = &sibling[i];
+    }
+    mode.code_bits = 64;
+    v.hw.regs =
+        (struct guest_regs){.rax = KVM_HC_SEND_IPI, .rbx = 0x5, .rcx = 0, .rdx = 1, .rsi = 0x42};
+    sent_ids = 0;
+    /* a2 = 1 shifts the bitmap: bits 0 and 2 are IDs 1 and 3. */
+    assert_int_equal(vmm_hypercall(&v, 0), 2);
+    assert_int_equal(sent_ids, 0xa);
+    /* a3 (RSI) is the ICR: a logical destination is refused. */
+    v.hw.regs.rsi = 0x842;
+    v.exit_mode_read = false;
+    assert_int_equal(vmm_hypercall(&v, 0), (unsigned long)-KVM_EINVAL);
+    /* Outside 64-bit code every argument is 32 bits: RSI's upper half is dropped. */
+    mode.code_bits = 32;
+    v.exit_mode_read = false;
+    v.hw.regs.rsi = 0x100000042ull;
+    v.hw.regs.rdx = 0x100000000ull; /* min 0 once truncated */
+    sent_ids = 0;
+    assert_int_equal(vmm_hypercall(&v, 0), 2);
+    assert_int_equal(sent_ids, 0x5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_ring_0_call_reads_no_mode, setup),
         cmocka_unit_test_setup(test_user_mode_is_refused, setup),
         cmocka_unit_test_setup(test_call_number_width, setup),
+        cmocka_unit_test_setup(test_kvm_arguments, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

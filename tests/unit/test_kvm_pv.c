@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KVM's paravirtual interface as an unmodified guest sees it: hypercall
- * results, the feature leaf, and kvmclock (its MSRs and the pvclock
- * arithmetic, against a reference computed in 128-bit integers).
+ * results, the feature leaf, kvmclock (its MSRs and the pvclock
+ * arithmetic, against a reference computed in 128-bit integers), and the
+ * scheduling interfaces (steal time and its preempted byte, the PV TLB
+ * flush request, the kick, PV sched yield, PV send-IPI), with the
+ * scheduler, the local APIC and the backend replaced by recorders.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,28 +17,379 @@
 
 #include "lib/bytes.h"
 #include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/dev/kvmclock.h"
+#include "vmm/dev/steal_time.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/vm.h"
 
 uint64_t tsc_khz = 2500000;
 
+/* Recorders for what the scheduling interfaces ask of the rest of pollux. */
+static unsigned flushes, notifies, yields, sends;
+static struct vcpu *notified, *yield_target, *sent[8];
+static enum yield_to_result yield_answer;
+
+static void record_flush(struct virt_vcpu *hw)
+{
+    (void)hw;
+    flushes++;
+}
+
+static const struct virt_ops test_ops = {.flush_guest_tlb = record_flush};
+const struct virt_ops *virt = &test_ops;
+
+void vcpu_notify(struct vcpu *t, enum trace_wake source, const struct vcpu *from)
+{
+    assert_int_equal(source, TRACE_WAKE_KICK);
+    assert_non_null(from);
+    /* The flag is visible before the notify looks: it is the wake event. */
+    assert_true(t->pv.pv_unhalted);
+    notified = t;
+    notifies++;
+}
+
+enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity *target)
+{
+    (void)e;
+    yield_target = (struct vcpu *)((char *)target - offsetof(struct vcpu, se));
+    yields++;
+    return yield_answer;
+}
+
+void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
+{
+    (void)src;
+    assert_int_equal(ipi->shorthand, APIC_DEST_NONE);
+    assert_int_equal(ipi->vector, 0x42);
+    if (sends < 8)
+        sent[sends] = target;
+    sends++;
+}
+
+static uint8_t guest_mem[1 << 16];
+static struct vm pv_vm;
+static struct vcpu pv_vcpus[4];
+
+/* A VM of four vCPUs offered `features`, its RAM poisoned, the recorders cleared. */
+static void pv_setup(uint32_t features)
+{
+    memset(&pv_vm, 0, sizeof(pv_vm));
+    memset(pv_vcpus, 0, sizeof(pv_vcpus));
+    memset(guest_mem, 0xee, sizeof(guest_mem));
+    pv_vm.hw.mem = guest_mem;
+    pv_vm.hw.mem_size = sizeof(guest_mem);
+    pv_vm.cfg.mem = sizeof(guest_mem);
+    pv_vm.kvm_features = features;
+    pv_vm.nvcpus = 4;
+    for (unsigned i = 0; i < 4; i++) {
+        pv_vcpus[i].vm = &pv_vm;
+        pv_vcpus[i].hw.id = i;
+        pv_vm.vcpus[i] = &pv_vcpus[i];
+    }
+    flushes = notifies = yields = sends = 0;
+    notified = yield_target = NULL;
+    yield_answer = YIELD_TO_TAKEN;
+}
+
+static uint64_t call(struct vcpu *v, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
+                     uint64_t a3, unsigned cpl)
+{
+    struct kvm_hypercall hc = {nr, {a0, a1, a2, a3}, true};
+    return kvm_pv_hypercall(v, &hc, cpl);
+}
+
 static void test_kvm_hypercalls_have_kvm_results(void **state)
 {
     (void)state;
-    assert_int_equal(kvm_pv_hypercall(KVM_HC_VAPIC_POLL_IRQ, 0), 0);
-    assert_int_equal((int64_t)kvm_pv_hypercall(0, 0), -1000);
-    assert_int_equal((int64_t)kvm_pv_hypercall(5, 0), -1000); /* KICK_CPU: not offered */
-    assert_int_equal((int64_t)kvm_pv_hypercall(KVM_HC_VAPIC_POLL_IRQ, 3), -1);
-    assert_int_equal((int64_t)kvm_pv_hypercall(0, 3), -1);
+    pv_setup(0);
+    struct vcpu *v = &pv_vcpus[0];
+    assert_int_equal(call(v, KVM_HC_VAPIC_POLL_IRQ, 0, 0, 0, 0, 0), 0);
+    assert_int_equal((int64_t)call(v, 0, 0, 0, 0, 0, 0), -1000);
+    /* Not offered: as if pollux did not know them (KVM_CAP_ENFORCE_PV_FEATURE_CPUID). */
+    assert_int_equal((int64_t)call(v, KVM_HC_KICK_CPU, 0, 1, 0, 0, 0), -1000);
+    assert_int_equal((int64_t)call(v, KVM_HC_SCHED_YIELD, 1, 0, 0, 0, 0), -1000);
+    assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42, 0), -1000);
+    assert_int_equal(notifies + yields + sends, 0);
+    assert_false(pv_vcpus[1].pv.pv_unhalted);
+    assert_int_equal((int64_t)call(v, KVM_HC_VAPIC_POLL_IRQ, 0, 0, 0, 0, 3), -1);
+    assert_int_equal((int64_t)call(v, 0, 0, 0, 0, 0, 3), -1);
+    pv_setup(KVM_PV_SCHED_FEATURES);
+    assert_int_equal((int64_t)call(v, KVM_HC_KICK_CPU, 0, 1, 0, 0, 3), -1);
+    assert_int_equal(notifies + yields, 0);
 }
 
-static void test_feature_leaf_names_what_is_implemented(void **state)
+static void test_feature_leaf_names_what_is_offered(void **state)
 {
     (void)state;
     struct cpuid_regs r;
-    assert_true(kvm_pv_cpuid(KVM_CPUID_FEATURES, &r));
+    assert_true(kvm_pv_cpuid(KVM_CPUID_FEATURES, 0, &r));
     assert_int_equal(r.eax, (1u << 3) | (1u << 12) | (1u << 24));
     assert_int_equal(r.ebx | r.ecx | r.edx, 0);
+    assert_true(kvm_pv_cpuid(KVM_CPUID_FEATURES, KVM_PV_SCHED_FEATURES | 1u << 30, &r));
+    /* Bits 5, 7, 9, 11, 13, and nothing beyond the set pv= chooses from. */
+    assert_int_equal(r.eax, (1u << 3) | (1u << 12) | (1u << 24) | 0x2aa0);
+    assert_true(kvm_pv_cpuid(KVM_CPUID_FEATURES, 1u << KVM_FEATURE_PV_UNHALT, &r));
+    assert_int_equal(r.eax, (1u << 3) | (1u << 7) | (1u << 12) | (1u << 24));
+}
+
+/* The steal-time record on its own: the version dance and the sums. */
+static void test_steal_time_record_versions_and_sums(void **state)
+{
+    (void)state;
+    static uint8_t st[KVM_STEAL_TIME_SIZE] __attribute__((aligned(64)));
+    memset(st, 0, sizeof(st));
+    put_le32(st + STEAL_TIME_VERSION, 7); /* an odd leftover: bumped first */
+    put_le64(st + STEAL_TIME_STEAL, 100);
+    st[STEAL_TIME_PREEMPTED] = KVM_VCPU_PREEMPTED;
+    assert_int_equal(steal_time_record(st, 50, false), KVM_VCPU_PREEMPTED);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION), 10);
+    assert_int_equal(get_le64(st + STEAL_TIME_STEAL), 150);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+    assert_int_equal(steal_time_record(st, 0, true), 0);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION), 12);
+    assert_int_equal(get_le64(st + STEAL_TIME_STEAL), 150);
+    st[STEAL_TIME_PREEMPTED] = KVM_VCPU_PREEMPTED | KVM_VCPU_FLUSH_TLB;
+    assert_int_equal(steal_time_record(st, 1, true), KVM_VCPU_PREEMPTED | KVM_VCPU_FLUSH_TLB);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+    assert_int_equal(get_le64(st + STEAL_TIME_STEAL), 151);
+    /* The flags word and the padding are the guest's: untouched. */
+    for (unsigned i = STEAL_TIME_PREEMPTED + 1; i < KVM_STEAL_TIME_SIZE; i++)
+        assert_int_equal(st[i], 0);
+    steal_time_set_preempted(st);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], KVM_VCPU_PREEMPTED);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION), 14); /* a plain store, no version */
+}
+
+static void test_steal_time_msr_values(void **state)
+{
+    (void)state;
+    struct vcpu *v = &pv_vcpus[0];
+    uint64_t value;
+    pv_setup(0);
+    /* Not offered: not this keeper's (the MSR path then raises #GP). */
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x1000 | 1), MSR_NOT_MINE);
+    assert_int_equal(kvm_pv_msr_read(v, MSR_KVM_STEAL_TIME, &value), MSR_NOT_MINE);
+    assert_int_equal(guest_mem[0x1000 + STEAL_TIME_VERSION], 0xee);
+
+    pv_setup(1u << KVM_FEATURE_STEAL_TIME);
+    /* Bits 5:1 are reserved. */
+    for (unsigned bit = 1; bit <= 5; bit++)
+        assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x1000 | 1 | 1u << bit),
+                         MSR_FAULT);
+    assert_int_equal(v->pv.steal_time_msr, 0);
+    /* Outside guest RAM, or straddling its end: accepted, kept, and nothing written. */
+    uint64_t outside[] = {sizeof(guest_mem), sizeof(guest_mem) - 0x40 + 0x40, 0xfee00000u,
+                          1ull << 40};
+    for (unsigned i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+        assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, outside[i] | 1), MSR_DONE);
+        assert_int_equal(kvm_pv_msr_read(v, MSR_KVM_STEAL_TIME, &value), MSR_DONE);
+        assert_int_equal(value, outside[i] | 1);
+        v->se.cycles[SCHED_RUNNABLE] += 2500;
+        kvm_pv_sched_in(v);
+        kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    }
+    for (size_t i = 0; i < sizeof(guest_mem); i++)
+        if (guest_mem[i] != 0xee)
+            fail_msg("byte 0x%zx of guest RAM written", i);
+
+    /* Enabled in RAM: written at once, version even, preempted clear. */
+    memset(guest_mem + 0x1000, 0, KVM_STEAL_TIME_SIZE);
+    guest_mem[0x1000 + STEAL_TIME_PREEMPTED] = KVM_VCPU_PREEMPTED;
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x1000 | 1), MSR_DONE);
+    assert_int_equal(get_le32(guest_mem + 0x1000 + STEAL_TIME_VERSION), 2);
+    assert_int_equal(guest_mem[0x1000 + STEAL_TIME_PREEMPTED], 0);
+    assert_int_equal(get_le64(guest_mem + 0x1000), 0); /* steal counts from the enable */
+    /* Disabled: nothing is written any more. */
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x1000), MSR_DONE);
+    v->se.cycles[SCHED_RUNNABLE] += 2500;
+    kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    kvm_pv_sched_in(v);
+    assert_int_equal(get_le32(guest_mem + 0x1000 + STEAL_TIME_VERSION), 2);
+    assert_int_equal(guest_mem[0x1000 + STEAL_TIME_PREEMPTED], 0);
+    /* INIT turns it off. */
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x1000 | 1), MSR_DONE);
+    kvm_pv_vcpu_reset(v);
+    assert_int_equal(kvm_pv_msr_read(v, MSR_KVM_STEAL_TIME, &value), MSR_DONE);
+    assert_int_equal(value, 0);
+}
+
+/* Steal grows by the RUNNABLE time between entries; preempted follows the run results. */
+static void test_steal_and_preempted_across_runs(void **state)
+{
+    (void)state;
+    pv_setup(1u << KVM_FEATURE_STEAL_TIME);
+    struct vcpu *v = &pv_vcpus[2];
+    uint8_t *st = guest_mem + 0x2040;
+    memset(st, 0, KVM_STEAL_TIME_SIZE);
+    v->se.cycles[SCHED_RUNNABLE] = 123456; /* before the enable: not steal */
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x2040 | 1), MSR_DONE);
+    uint32_t version = get_le32(st + STEAL_TIME_VERSION);
+
+    /* It blocks in HLT: never marked. */
+    kvm_pv_sched_out(v, SCHED_RUN_BLOCKED);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+    kvm_pv_sched_out(v, SCHED_RUN_PARKED);
+    kvm_pv_sched_out(v, SCHED_RUN_STOPPED);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+    /* Woken, it waited 4 us in a queue (10000 cycles at 2.5 GHz), then runs. */
+    v->se.cycles[SCHED_RUNNABLE] += 10000;
+    kvm_pv_sched_in(v);
+    assert_int_equal(get_le64(st), 4000);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION), version + 2);
+    /* Preempted while runnable: marked, with no version change (a plain store). */
+    kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], KVM_VCPU_PREEMPTED);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION), version + 2);
+    /* Back after 1 ms of waiting: cleared, and the wait is steal. */
+    v->se.cycles[SCHED_RUNNABLE] += 2500000;
+    kvm_pv_sched_in(v);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+    assert_int_equal(get_le64(st), 1004000);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION), version + 4);
+    /* Alone on its CPU, it was never runnable and waiting: no steal. */
+    kvm_pv_sched_in(v);
+    assert_int_equal(get_le64(st), 1004000);
+    assert_int_equal(get_le32(st + STEAL_TIME_VERSION) % 2, 0);
+    /* Without PV TLB flush a FLUSH_TLB bit asks nothing: no flush. */
+    kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    st[STEAL_TIME_PREEMPTED] |= KVM_VCPU_FLUSH_TLB;
+    kvm_pv_sched_in(v);
+    assert_int_equal(flushes, 0);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+}
+
+/* A sibling's KVM_VCPU_FLUSH_TLB in the preempted byte: one flush at the next entry. */
+static void test_flush_request_is_exchanged_at_entry(void **state)
+{
+    (void)state;
+    pv_setup(1u << KVM_FEATURE_STEAL_TIME | 1u << KVM_FEATURE_PV_TLB_FLUSH);
+    struct vcpu *v = &pv_vcpus[1];
+    uint8_t *st = guest_mem + 0x3000;
+    memset(st, 0, KVM_STEAL_TIME_SIZE);
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x3000 | 1), MSR_DONE);
+    kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    kvm_pv_sched_in(v);
+    assert_int_equal(flushes, 0); /* preempted alone asks no flush */
+    kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    __atomic_fetch_or(st + STEAL_TIME_PREEMPTED, KVM_VCPU_FLUSH_TLB, __ATOMIC_SEQ_CST);
+    kvm_pv_sched_in(v);
+    assert_int_equal(flushes, 1);
+    assert_int_equal(v->stats.pv_tlb_flushes, 1);
+    assert_int_equal(st[STEAL_TIME_PREEMPTED], 0);
+    kvm_pv_sched_in(v);
+    assert_int_equal(flushes, 1); /* taken once */
+}
+
+static void test_kick_sets_the_flag_and_yields(void **state)
+{
+    (void)state;
+    pv_setup(1u << KVM_FEATURE_PV_UNHALT);
+    struct vcpu *v = &pv_vcpus[0];
+    assert_int_equal(call(v, KVM_HC_KICK_CPU, 0, 3, 0, 0, 0), 0);
+    assert_ptr_equal(notified, &pv_vcpus[3]);
+    assert_true(pv_vcpus[3].pv.pv_unhalted);
+    assert_false(pv_vcpus[1].pv.pv_unhalted);
+    /* As KVM: the kicker then yields to the kicked vCPU, and leaves its CPU if it was taken. */
+    assert_ptr_equal(yield_target, &pv_vcpus[3]);
+    assert_true(v->pv.yield_taken);
+    assert_int_equal(v->stats.directed_yield_attempted, 1);
+    assert_int_equal(v->stats.directed_yield_successful, 1);
+    assert_int_equal(v->stats.pv_kicks, 1);
+    /* APIC IDs the VM does not have: ignored, nothing read past the array. */
+    v->pv.yield_taken = false;
+    uint64_t bad[] = {4, 63, 64, 0xff, 1ull << 32, UINT64_MAX};
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(call(v, KVM_HC_KICK_CPU, 0, bad[i], 0, 0, 0), 0);
+    assert_int_equal(notifies, 1);
+    assert_int_equal(yields, 1);
+    assert_false(v->pv.yield_taken);
+    assert_int_equal(v->stats.pv_kicks, 1);
+    kvm_pv_vcpu_reset(&pv_vcpus[3]); /* INIT drops it */
+    assert_false(pv_vcpus[3].pv.pv_unhalted);
+}
+
+static void test_sched_yield_to_each_kind_of_target(void **state)
+{
+    (void)state;
+    pv_setup(1u << KVM_FEATURE_PV_SCHED_YIELD | 1u << KVM_FEATURE_STEAL_TIME);
+    struct vcpu *v = &pv_vcpus[1];
+    /* Waiting for a CPU: taken, and the caller must leave its CPU. */
+    assert_int_equal(call(v, KVM_HC_SCHED_YIELD, 2, 0, 0, 0, 0), 0);
+    assert_ptr_equal(yield_target, &pv_vcpus[2]);
+    assert_true(v->pv.yield_taken);
+    assert_int_equal(v->stats.directed_yield_successful, 1);
+    /* Every refusal: the call still returns 0 and the caller goes on. */
+    static const enum yield_to_result refused[] = {
+        YIELD_TO_SELF, YIELD_TO_RUNNING, YIELD_TO_NOT_RUNNABLE, YIELD_TO_PINNED, YIELD_TO_MISSED};
+    for (unsigned i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        v->pv.yield_taken = false;
+        yield_answer = refused[i];
+        assert_int_equal(call(v, KVM_HC_SCHED_YIELD, i % 4, 0, 0, 0, 0), 0);
+        assert_false(v->pv.yield_taken);
+    }
+    /* An APIC ID out of range: no target at all, counted as attempted like KVM. */
+    assert_int_equal(call(v, KVM_HC_SCHED_YIELD, 4, 0, 0, 0, 0), 0);
+    assert_int_equal(yields, 6);
+    assert_int_equal(v->stats.directed_yield_attempted, 7);
+    assert_int_equal(v->stats.directed_yield_successful, 1);
+    assert_int_equal(notifies, 0);
+}
+
+static void test_send_ipi_reaches_its_bitmap(void **state)
+{
+    (void)state;
+    pv_setup(1u << KVM_FEATURE_PV_SEND_IPI);
+    struct vcpu *v = &pv_vcpus[0];
+    /* IDs 1 and 3 from min 0; bit 5 (ID 5) and the high word are beyond the VM. */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 0x2a, 1, 0, 0x42, 0), 2);
+    assert_int_equal(sends, 2);
+    assert_ptr_equal(sent[0], &pv_vcpus[1]);
+    assert_ptr_equal(sent[1], &pv_vcpus[3]);
+    assert_int_equal(v->stats.pv_send_ipis, 2);
+    /* min shifts the bitmap: bit 0 is ID 2. */
+    sends = 0;
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 3, 0, 2, 0x42, 0), 2);
+    assert_ptr_equal(sent[0], &pv_vcpus[2]);
+    assert_ptr_equal(sent[1], &pv_vcpus[3]);
+    /* A min near 2^32 must not wrap the high word round to ID 0. */
+    sends = 0;
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 1, 0xffffffc0u, 0x42, 0), 0);
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 1, UINT64_MAX - 10, 0x42, 0), 0);
+    assert_int_equal(sends, 0);
+    /* NMI delivery is allowed; logical destinations, shorthands and other modes are not. */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 4u << 8, 0), 1);
+    sends = 0;
+    assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 1u << 11, 0), -22);
+    assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 3u << 18, 0), -22);
+    assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 5u << 8, 0), -22);
+    assert_int_equal(sends, 0);
+}
+
+static unsigned ids_seen[130], ids_count;
+
+static void collect(unsigned id, void *ctx)
+{
+    (void)ctx;
+    ids_seen[ids_count++] = id;
+}
+
+/* The two words' clusters: 64 IDs each from 64-bit code, 32 otherwise. */
+static void test_send_ipi_clusters(void **state)
+{
+    (void)state;
+    ids_count = 0;
+    assert_int_equal(kvm_pv_ipi_each(1ull << 63, 1, 0, true, 200, collect, NULL), 2);
+    assert_int_equal(ids_seen[0], 63);
+    assert_int_equal(ids_seen[1], 64);
+    ids_count = 0;
+    assert_int_equal(kvm_pv_ipi_each(1u << 31 | 1ull << 40, 1, 0, false, 200, collect, NULL), 2);
+    assert_int_equal(ids_seen[0], 31);
+    assert_int_equal(ids_seen[1], 32); /* bit 40 of a 32-bit word does not exist */
+    ids_count = 0;
+    assert_int_equal(kvm_pv_ipi_each(UINT64_MAX, UINT64_MAX, 10, true, 64, collect, NULL), 54);
+    assert_int_equal(ids_seen[0], 10);
+    assert_int_equal(ids_seen[53], 63);
 }
 
 /* What the guest computes, in exact arithmetic. */
@@ -70,8 +424,6 @@ static void test_pvclock_scale_matches_the_reference(void **state)
     assert_int_equal(s.shift, 10);
     assert_int_equal(s.mul, 4194304000u);
 }
-
-static uint8_t guest_mem[1 << 16];
 
 static void test_system_time_msr_writes_the_structure(void **state)
 {
@@ -118,7 +470,15 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kvm_hypercalls_have_kvm_results),
-        cmocka_unit_test(test_feature_leaf_names_what_is_implemented),
+        cmocka_unit_test(test_feature_leaf_names_what_is_offered),
+        cmocka_unit_test(test_steal_time_record_versions_and_sums),
+        cmocka_unit_test(test_steal_time_msr_values),
+        cmocka_unit_test(test_steal_and_preempted_across_runs),
+        cmocka_unit_test(test_flush_request_is_exchanged_at_entry),
+        cmocka_unit_test(test_kick_sets_the_flag_and_yields),
+        cmocka_unit_test(test_sched_yield_to_each_kind_of_target),
+        cmocka_unit_test(test_send_ipi_reaches_its_bitmap),
+        cmocka_unit_test(test_send_ipi_clusters),
         cmocka_unit_test(test_pvclock_scale_matches_the_reference),
         cmocka_unit_test(test_system_time_msr_writes_the_structure),
     };

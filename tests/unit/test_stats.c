@@ -106,6 +106,11 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     st->spin_yield_skipped[YIELD_SKIP_NOT_ELIGIBLE] = 139 * m;
     st->spin_yield_skipped[YIELD_SKIP_PINNED] = 149 * m;
     st->spin_slice_yields = 151 * m;
+    st->directed_yield_attempted = 181 * m;
+    st->directed_yield_successful = 191 * m;
+    st->pv_kicks = 193 * m;
+    st->pv_send_ipis = 197 * m;
+    st->pv_tlb_flushes = 199 * m;
     v->se.migrations = 157 * m;
     v->lapic.timer_stats.delivered = 163 * m;
     v->lapic.timer_stats.coalesced = 167 * m;
@@ -186,6 +191,11 @@ static const struct want vcpu_want[] = {
     NUM(spin_yield_skipped_not_eligible, 139),
     NUM(spin_yield_skipped_pinned, 149),
     NUM(spin_slice_yields, 151),
+    NUM(directed_yield_attempted, 181),
+    NUM(directed_yield_successful, 191),
+    NUM(pv_kicks, 193),
+    NUM(pv_send_ipis, 197),
+    NUM(pv_tlb_flushes, 199),
     NUM(migrations, 157),
 };
 

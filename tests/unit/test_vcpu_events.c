@@ -180,6 +180,77 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(wakes, 1);
 }
 
+/* A sibling's KVM_HC_KICK_CPU, as vmm/dev/kvm_pv_sched.c sends it. */
+static void pv_kick(void)
+{
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
+    v.pv.pv_unhalted = true;
+    vcpu_notify(&v, TRACE_WAKE_KICK, NULL);
+    spin_unlock_irqrestore(&v.se.lock, flags);
+}
+
+/* The PV qspinlock waiter halts with IF=0: a kick wakes it, a maskable interrupt does not. */
+static void test_kick_wakes_a_halt_with_interrupts_off(void **state)
+{
+    (void)state;
+    v.hw.regs.rflags = 0x2;
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
+    send_interrupt(0x41);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
+    pv_kick();
+    assert_int_equal(v.se.state, SCHED_RUNNABLE);
+    assert_int_equal(wakes, 1);
+    assert_true(v.pv.pv_unhalted);
+    /* It runs again: that halt is over, and the kick with it. */
+    vcpu_halt_finish(&v);
+    assert_false(v.pv.pv_unhalted);
+    v.se.state = SCHED_RUNNING;
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_BLOCKED); /* the next halt really halts */
+}
+
+/* A kick that came before the HLT ends it at once, once: vcpu_halt's early return clears it. */
+static void test_kick_before_the_halt_is_consumed(void **state)
+{
+    (void)state;
+    v.hw.regs.rflags = 0x2;
+    pv_kick(); /* running: no wake-up, the flag stays */
+    assert_int_equal(wakes, 0);
+    assert_true(vcpu_has_wake_event(&v));
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
+    assert_int_equal(v.stats.halts, 0);
+    assert_false(v.pv.pv_unhalted);
+    assert_false(vcpu_has_wake_event(&v));
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
+    /* The fast path's HLT skip consumes it too. */
+    v.se.state = SCHED_RUNNING;
+    v.pv.pv_unhalted = true;
+    vcpu_kick_consumed(&v);
+    assert_false(vcpu_has_wake_event(&v));
+}
+
+/* A kick that ends a poll is a successful poll. */
+static void kick_during_poll(void)
+{
+    pv_kick();
+}
+
+static void test_kick_ends_a_poll_successfully(void **state)
+{
+    (void)state;
+    v.hw.regs.rflags = 0x2;
+    v.halt_poll.window_ns = 50000;
+    during_poll = kick_during_poll;
+    vcpu_halt(&v);
+    assert_int_equal(polls, 1);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
+    assert_int_equal(v.stats.halt_successful_poll, 1);
+    assert_false(v.pv.pv_unhalted);
+}
+
 static uint64_t halts_recorded(void)
 {
     uint64_t n = 0;
@@ -633,6 +704,9 @@ int main(void)
         cmocka_unit_test_setup(test_halt_with_pending_interrupt_continues, setup),
         cmocka_unit_test_setup(test_interrupts_off_halt_ignores_interrupts, setup),
         cmocka_unit_test_setup(test_wake_from_block, setup),
+        cmocka_unit_test_setup(test_kick_wakes_a_halt_with_interrupts_off, setup),
+        cmocka_unit_test_setup(test_kick_before_the_halt_is_consumed, setup),
+        cmocka_unit_test_setup(test_kick_ends_a_poll_successfully, setup),
         cmocka_unit_test_setup(test_running_elsewhere_is_kicked, setup),
         cmocka_unit_test_setup(test_stop_wakes_a_halted_vcpu, setup),
         cmocka_unit_test_setup(test_state_time_accounting, setup),

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sched/yield.h"
+#include "vmm/dev/kvm_pv.h"
 #include "vmm/vmconfig.h"
 
 #define MAX_VCPUS 8
@@ -276,6 +277,50 @@ static void test_policy(void **state)
     vm_policy_hv = saved;
 }
 
+/* pv=: the VM's words replace the hypervisor's; the features they give, and the defaults. */
+static void test_pv(void **state)
+{
+    (void)state;
+    struct vm_policy saved = vm_policy_hv;
+    const uint32_t st = 1u << KVM_FEATURE_STEAL_TIME, unhalt = 1u << KVM_FEATURE_PV_UNHALT,
+                   yield = 1u << KVM_FEATURE_PV_SCHED_YIELD, flush = 1u << KVM_FEATURE_PV_TLB_FLUSH,
+                   ipi = 1u << KVM_FEATURE_PV_SEND_IPI;
+    parse_ok("vcpus=2");
+    assert_int_equal(cfg.policy.pv, 0);
+    /* Not given: Linux gets every one (KVM's -cpu host), a bundled guest none (as before). */
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, true), KVM_PV_SCHED_FEATURES);
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, false), 0);
+    parse_ok("pv=none");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, true), 0);
+    parse_ok("pv=pv_unhalt,pv_send_ipi");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, false), unhalt | ipi);
+    /* PV sched yield and PV TLB flush bring steal time: Linux uses them only with it. */
+    parse_ok("pv=pv_sched_yield");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, false), yield | st);
+    parse_ok("pv=pv_tlb_flush");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, true), flush | st);
+    parse_ok("pv=all");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, false),
+                     st | unhalt | yield | flush | ipi);
+    /* The hypervisor's pv= is every VM's default; a VM's own replaces it, never adds to it. */
+    vm_policy_hv.pv = 1u << PV_WORD_PV_UNHALT;
+    parse_ok("vcpus=1");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, true), unhalt);
+    parse_ok("pv=steal_time");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, true), st);
+    parse_ok("pv=none");
+    assert_int_equal(vm_policy_kvm_features(cfg.policy.pv, true), 0);
+    expect_fail("pv=pv_yield", "module option 'pv=pv_yield': expected a comma-separated list of "
+                               "steal_time, pv_unhalt, pv_sched_yield, pv_tlb_flush, pv_send_ipi, "
+                               "all, none");
+    char names[96];
+    vm_policy_pv_names(st | flush | ipi, names, sizeof(names));
+    assert_string_equal(names, "steal_time,pv_tlb_flush,pv_send_ipi");
+    vm_policy_pv_names(0, names, sizeof(names));
+    assert_string_equal(names, "none");
+    vm_policy_hv = saved;
+}
+
 static void test_pins(void **state)
 {
     (void)state;
@@ -387,6 +432,7 @@ int main(void)
         cmocka_unit_test_setup(test_path, setup),
         cmocka_unit_test_setup(test_unbacked, setup),
         cmocka_unit_test_setup(test_policy, setup),
+        cmocka_unit_test_setup(test_pv, setup),
         cmocka_unit_test_setup(test_initrd, setup),
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),

@@ -315,9 +315,35 @@ static void test_gone_candidates_do_not_count(void **state)
     assert_seq(vm.taken, vm.ntaken, SEQ(1, 2, 3, 4, 5));
 }
 
+/* A yield by name (PV sched yield, the kick): only a vCPU waiting for a CPU is taken. */
+static void test_yield_to_check(void **state)
+{
+    (void)state;
+    struct yield_spin spin = {0};
+    struct yield_candidate waiting = {.spin = &spin};
+    assert_int_equal(yield_to_check(&waiting, false), YIELD_TO_TAKEN);
+    assert_int_equal(yield_to_check(&waiting, true), YIELD_TO_SELF);
+    struct yield_candidate c = waiting;
+    c.on_cpu = true;
+    assert_int_equal(yield_to_check(&c, false), YIELD_TO_RUNNING);
+    c = waiting;
+    c.halted = true;
+    c.irq_pending = true; /* a halted one is woken by its event, never taken halted */
+    assert_int_equal(yield_to_check(&c, false), YIELD_TO_NOT_RUNNABLE);
+    c = waiting;
+    c.pinned_elsewhere = true;
+    assert_int_equal(yield_to_check(&c, false), YIELD_TO_PINNED);
+    /* Unlike the spin scan, user mode and dy_eligible do not matter: the guest named it. */
+    c = waiting;
+    c.preempted_in_user = true;
+    spin.in_spin_loop = true;
+    assert_int_equal(yield_to_check(&c, false), YIELD_TO_TAKEN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_yield_to_check),
         cmocka_unit_test(test_vcpu_id_pivot_order),
         cmocka_unit_test(test_gone_candidates_do_not_count),
         cmocka_unit_test(test_vcpu_id_pivot_wraps_from_last),

@@ -25,7 +25,7 @@ const char *const trace_window_names[] = {
 const char *const trace_wake_names[TRACE_WAKE_COUNT] = {
     [TRACE_WAKE_IPI] = "ipi",   [TRACE_WAKE_DEVICE] = "device", [TRACE_WAKE_TIMER] = "timer",
     [TRACE_WAKE_NMI] = "nmi",   [TRACE_WAKE_INIT] = "init",     [TRACE_WAKE_SIPI] = "sipi",
-    [TRACE_WAKE_STOP] = "stop",
+    [TRACE_WAKE_STOP] = "stop", [TRACE_WAKE_KICK] = "kick",
 };
 
 uint64_t trace_records = TRACE_RECORDS_DEFAULT;

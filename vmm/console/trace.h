@@ -69,6 +69,7 @@ enum trace_wake {
     TRACE_WAKE_INIT,
     TRACE_WAKE_SIPI,
     TRACE_WAKE_STOP, /* its VM stops (the timeout, a guest's exit, the console, ...) */
+    TRACE_WAKE_KICK, /* a sibling's PV kick (KVM_HC_KICK_CPU) */
     TRACE_WAKE_COUNT
 };
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KVM's block of MSRs (0x4b564d00-0x4b564dff), per vCPU: kvmclock's
- * (vmm/dev/kvmclock.h) and MSR_KVM_POLL_CONTROL; vmm/dev/kvm_pv.c has the rules.
+ * (vmm/dev/kvmclock.h), MSR_KVM_POLL_CONTROL and MSR_KVM_STEAL_TIME;
+ * vmm/dev/kvm_pv.c has the rules.
  * An MSR of the block that KVM's rules do not know goes on to the next
  * keeper (vmm/exit/msr.h), as before: the vendor's, then #GP.
  */
@@ -28,12 +29,19 @@ static void *state(struct vm *vm, struct vcpu *v)
     return v; /* poll_control, kvm_system_time, pvclock_version: read by the halt path too */
 }
 
+/* INIT turns steal time off (and drops a pending PV kick); kvmclock and poll control stay. */
+static void reset(struct dev_entry *d)
+{
+    kvm_pv_vcpu_reset(d->vcpu);
+}
+
 static const struct dev_range msrs[] = {{0x4b564d00u, 0x4b564dffu}};
 
-/* No reset: INIT keeps them (and creation sets MSR_KVM_POLL_CONTROL, vmm/vmm.c). */
+/* Creation sets MSR_KVM_POLL_CONTROL (vmm/vmm.c). */
 const struct device kvm_msrs_device = {
     .name = "kvm-msrs",
     .per_vcpu = true,
     .msrs = {msrs, 1, msr_read, msr_write},
+    .reset = reset,
     .state = state,
 };

@@ -4,9 +4,10 @@
 #include "arch/x86/tsc.h"
 #include "lib/string.h"
 #include "vmm/dev/kvmclock.h"
+#include "vmm/dev/steal_time.h"
 #include "vmm/vm.h"
 
-bool kvm_pv_cpuid(uint32_t leaf, struct cpuid_regs *r)
+bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r)
 {
     switch (leaf) {
     case KVM_CPUID_SIGNATURE:
@@ -17,18 +18,33 @@ bool kvm_pv_cpuid(uint32_t leaf, struct cpuid_regs *r)
         return true;
     case KVM_CPUID_FEATURES:
         /* No hints in EDX: KVM_HINTS_REALTIME would tell Linux that vCPUs are never preempted. */
-        *r = (struct cpuid_regs){(1u << KVM_FEATURE_CLOCKSOURCE2) |
-                                     (1u << KVM_FEATURE_POLL_CONTROL) |
-                                     (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT),
-                                 0, 0, 0};
+        *r = (struct cpuid_regs){
+            (1u << KVM_FEATURE_CLOCKSOURCE2) | (1u << KVM_FEATURE_POLL_CONTROL) |
+                (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) | (features & KVM_PV_SCHED_FEATURES),
+            0, 0, 0};
         return true;
     default:
         return false;
     }
 }
 
+bool kvm_pv_has(const struct vcpu *v, unsigned feature)
+{
+    return v->vm->kvm_features & (1u << feature);
+}
+
+void kvm_pv_vcpu_reset(struct vcpu *v)
+{
+    v->pv.steal_time_msr = 0;
+    __atomic_store_n(&v->pv.pv_unhalted, false, __ATOMIC_RELAXED);
+}
+
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value)
 {
+    if (index == MSR_KVM_STEAL_TIME && kvm_pv_has(v, KVM_FEATURE_STEAL_TIME)) {
+        *value = v->pv.steal_time_msr;
+        return MSR_DONE;
+    }
     switch (index) {
     case MSR_KVM_POLL_CONTROL:
         *value = v->poll_control;
@@ -64,8 +80,30 @@ static enum msr_result kvmclock_write(struct vcpu *v, uint32_t index, uint64_t v
     return MSR_DONE;
 }
 
+/*
+ * Enabled: the record is written at once with no new steal (KVM asks for
+ * the same at the next entry), so the guest sees preempted clear and an
+ * even version, and steal counts from here. Disabled: nothing is written
+ * any more. Outside guest RAM: kept, and never written (vmm/dev/kvmclock.c's rule).
+ */
+static enum msr_result steal_time_write(struct vcpu *v, uint64_t value)
+{
+    if (!steal_time_msr_valid(value))
+        return MSR_FAULT;
+    v->pv.steal_time_msr = value;
+    v->pv.runnable_cycles = v->se.cycles[SCHED_RUNNABLE];
+    if (!(value & KVM_MSR_ENABLED))
+        return MSR_DONE;
+    uint8_t *st = vm_gpa_ptr(v->vm, steal_time_gpa(value), KVM_STEAL_TIME_SIZE);
+    if (st)
+        steal_time_record(st, 0, kvm_pv_has(v, KVM_FEATURE_PV_TLB_FLUSH));
+    return MSR_DONE;
+}
+
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 {
+    if (index == MSR_KVM_STEAL_TIME && kvm_pv_has(v, KVM_FEATURE_STEAL_TIME))
+        return steal_time_write(v, value);
     if (index == MSR_KVM_SYSTEM_TIME_NEW || index == MSR_KVM_WALL_CLOCK_NEW)
         return kvmclock_write(v, index, value);
     if (index != MSR_KVM_POLL_CONTROL)
@@ -75,16 +113,6 @@ enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
     /* Read by the halt path on this vCPU's own CPU only: no lock needed. */
     v->poll_control = value;
     return MSR_DONE;
-}
-
-uint64_t kvm_pv_hypercall(uint64_t nr, unsigned cpl)
-{
-    if (cpl != 0)
-        return (uint64_t)-KVM_EPERM;
-    /* Pending interrupts are delivered at the next VM entry anyway: nothing to poll. */
-    if (nr == KVM_HC_VAPIC_POLL_IRQ)
-        return 0;
-    return (uint64_t)-KVM_ENOSYS;
 }
 
 bool kvm_pv_host_poll_allowed(const struct vcpu *v)

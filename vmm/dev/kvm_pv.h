@@ -11,6 +11,13 @@
  * is reserved (#GP). KVM_FEATURE_CLOCKSOURCE2 with
  * KVM_FEATURE_CLOCKSOURCE_STABLE_BIT: kvmclock through the _NEW MSRs
  * (vmm/dev/kvmclock.h), its TSC-stable flag honoured.
+ *
+ * Per VM (pv=, vmm/vm_policy.h), the scheduling interfaces: steal time with
+ * the preempted flag and the PV TLB flush request (vmm/dev/steal_time.h),
+ * KVM_HC_KICK_CPU (PV_UNHALT), KVM_HC_SCHED_YIELD and KVM_HC_SEND_IPI
+ * (vmm/dev/kvm_pv_sched.c). A feature the VM is not offered behaves as if
+ * pollux did not know it: its MSR is a #GP, its hypercall -KVM_ENOSYS (KVM
+ * with KVM_CAP_ENFORCE_PV_FEATURE_CPUID).
  */
 #ifndef POLLUX_VMM_DEV_KVM_PV_H
 #define POLLUX_VMM_DEV_KVM_PV_H
@@ -25,7 +32,12 @@
 #define KVM_CPUID_FEATURES                 0x40000101u
 #define KVM_SIGNATURE                      "KVMKVMKVM\0\0\0"
 #define KVM_FEATURE_CLOCKSOURCE2           3
+#define KVM_FEATURE_STEAL_TIME             5
+#define KVM_FEATURE_PV_UNHALT              7
+#define KVM_FEATURE_PV_TLB_FLUSH           9
+#define KVM_FEATURE_PV_SEND_IPI            11
 #define KVM_FEATURE_POLL_CONTROL           12
+#define KVM_FEATURE_PV_SCHED_YIELD         13
 #define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
 #define MSR_KVM_POLL_CONTROL               0x4b564d05u
 #define KVM_POLL_CONTROL_HOST              1u /* bit 0: the host may poll */
@@ -33,13 +45,34 @@
 
 /* KVM's hypercall numbers and results (negative errno values of KVM's own). */
 #define KVM_HC_VAPIC_POLL_IRQ 1
+#define KVM_HC_KICK_CPU       5
+#define KVM_HC_SEND_IPI       10
+#define KVM_HC_SCHED_YIELD    11
 #define KVM_EPERM             1
+#define KVM_EINVAL            22
 #define KVM_ENOSYS            1000
+
+/* Every feature pv= chooses (the rest of 0x40000101 EAX is always offered). */
+#define KVM_PV_SCHED_FEATURES                                                                      \
+    ((1u << KVM_FEATURE_STEAL_TIME) | (1u << KVM_FEATURE_PV_UNHALT) |                              \
+     (1u << KVM_FEATURE_PV_TLB_FLUSH) | (1u << KVM_FEATURE_PV_SEND_IPI) |                          \
+     (1u << KVM_FEATURE_PV_SCHED_YIELD))
+
+/* A vCPU's side of the scheduling interfaces. */
+struct kvm_pv_vcpu {
+    uint64_t steal_time_msr;  /* MSR_KVM_STEAL_TIME as written; reset at INIT */
+    uint64_t runnable_cycles; /* its entity's RUNNABLE cycles the steal time counted so far */
+    bool pv_unhalted;         /* kicked (KVM_HC_KICK_CPU): ends a halt even with IF=0 */
+    bool yield_taken;         /* a hypercall's directed yield took a sibling: leave the CPU */
+};
 
 struct vcpu;
 
-/* The KVM leaves: true (and r filled) for 0x40000100 and 0x40000101. */
-bool kvm_pv_cpuid(uint32_t leaf, struct cpuid_regs *r);
+/* The KVM leaves: true (and r filled) for 0x40000100 and 0x40000101, offering features (pv=). */
+bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r);
+
+/* Is the feature (KVM_FEATURE_*) offered to v's VM? */
+bool kvm_pv_has(const struct vcpu *v, unsigned feature);
 
 /* KVM's block of MSRs, 0x4b564d00-0x4b564dff. */
 static inline bool kvm_pv_msr_in_range(uint32_t index)
@@ -51,11 +84,8 @@ static inline bool kvm_pv_msr_in_range(uint32_t index)
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
 
-/*
- * A hypercall outside pollux's range, with KVM's meaning: the result for RAX.
- * nr is RAX, truncated to 32 bits outside 64-bit mode as KVM does.
- */
-uint64_t kvm_pv_hypercall(uint64_t nr, unsigned cpl);
+/* INIT (and creation): MSR_KVM_STEAL_TIME off, no kick pending. v's lock held. */
+void kvm_pv_vcpu_reset(struct vcpu *v);
 
 /* May the host poll when this vCPU halts? (KVM's !kvm_arch_no_poll) */
 bool kvm_pv_host_poll_allowed(const struct vcpu *v);

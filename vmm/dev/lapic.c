@@ -94,6 +94,11 @@ static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
     send_ipi_from(src->vm, src, ipi);
 }
 
+void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
+{
+    deliver(src, target, ipi);
+}
+
 void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg)
 {
     send_ipi_from(vm, 0, msg);

@@ -28,6 +28,9 @@ static inline bool xapic_page_access(const struct exit_record *e)
  */
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 
+/* An IPI from src to one named vCPU, past the ICR (KVM_HC_SEND_IPI, vmm/dev/kvm_pv_sched.c). */
+void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi);
+
 /* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
 void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg);
 

@@ -21,10 +21,11 @@ void cpu_model_view(struct cpuid_view *view)
     *view = shared;
 }
 
-void cpu_model_fill_cache(struct cpuid_cache *c, unsigned nvcpus)
+void cpu_model_fill_cache(struct cpuid_cache *c, unsigned nvcpus, uint32_t kvm_features)
 {
     struct cpuid_view view = shared;
     view.nvcpus = nvcpus;
+    view.kvm_features = kvm_features;
     cpuid_cache_fill(c, &view, host_cpuid);
 }
 

@@ -17,6 +17,6 @@ void cpu_model_init(void);
 void cpu_model_view(struct cpuid_view *view);
 
 /* A VM's CPUID answers (vmm/exit/cpuid_cache.h), for its nvcpus vCPUs. */
-void cpu_model_fill_cache(struct cpuid_cache *c, unsigned nvcpus);
+void cpu_model_fill_cache(struct cpuid_cache *c, unsigned nvcpus, uint32_t kvm_features);
 
 #endif

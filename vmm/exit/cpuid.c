@@ -150,7 +150,7 @@ static void computed(uint32_t leaf, uint32_t subleaf, const struct cpuid_view *v
  */
 static void hypervisor_leaf(uint32_t leaf, const struct cpuid_view *view, struct cpuid_regs *r)
 {
-    if (kvm_pv_cpuid(leaf, r))
+    if (kvm_pv_cpuid(leaf, view->kvm_features, r))
         return;
     *r = (struct cpuid_regs){0};
     if (leaf == POLLUX_CPUID_BASE) {

@@ -30,6 +30,7 @@ struct cpuid_view {
     uint64_t tsc_khz, apic_timer_khz;
     uint64_t xcr0_supported; /* XSAVE components a guest may enable */
     uint32_t xsave_size;     /* XSAVE area size for all of them */
+    uint32_t kvm_features;   /* the VM's pv= features in 0x40000101 EAX (vmm/dev/kvm_pv.h) */
 };
 
 /* Apply the filter to host values r of (leaf, subleaf). */

@@ -44,6 +44,7 @@ void cpuid_for_vcpu(struct vcpu *v, const struct cpuid_answer *a, uint32_t leaf,
         cpu_model_view(&view);
         view.vcpu_id = v->hw.id;
         view.nvcpus = v->vm->nvcpus;
+        view.kvm_features = v->vm->kvm_features;
         view.guest_cr4 = vcpu_mode(v)->cr4;
         view.apic_enabled = vlapic_enabled(&v->lapic);
         r = cpuid(leaf, subleaf);

@@ -13,6 +13,7 @@
 #include "vmm/exit/hypercall.h"
 #include "vmm/exit/io.h"
 #include "vmm/exit/msr.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/vm.h"
 
@@ -37,7 +38,7 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
 #define EXIT_HANDLERS(SLOW, FAST)                                                                  \
     SLOW(EXIT_NONE, handle_nothing)                                                                \
     FAST(EXIT_CPUID, handle_cpuid, true, handle_cpuid, FASTPATH_REENTER)                           \
-    FAST(EXIT_HLT, handle_hlt, vcpu_has_wake_event(v), handle_skip, FASTPATH_HANDLED)              \
+    FAST(EXIT_HLT, handle_hlt, vcpu_has_wake_event(v), handle_hlt_skip, FASTPATH_HANDLED)          \
     SLOW(EXIT_PAUSE, handle_pause)                                                                 \
     FAST(EXIT_IO, handle_io, !e->io.string, handle_io, FASTPATH_REENTER)                           \
     FAST(EXIT_MSR_READ, handle_msr_read, true, handle_msr_read, FASTPATH_REENTER)                  \
@@ -68,6 +69,13 @@ void handle_npf(struct vcpu *v, const struct exit_record *e);
 /* Past the instruction, nothing else (INVD, WBINVD; HLT in the fast path). */
 static inline void handle_skip(struct vcpu *v, const struct exit_record *e)
 {
+    vcpu_skip_instruction(v, e);
+}
+
+/* HLT in the fast path, an event pending already: the halt is over before it began. */
+static inline void handle_hlt_skip(struct vcpu *v, const struct exit_record *e)
+{
+    vcpu_kick_consumed(v);
     vcpu_skip_instruction(v, e);
 }
 

@@ -3,7 +3,7 @@
 
 #include "arch/x86/percpu.h"
 #include "vmm/exit/guest_access.h"
-#include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/vm.h"
 
 /* pollux's calls share their upper 16 bits; every other number is KVM's. */
@@ -31,6 +31,20 @@ static unsigned long exit_counts_to_guest(struct vcpu *v, uint32_t gpa)
     return HC_OK;
 }
 #endif
+
+/* KVM's ABI (kvm_emulate_hypercall): a0-a3 in RBX, RCX, RDX, RSI, all 32-bit outside 64-bit code.
+ */
+static uint64_t kvm_call(struct vcpu *v, uint64_t nr, unsigned cpl)
+{
+    const struct guest_regs *r = &v->hw.regs;
+    bool op_64_bit = vcpu_mode(v)->code_bits == 64;
+    struct kvm_hypercall hc = {nr, {r->rbx, r->rcx, r->rdx, r->rsi}, op_64_bit};
+    if (!op_64_bit)
+        for (unsigned i = 0; i < 4; i++)
+            hc.a[i] = (uint32_t)hc.a[i];
+    return kvm_pv_hypercall(v, &hc, cpl);
+}
+
 unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl)
 {
     /* RAX in 64-bit code, EAX elsewhere: the mode matters only when the upper half is set. */
@@ -38,7 +52,7 @@ unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl)
     if ((nr >> 32) && vcpu_mode(v)->code_bits != 64)
         nr = (uint32_t)nr;
     if (!is_pollux_call(nr))
-        return kvm_pv_hypercall(nr, cpl);
+        return kvm_call(v, nr, cpl);
     if (cpl != 0)
         return HC_EPERM;
     uint32_t a = (uint32_t)v->hw.regs.rbx, b = (uint32_t)v->hw.regs.rcx;

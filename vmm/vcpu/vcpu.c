@@ -10,6 +10,7 @@
 #include "lib/format.h"
 #include "sched/sched.h"
 #include "sched/watchdog.h"
+#include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/exit/exits.h"
 #include "vmm/vcpu/fastpath.h"
 #include "vmm/exit/guest_access.h"
@@ -201,6 +202,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
     if (v->halt.active)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     pause_sched_in(v);
+    kvm_pv_sched_in(v);
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -237,6 +239,12 @@ enum sched_run_result vcpu_run(struct vcpu *v)
             result = SCHED_RUN_BLOCKED;
             break;
         }
+        if (v->pv.yield_taken) {
+            /* A hypercall's yield handed this CPU to a sibling (vmm/dev/kvm_pv_sched.c). */
+            v->pv.yield_taken = false;
+            result = SCHED_RUN_PREEMPTED;
+            break;
+        }
         if (v->spin.detected) {
             v->spin.detected = false;
             if (pause_directed_yield(v)) {
@@ -255,6 +263,8 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         virt->get_mode(&v->hw, &m);
         v->se.preempted_in_user = m.cpl == 3;
     }
+    /* Before run_one queues it: an entry elsewhere must find the mark to clear (KVM's order). */
+    kvm_pv_sched_out(v, result);
     if (virt->vcpu_put)
         virt->vcpu_put(&v->hw);
     debugregs_save(&v->debug);
@@ -315,7 +325,9 @@ static void notice_entity(struct sched_entity *e)
 static bool entity_event_pending(struct sched_entity *e)
 {
     struct vcpu *v = entity_vcpu(e);
-    return nmi_waiting(&v->nmi) || vlapic_highest_pending(&v->lapic) >= 0;
+    /* A kicked vCPU is a candidate too (KVM's kvm_arch_dy_runnable). */
+    return nmi_waiting(&v->nmi) || vlapic_highest_pending(&v->lapic) >= 0 ||
+           __atomic_load_n(&v->pv.pv_unhalted, __ATOMIC_RELAXED);
 }
 
 static void name_entity(const struct sched_entity *e, char *buf, unsigned len)

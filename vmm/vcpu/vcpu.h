@@ -39,13 +39,20 @@ void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu
 void vcpu_trace_update(void);
 
 /*
- * Whether a pending event would end a halt: an NMI, INIT, a stop request, or
- * an interrupt the local APIC would deliver while the guest has IF=1. Exact
+ * Whether a pending event would end a halt: an NMI, INIT, a stop request, a
+ * PV kick (even with IF=0), or an interrupt the local APIC would deliver while the guest has IF=1. Exact
  * under v->se.lock. Without it (the exit fast path's HLT), a snapshot that errs
  * only one way: an event it sees stays pending until v's own CPU delivers
  * it, and one it misses is seen by vcpu_halt under the lock.
  */
 bool vcpu_has_wake_event(struct vcpu *v);
+
+/*
+ * v leaves a halt (the fast path's HLT skip, vcpu_halt's early return, the
+ * end of a halt that polled or blocked): a PV kick pending ends only the
+ * halt it came for, as KVM clears pv_unhalted when the vCPU runs again.
+ */
+void vcpu_kick_consumed(struct vcpu *v);
 
 /*
  * HLT with interrupts off, on v's CPU: unless an event is already

@@ -45,9 +45,16 @@ const char *const vcpu_state_names[SCHED_STATE_COUNT] = {
 
 bool vcpu_has_wake_event(struct vcpu *v)
 {
-    if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping)
+    /* A PV kick (KVM_HC_KICK_CPU) ends a halt even with IF=0: the PV qspinlock waiter's HLT. */
+    if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping ||
+        __atomic_load_n(&v->pv.pv_unhalted, __ATOMIC_SEQ_CST))
         return true;
     return (v->hw.regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
+}
+
+void vcpu_kick_consumed(struct vcpu *v)
+{
+    __atomic_store_n(&v->pv.pv_unhalted, false, __ATOMIC_SEQ_CST);
 }
 
 void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
@@ -94,6 +101,7 @@ void vcpu_halt(struct vcpu *v)
 {
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (vcpu_has_wake_event(v)) {
+        vcpu_kick_consumed(v);
         spin_unlock_irqrestore(&v->se.lock, flags);
         return;
     }
@@ -143,6 +151,8 @@ void vcpu_halt_finish(struct vcpu *v)
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     struct vcpu_halt h = v->halt;
     v->halt.active = false;
+    if (h.active)
+        vcpu_kick_consumed(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     if (!h.active)
         return;

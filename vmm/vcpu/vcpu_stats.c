@@ -144,6 +144,17 @@ static const struct stats_desc vcpu_rows[] = {
         stats.spin_yield_skipped[YIELD_SKIP_PINNED], "candidates pinned to another CPU"),
     ROW(spin_slice_yields, COUNTER, NONE, S_GUEST, stats.spin_slice_yields,
         "spins without a target after which the vCPU gave up its slice", TABLE),
+    ROW(directed_yield_attempted, COUNTER, NONE, S_GUEST, stats.directed_yield_attempted,
+        "PV yields asked for: `KVM_HC_SCHED_YIELD` and the yield after `KVM_HC_KICK_CPU`"),
+    ROW(directed_yield_successful, COUNTER, NONE, S_GUEST, stats.directed_yield_successful,
+        "... that ran the named vCPU in the caller's place"),
+    ROW(pv_kicks, COUNTER, NONE, S_GUEST, stats.pv_kicks,
+        "`KVM_HC_KICK_CPU` calls naming a vCPU of the VM"),
+    ROW(pv_send_ipis, COUNTER, NONE, S_GUEST, stats.pv_send_ipis,
+        "IPIs delivered through `KVM_HC_SEND_IPI`"),
+    ROW(pv_tlb_flushes, COUNTER, NONE, S_GUEST, stats.pv_tlb_flushes,
+        "entries that flushed the guest TLB for a sibling's `KVM_VCPU_FLUSH_TLB` instead of an "
+        "IPI"),
     ROW(migrations, COUNTER, NONE, S_GUEST, se.migrations, "moves to another host CPU", TABLE),
 };
 const struct stats_table vcpu_stats_table = STATS_TABLE(vcpu_rows, &vcpu_exit_reasons);

@@ -416,6 +416,20 @@ static void svm_vcpu_unload(struct virt_vcpu *v)
     svm(v)->asid.cpu = -1; /* a new ASID, clean bits cleared, on the next CPU */
 }
 
+/*
+ * TLB_CONTROL 3 flushes this guest's ASID at the next VMRUN (APM vol. 2,
+ * "TLB Control"; needs FlushByASID); without it, a new ASID (KVM's
+ * svm_flush_tlb_current does the same).
+ */
+static void svm_flush_guest_tlb(struct virt_vcpu *v)
+{
+    struct svm_vcpu *s = svm(v);
+    if (virt_features.flush_by_asid)
+        s->vmcb->tlb_control = SVM_TLB_FLUSH_ASID;
+    else
+        s->asid.generation = 0; /* matches no CPU's generation: a fresh ASID at entry */
+}
+
 static bool svm_set_preemption_timer(struct virt_vcpu *v, uint64_t tsc_deadline)
 {
     (void)v;
@@ -455,6 +469,7 @@ const struct virt_ops svm_ops = {
     .set_nmi_window = svm_set_nmi_window,
     .vcpu_reset_real = svm_vcpu_reset_real,
     .vcpu_unload = svm_vcpu_unload,
+    .flush_guest_tlb = svm_flush_guest_tlb,
     .unload_to_move = false,
     .pause_backstop = true,
 };

@@ -571,6 +571,13 @@ static void vmx_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode, 
     controls_changed(s);
 }
 
+/* INVVPID at the next entry (prepare_entry); without VPID every entry flushes anyway. */
+static void vmx_flush_guest_tlb(struct virt_vcpu *v)
+{
+    struct vmx_vcpu *s = v->arch;
+    s->flush_vpid = true;
+}
+
 static void vmx_set_tsc_offset(struct virt_vcpu *v, uint64_t offset)
 {
     struct vmx_vcpu *s = v->arch;
@@ -619,5 +626,6 @@ const struct virt_ops vmx_ops = {
     .set_nmi_window = vmx_set_nmi_window,
     .vcpu_reset_real = vmx_vcpu_reset_real,
     .vcpu_unload = vmx_vcpu_unload,
+    .flush_guest_tlb = vmx_flush_guest_tlb,
     .unload_to_move = true,
 };
