@@ -16,7 +16,10 @@ test-and-set lock a KVM guest falls back to without PV_UNHALT, against the
 native qspinlock). hackbench runs under each spin policy, cyclictest under
 each halt-polling policy.
 """
+import os
 from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # --mem 1024: two 256 MiB VMs do not fit in run.py's default 512 MiB (@vm_reject "out of host
 # memory"). Measured wall times per boot: docs/linux.md.
@@ -33,10 +36,12 @@ HALT_POLICIES = (
     ("adaptive (default)", ""),
     ("`halt_poll_mode=fixed`", "halt_poll_mode=fixed"),
 )
-# (label, kernel command line words, the spinlock the init script must report)
+# (label, VM words and kernel command line words, the spinlock the init script must report).
+# pv=none: the PAUSE-exit policies are measured without KVM's PV interfaces (a Linux VM's
+# default is pv=all, whose PV queued spinlock issue 23's benchmark measures).
 LOCKS = (
-    ("virt_spin_lock (default)", "", "virt_spin_lock"),
-    ("qspinlock (`nopvspin`)", "+nopvspin", "qspinlock"),
+    ("virt_spin_lock (`pv=none`)", ":pv=none", "", "virt_spin_lock"),
+    ("qspinlock (`pv=none`, `nopvspin`)", ":pv=none", "+nopvspin", "qspinlock"),
 )
 # (label, ((VM name, vCPUs), ...)); the VMs run the same workload at once.
 LAYOUTS = (
@@ -135,10 +140,10 @@ def cell(workload, layout, lock, policy, timeout_s):
     """One Cell: workload is `hackbench:<groups>:<loops>` or `cyclictest:<s>:<interval_us>`."""
     kind = workload.split(":")[0]
     layout_label, vms = layout
-    lock_label, words, spinlock = lock
+    lock_label, vm_words, words, spinlock = lock
     policy_label, options = policy
-    guests = " ".join(f"linux:name={name}:vcpus={vcpus}:mem={VM_MEM}:args=workload={workload}"
-                      f"{words}" for name, vcpus in vms)
+    guests = " ".join(f"linux:name={name}:vcpus={vcpus}:mem={VM_MEM}{vm_words}:args=workload="
+                      f"{workload}{words}" for name, vcpus in vms)
     flags = PLATFORM + (("--args", options) if options else ())
     name = "-".join(["linux", kind, f"{len(vms)}x{vms[0][1]}",
                      "nopvspin" if words else "pvspin", options.replace("=", "-") or "default"])
@@ -155,3 +160,92 @@ def linux_cells(hackbench=(4, 20), cyclictest=(5, 1000), timeout_s=1800):
              for layout in LAYOUTS for lock in LOCKS for policy in SPIN_POLICIES] +
             [cell(ct, layout, lock, policy, timeout_s)
              for layout in LAYOUTS for lock in LOCKS for policy in HALT_POLICIES])
+
+
+# hackbench cells also record the workload's window (the init script's marks around it):
+# spins and yields inside it, and what tools/yield_report.py reads from the timeline. 8192
+# records cost about 0.5 MB of console, some 40 s of guest time at 115200 baud.
+HACKBENCH_TRACE = "trace=sched trace_window=marker trace_records=8192"
+
+
+def window_report(log, vms):
+    """Per VM, tools/yield_report.py's summary of its window, with the records dropped."""
+    from timeline import Timeline
+    from yield_report import report
+    tl = Timeline(log)
+    out = {}
+    for name, _ in vms:
+        if name in tl.vms:
+            out[name] = {**report(tl.vms[name]),
+                         "dropped": tl.flush.get(name, {}).get("dropped")}
+    return out
+
+
+def scenarios(bench):
+    """The Linux scenarios for tools/bench.py --full: each cell of linux_cells() as a bench
+    Cell with --runs seeded runs; tables of the medians [95% CI] and the ratios."""
+    def make(workload, policies, baseline, lower_better_note):
+        def scenario(a):
+            cells, meta = {}, {}
+            for c in linux_cells(timeout_s=1800):
+                if c.workload != workload:
+                    continue
+                flags = list(c.flags) + ["--timeout", str(c.timeout_s)]
+                if workload == "hackbench":
+                    flags = bench.with_hv_args(flags, HACKBENCH_TRACE)
+
+                def measure(c=c, flags=flags):
+                    log, rundir = bench.boot(c.name, flags, c.guests)
+                    got = c.parse(log)
+                    if not got["ok"]:
+                        return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
+                    vms = got["vms"]
+                    value = {"seconds": max(v["seconds"] for v in vms.values())
+                             if workload == "hackbench" else None,
+                             "avg_us": max(v["avg_us"] for v in vms.values())
+                             if workload == "cyclictest" else None,
+                             "max_us": max(v["max_us"] for v in vms.values())
+                             if workload == "cyclictest" else None,
+                             "vms": vms}
+                    if workload == "hackbench":
+                        value["window"] = window_report(log, c.vms)
+                    return value, ""
+                key = (c.layout, c.lock, c.policy)
+                cells[key] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
+                meta[key] = c
+
+            def table(got):
+                field = "seconds" if workload == "hackbench" else "avg_us"
+                head = ["layout, lock"] + [p for p, _ in policies] + \
+                    [f"{p} / {baseline}" for p, _ in policies if p != baseline]
+                if workload == "hackbench":
+                    head.append("vcpu_id / last_boosted")
+                rows, chart, ok = [], {p: [] for p, _ in policies}, True
+                for layout, _ in LAYOUTS:
+                    for lock, *_ in LOCKS:
+                        row = [f"{layout}, {lock}"]
+                        for p, _ in policies:
+                            est, text = bench.summary(got[(layout, lock, p)],
+                                                      lambda v: v[field], 2)
+                            ok = ok and est is not None
+                            chart[p].append(est.value if est else None)
+                            row.append(text)
+                        base = got[(layout, lock, baseline)]
+                        row += [bench.ratio(got[(layout, lock, p)], base, lambda v: v[field])
+                                for p, _ in policies if p != baseline]
+                        if workload == "hackbench":
+                            row.append(bench.ratio(got[(layout, lock, SPIN_POLICIES[3][0])],
+                                                   got[(layout, lock, SPIN_POLICIES[2][0])],
+                                                   lambda v: v[field]))
+                        rows.append(row)
+                return bench.Table(
+                    f"Linux on Bochs corei7_skylake_x, 4 CPUs, 8 vCPUs (2x), `{workload}`: "
+                    f"{field} per policy, the median of the runs [95% CI], and the ratios of the "
+                    f"medians [95% CI] ({lower_better_note})", head, rows,
+                    [r[0] for r in rows], chart, ok)
+            return bench.Scenario(f"linux-{workload}", cells, table)
+        return scenario
+    return [("linux-hackbench", make("hackbench", SPIN_POLICIES, SPIN_POLICIES[0][0],
+                                     "seconds: lower is better")),
+            ("linux-cyclictest", make("cyclictest", HALT_POLICIES, HALT_POLICIES[0][0],
+                                      "mean wake-up latency in us: lower is better"))]
