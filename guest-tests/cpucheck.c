@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "guest-tests/runtime/cpu.h"
+#include "guest-tests/runtime/fault.h"
 #include "guest-tests/runtime/lapic.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
@@ -34,7 +35,6 @@
 
 #define VECTOR_TIMER 0x40
 #define VECTOR_GO    0x41
-#define NO_FAULT     0xff
 
 #define RFLAGS_TF   (1u << 8)
 #define DR6_INIT    0xffff0ff0u
@@ -91,44 +91,8 @@ static unsigned checks, failures;
 
 /* ------------------------------------------------------------ faults */
 
-static volatile uint32_t fault_vector = NO_FAULT, recover_eip;
-
-__attribute__((interrupt)) static void ud_handler(struct interrupt_frame *f)
-{
-    fault_vector = VECTOR_UD;
-    f->eip = recover_eip;
-}
-
-__attribute__((interrupt)) static void gp_handler(struct interrupt_frame *f, unsigned long error)
-{
-    (void)error;
-    fault_vector = VECTOR_GP;
-    f->eip = recover_eip;
-}
-
-/* Each try_* runs one instruction and returns the vector it raised, or NO_FAULT. */
-static unsigned try_rdmsr(uint32_t msr, uint64_t *value)
-{
-    uint32_t lo = 0, hi = 0;
-    fault_vector = NO_FAULT;
-    __asm__ volatile("movl $1f, %[rec]\n\trdmsr\n1:"
-                     : "+a"(lo), "+d"(hi), [rec] "=m"(recover_eip)
-                     : "c"(msr)
-                     : "memory");
-    *value = (uint64_t)hi << 32 | lo;
-    return fault_vector;
-}
-
-static unsigned try_wrmsr(uint32_t msr, uint64_t value)
-{
-    fault_vector = NO_FAULT;
-    __asm__ volatile("movl $1f, %[rec]\n\twrmsr\n1:"
-                     : [rec] "=m"(recover_eip)
-                     : "c"(msr), "a"((uint32_t)value), "d"((uint32_t)(value >> 32))
-                     : "memory");
-    return fault_vector;
-}
-
+/* Each try_* runs one instruction and returns the vector it raised, or NO_FAULT
+ * (guest-tests/runtime/fault.h has the MSR ones). */
 static uint32_t read_cr4(void)
 {
     uint32_t v;
@@ -140,7 +104,7 @@ static unsigned try_write_cr4(uint32_t value)
 {
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\tmov %[v], %%cr4\n1:"
-                     : [rec] "=m"(recover_eip)
+                     : [rec] "=m"(fault_recover_eip)
                      : [v] "r"(value)
                      : "memory");
     return fault_vector;
@@ -151,7 +115,7 @@ static unsigned try_rdtscp(uint32_t *aux)
     uint32_t a = 0, d = 0, c = 0;
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\trdtscp\n1:"
-                     : "+a"(a), "+d"(d), "+c"(c), [rec] "=m"(recover_eip)
+                     : "+a"(a), "+d"(d), "+c"(c), [rec] "=m"(fault_recover_eip)
                      :
                      : "memory");
     *aux = c;
@@ -163,7 +127,7 @@ static unsigned try_rdpid(uint32_t *value)
     uint32_t v = 0;
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\trdpid %[v]\n1:"
-                     : [v] "+r"(v), [rec] "=m"(recover_eip)
+                     : [v] "+r"(v), [rec] "=m"(fault_recover_eip)
                      :
                      : "memory");
     *value = v;
@@ -175,7 +139,7 @@ static unsigned try_rdpkru(uint32_t *value)
     uint32_t a = 0, d = 0;
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\trdpkru\n1:"
-                     : "+a"(a), "+d"(d), [rec] "=m"(recover_eip)
+                     : "+a"(a), "+d"(d), [rec] "=m"(fault_recover_eip)
                      : "c"(0)
                      : "memory");
     *value = a;
@@ -186,7 +150,7 @@ static unsigned try_wrpkru(uint32_t value)
 {
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\twrpkru\n1:"
-                     : [rec] "=m"(recover_eip)
+                     : [rec] "=m"(fault_recover_eip)
                      : "a"(value), "c"(0), "d"(0)
                      : "memory");
     return fault_vector;
@@ -197,7 +161,7 @@ static unsigned try_invpcid_all(void)
     static const uint64_t descriptor[2] __attribute__((aligned(16)));
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\tinvpcid %[d], %[type]\n1:"
-                     : [rec] "=m"(recover_eip)
+                     : [rec] "=m"(fault_recover_eip)
                      : [d] "m"(descriptor), [type] "r"(2) /* all contexts, globals too */
                      : "memory");
     return fault_vector;
@@ -221,7 +185,7 @@ static unsigned try_xsaves(uint64_t mask)
 {
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\txsaves %[area]\n1:"
-                     : [rec] "=m"(recover_eip), [area] "=m"(xsave_area)
+                     : [rec] "=m"(fault_recover_eip), [area] "=m"(xsave_area)
                      : "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
                      : "memory");
     return fault_vector;
@@ -231,7 +195,7 @@ static unsigned try_xrstors(uint64_t mask)
 {
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\txrstors %[area]\n1:"
-                     : [rec] "=m"(recover_eip)
+                     : [rec] "=m"(fault_recover_eip)
                      : [area] "m"(xsave_area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
                      : "memory");
     return fault_vector;
@@ -249,7 +213,7 @@ static unsigned try_xrstor(const uint8_t *area, uint64_t mask)
 {
     fault_vector = NO_FAULT;
     __asm__ volatile("movl $1f, %[rec]\n\txrstor (%[area])\n1:"
-                     : [rec] "=m"(recover_eip)
+                     : [rec] "=m"(fault_recover_eip)
                      : [area] "r"(area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
                      : "memory");
     return fault_vector;
@@ -267,11 +231,6 @@ static void vcheck(bool ok, const char *name, const char *why)
         failures++;
         printf("check %s: FAIL %s\n", name, why);
     }
-}
-
-static const char *fault_name(unsigned v)
-{
-    return v == NO_FAULT ? "no fault" : v == VECTOR_UD ? "#UD" : v == VECTOR_GP ? "#GP" : "?";
 }
 
 /* An MSR the guest's CPUID says is absent: both accesses raise #GP. */
@@ -987,8 +946,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     /* After smp_start, whose cpu_init installs the runtime's exception handlers. */
     set_interrupt_handler(VECTOR_DB, db_handler);
     set_interrupt_handler(VECTOR_NMI, nmi_handler);
-    set_interrupt_handler(VECTOR_UD, ud_handler);
-    set_interrupt_handler(VECTOR_GP, gp_handler);
+    fault_catch_install();
     set_interrupt_handler(VECTOR_TIMER, timer_handler);
     set_interrupt_handler(VECTOR_GO, go_handler);
     check_state_dependent_cpuid();

@@ -20,6 +20,7 @@ GUEST_NAMES += haltpoll
 GUEST_NAMES += idletick
 GUEST_NAMES += cpucheck
 GUEST_NAMES += selfipi
+GUEST_NAMES += pvcheck
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj
@@ -33,7 +34,7 @@ GUEST_RUNTIME := $(GUEST_OBJ)/runtime/entry.o $(GUEST_OBJ)/runtime/runtime.o
 # The multiprocessor runtime (CPUs, local APIC, AP trampoline, timing) is an
 # archive, so a guest links only the parts it uses and the others none.
 GUEST_SMP_LIB := $(GUEST_OBJ)/runtime/libsmp.a
-GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline ping)
+GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline ping fault)
 GUEST_ELFS := $(patsubst %,$(GUEST_OUT)/%.elf,$(GUEST_NAMES))
 
 .PHONY: guests

@@ -10,19 +10,16 @@
  * feature or the MSR misbehaved.
  */
 #include "guest-tests/runtime/cpu.h"
+#include "guest-tests/runtime/kvm.h"
 #include "guest-tests/runtime/ping.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
 
-#define KVM_CPUID_SIGNATURE      0x40000100u
-#define KVM_CPUID_FEATURES       0x40000101u
-#define KVM_FEATURE_POLL_CONTROL (1u << 12)
-#define MSR_KVM_POLL_CONTROL     0x4b564d05u
-#define WRMSR_LEN                2
-#define ITERS_DEFAULT            200u
-#define ITERS_MAX                100000u
-#define POLL_US_DEFAULT          20u
-#define EXIT_BROKEN              2
+#define WRMSR_LEN       2
+#define ITERS_DEFAULT   200u
+#define ITERS_MAX       100000u
+#define POLL_US_DEFAULT 20u
+#define EXIT_BROKEN     2
 
 /* What an interrupt gate pushes, without an error code: the return point. */
 struct return_frame {
@@ -44,15 +41,12 @@ __attribute__((interrupt)) static void gp_handler(struct interrupt_frame *f, uns
 
 static bool feature_offered(void)
 {
-    struct cpuid_regs sig = cpuid(KVM_CPUID_SIGNATURE, 0);
-    const char want[12] = "KVMKVMKVM\0\0";
-    const uint32_t *w = (const uint32_t *)want;
-    if (sig.eax < KVM_CPUID_FEATURES || sig.ebx != w[0] || sig.ecx != w[1] || sig.edx != w[2]) {
-        printf("no KVM signature at 0x40000100 (eax 0x%x)\n", sig.eax);
+    if (!kvm_signature_found()) {
+        printf("no KVM signature at 0x40000100 (eax 0x%x)\n", cpuid(KVM_CPUID_SIGNATURE, 0).eax);
         return false;
     }
     struct cpuid_regs f = cpuid(KVM_CPUID_FEATURES, 0);
-    if (!(f.eax & KVM_FEATURE_POLL_CONTROL)) {
+    if (!(f.eax & (1u << KVM_FEATURE_POLL_CONTROL))) {
         printf("KVM_FEATURE_POLL_CONTROL not offered (features 0x%x)\n", f.eax);
         return false;
     }

@@ -46,6 +46,15 @@ uint32_t hypercall(uint32_t nr, uint32_t a, uint32_t b, uint32_t c)
     return nr;
 }
 
+uint32_t hypercall4(uint32_t nr, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3)
+{
+    if (use_vmmcall)
+        __asm__ volatile("vmmcall" : "+a"(nr) : "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
+    else
+        __asm__ volatile("vmcall" : "+a"(nr) : "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
+    return nr;
+}
+
 bool hypercall_uses_vmmcall(void)
 {
     return use_vmmcall;

@@ -55,6 +55,8 @@ uint32_t arg_uint(const struct mb_info *info, uint32_t def, uint32_t min, uint32
 
 /* VMMCALL on AMD, VMCALL on Intel: EAX = nr, EBX/ECX/EDX = a/b/c; returns EAX. */
 uint32_t hypercall(uint32_t nr, uint32_t a, uint32_t b, uint32_t c);
+/* KVM's four-argument form (kvm_hypercall4): a3 goes in ESI. */
+uint32_t hypercall4(uint32_t nr, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3);
 /* Whether hypercall() uses VMMCALL (an AMD CPU) rather than VMCALL. */
 bool hypercall_uses_vmmcall(void);
 
