@@ -297,6 +297,61 @@ def guests_ok_checks(long_mode=False):
 
 GUESTS_OK_CHECKS = guests_ok_checks()
 
+# pvcheck (guest-tests/pvcheck.c): KVM's PV scheduling interfaces as a guest sees them. With
+# pv=all, three vCPUs: the BSP alone on CPU 0, vCPUs 1 and 2 sharing CPU 1 (steal time, the
+# preempted byte, sched yield between them); with pv=none the MSR and hypercalls are absent.
+PVCHECK_ALL = " ".join(
+    ["kvm-cpuid", "steal-enable-aps", "steal-enable", "steal-reserved-bits", "steal-out-of-ram",
+     "steal-disable", "spin-phase", "steal-version", "steal-overcommitted", "steal-alone",
+     "preempted-clear-running", "preempted-set-waiting", "pv-tlb-flush-consumed", "sched-yield",
+     "sched-yield-any-target", "kick-fixed-ipi-no-wake", "kick-wakes", "kick-ipi-held",
+     "kick-out-of-range", "kick-wakes-again", "kick-before-halt", "no-rescue"] +
+    [f"send-ipi-{c}" for c in ("bitmap", "self", "min", "high-word", "all-bits", "out-of-range",
+                               "no-wrap", "nmi", "logical", "shorthand", "lowest-priority")])
+PVCHECK_NONE = "kvm-cpuid steal-time-absent hypercalls-absent send-ipi-absent"
+PV_ALL_WORDS = "steal_time,pv_unhalt,pv_sched_yield,pv_tlb_flush,pv_send_ipi"
+PVCHECK_VM = "pvcheck:vcpus=3:pin=0,1,1:pv=all"
+GUESTS_PVCHECK = f"{PVCHECK_VM} pvcheck:name=pvnone:pv=none:args=none"
+
+
+def pvcheck_passed(vm, names, pv):
+    """Exactly the checks of its pv= set ran, all passed; @vm_start reported that set."""
+    def check(log):
+        lines = log.guest_lines.get(vm, [])
+        results = dict(ln[len("check "):].partition(": ")[::2] for ln in lines
+                       if ln.startswith("check "))
+        bad = {n: o for n, o in results.items() if o != "ok"}
+        assert not bad, f"[{vm}] failed checks: {bad}"
+        assert sorted(results) == sorted(names.split()), \
+            f"[{vm}] checks {sorted(results)}, want {sorted(names.split())}"
+        assert f"pvcheck: {len(results)} checks, 0 failed" in lines, f"[{vm}] no summary"
+        start = [e for e in log.all("vm_start") if e["vm"] == vm]
+        assert start and start[0]["pv"] == pv, f"[{vm}] @vm_start pv {start}, want {pv}"
+    check.__name__ = f"pvcheck_passed({vm})"
+    return check
+
+
+def pvcheck_stats(vm):
+    """What the guest counted is what pollux counted: the BSP's kicks of its vCPUs and IPIs
+    delivered, the partner's successful sched yields, the flush requests vCPU 1 consumed."""
+    def check(log):
+        said = [ln for ln in log.guest_lines.get(vm, []) if ln.startswith("pv stats: ")]
+        assert said, f"[{vm}] no 'pv stats' line"
+        got = dict(w.split() for w in said[0][len("pv stats: "):].split(", "))
+        st = log.stats("vcpu", vm)
+        want = {"kicks": st[0]["pv_kicks"], "send_ipi": st[0]["pv_send_ipis"],
+                "yields": st[2]["directed_yield_successful"],
+                "tlb_flush_requests": st[1]["pv_tlb_flushes"]}
+        assert {k: int(v) for k, v in got.items()} == want, f"[{vm}] guest {got}, @stats {want}"
+        assert st[2]["directed_yield_attempted"] == want["yields"], \
+            f"[{vm}] vCPU 2 attempted {st[2]['directed_yield_attempted']} yields"
+    check.__name__ = f"pvcheck_stats({vm})"
+    return check
+
+
+PVCHECK_CHECKS = [pvcheck_passed("pvcheck", PVCHECK_ALL, PV_ALL_WORDS), pvcheck_stats("pvcheck")]
+
+
 # Guests that misbehave, a failing exit code and corrupt modules, next to a
 # well-behaved VM: each bad VM stops alone, with its reason. Two Bochs 2.7
 # SVM bugs shape the Bochs variant (QEMU TCG and hardware behave): it never
@@ -1313,7 +1368,11 @@ def make_fixtures(directory, build):
 def tests(full=False):
     all_tests = [
         Test("qemu-smp1", [boot_line(1, "svm", ["npt"]), shutdown(0)], smp=1),
-        Test("qemu-smp4", [boot_line(4, "svm", ["npt", "vgif"]), shutdown(0)], smp=4),
+        # The 4 CPUs leave pvcheck's CPUs to it (pvnone goes to CPU 2).
+        Test("qemu-smp4", [boot_line(4, "svm", ["npt", "vgif"])] + PVCHECK_CHECKS +
+             [pvcheck_passed("pvnone", PVCHECK_NONE, "none"),
+              vm_stops(pvcheck=(0, "debug-exit"), pvnone=(0, "debug-exit")), shutdown(0)],
+             smp=4, guests=GUESTS_PVCHECK),
         Test("qemu-multiboot1", [boot_line(2, "svm", ["npt"], protocol=1), shutdown(0)],
              boot="mb1"),
         Test("qemu-bad-option", [bad_option("bogus=1"), boot_line(2, "svm"),
@@ -1331,8 +1390,9 @@ def tests(full=False):
         Test("qemu-maxcpus", [boot_line(2, "svm"), shutdown(0)], smp=4, args="maxcpus=2",
              full_only=True),
         Test("bochs-skylake-smp2",
-             [boot_line(2, "vmx", ["ept", "unrestricted_guest", "ple", "preemption_timer", "vpid"]),
-              shutdown(0)], emu="bochs", smp=2, timeout=240),
+             [boot_line(2, "vmx", ["ept", "unrestricted_guest", "ple", "preemption_timer", "vpid"])]
+             + PVCHECK_CHECKS + [vm_stops(pvcheck=(0, "debug-exit")), shutdown(0)],
+             emu="bochs", smp=2, guests=PVCHECK_VM, timeout=240),
         Test("bochs-ryzen-smp1", [boot_line(1, "svm", ["npt", "nrips", "pause_filter"]),
                                   shutdown(0)], emu="bochs", cpu="ryzen", smp=1, timeout=240),
         Test("qemu-guests", guests_ok_checks(long_mode=True), smp=2, guests=GUESTS_OK_QEMU),
