@@ -174,7 +174,7 @@ bench: deps all floor counts
 	@$(PYTHON) tools/bench.py $(BENCH_FLAGS)
 
 # The whole matrix of every scenario at RUNS, and the Linux scenarios (README: its duration).
-bench-full: deps all floor counts
+bench-full: deps all floor counts $(BUILD)/linux/initrd.cpio
 	@$(PYTHON) tools/bench.py --full $(BENCH_FLAGS)
 
 # The exit path's floor (arch/x86/exit_floor.h): its own build, for `make bench` only.
