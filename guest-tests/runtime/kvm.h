@@ -9,36 +9,12 @@
 #ifndef POLLUX_GUEST_KVM_H
 #define POLLUX_GUEST_KVM_H
 
+#include "abi/kvm.h"
 #include "guest-tests/runtime/runtime.h"
 
-#define KVM_CPUID_SIGNATURE 0x40000100u
-#define KVM_CPUID_FEATURES  0x40000101u
-
-/* Bit numbers in CPUID 0x40000101 EAX. */
-#define KVM_FEATURE_CLOCKSOURCE2           3
-#define KVM_FEATURE_STEAL_TIME             5
-#define KVM_FEATURE_PV_UNHALT              7
-#define KVM_FEATURE_PV_TLB_FLUSH           9
-#define KVM_FEATURE_PV_SEND_IPI            11
-#define KVM_FEATURE_POLL_CONTROL           12
-#define KVM_FEATURE_PV_SCHED_YIELD         13
-#define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
-
-#define MSR_KVM_STEAL_TIME   0x4b564d03u
-#define MSR_KVM_POLL_CONTROL 0x4b564d05u
-#define KVM_MSR_ENABLED      1u
-
-/* struct kvm_steal_time's preempted byte. */
-#define KVM_VCPU_PREEMPTED 1u
-#define KVM_VCPU_FLUSH_TLB 2u
-
-#define KVM_HC_KICK_CPU    5
-#define KVM_HC_SEND_IPI    10
-#define KVM_HC_SCHED_YIELD 11
-
 /* Results, as EAX holds them in 32-bit code. */
-#define KVM_RESULT_EINVAL ((uint32_t)-22)
-#define KVM_RESULT_ENOSYS ((uint32_t)-1000)
+#define KVM_RESULT_EINVAL ((uint32_t)-KVM_EINVAL)
+#define KVM_RESULT_ENOSYS ((uint32_t)-KVM_ENOSYS)
 
 /* 64-byte aligned: the MSR's low 6 bits are the enable bit and reserved bits. */
 struct kvm_steal_time {

@@ -25,32 +25,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "abi/kvm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/virt.h"
 
-#define KVM_CPUID_SIGNATURE                0x40000100u
-#define KVM_CPUID_FEATURES                 0x40000101u
-#define KVM_SIGNATURE                      "KVMKVMKVM\0\0\0"
-#define KVM_FEATURE_CLOCKSOURCE2           3
-#define KVM_FEATURE_STEAL_TIME             5
-#define KVM_FEATURE_PV_UNHALT              7
-#define KVM_FEATURE_PV_TLB_FLUSH           9
-#define KVM_FEATURE_PV_SEND_IPI            11
-#define KVM_FEATURE_POLL_CONTROL           12
-#define KVM_FEATURE_PV_SCHED_YIELD         13
-#define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
-#define MSR_KVM_POLL_CONTROL               0x4b564d05u
-#define KVM_POLL_CONTROL_HOST              1u /* bit 0: the host may poll */
-#define KVM_POLL_CONTROL_RESET             KVM_POLL_CONTROL_HOST
+#define KVM_SIGNATURE          "KVMKVMKVM\0\0\0"
+#define KVM_POLL_CONTROL_HOST  1u /* bit 0: the host may poll */
+#define KVM_POLL_CONTROL_RESET KVM_POLL_CONTROL_HOST
 
-/* KVM's hypercall numbers and results (negative errno values of KVM's own). */
+/* A KVM hypercall pollux answers besides those of abi/kvm.h. */
 #define KVM_HC_VAPIC_POLL_IRQ 1
-#define KVM_HC_KICK_CPU       5
-#define KVM_HC_SEND_IPI       10
-#define KVM_HC_SCHED_YIELD    11
-#define KVM_EPERM             1
-#define KVM_EINVAL            22
-#define KVM_ENOSYS            1000
 
 /* Every feature pv= chooses (the rest of 0x40000101 EAX is always offered). */
 #define KVM_PV_SCHED_FEATURES                                                                      \

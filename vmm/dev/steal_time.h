@@ -24,14 +24,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MSR_KVM_STEAL_TIME       0x4b564d03u
-#define KVM_MSR_ENABLED          1u
+#include "abi/kvm.h"
+
 #define KVM_STEAL_ALIGNMENT_BITS 5
 #define KVM_STEAL_RESERVED_MASK  (((1u << KVM_STEAL_ALIGNMENT_BITS) - 1) << 1) /* bits 5:1 */
 #define KVM_STEAL_TIME_SIZE      64
-
-#define KVM_VCPU_PREEMPTED (1u << 0)
-#define KVM_VCPU_FLUSH_TLB (1u << 1)
 
 /* The record's fields, as byte offsets. */
 #define STEAL_TIME_STEAL     0
