@@ -40,10 +40,10 @@ void vcpu_trace_update(void);
 
 /*
  * Whether a pending event would end a halt: an NMI, INIT, a stop request, a
- * PV kick (even with IF=0), or an interrupt the local APIC would deliver while the guest has IF=1. Exact
- * under v->se.lock. Without it (the exit fast path's HLT), a snapshot that errs
- * only one way: an event it sees stays pending until v's own CPU delivers
- * it, and one it misses is seen by vcpu_halt under the lock.
+ * PV kick (even with IF=0), or an interrupt the local APIC would deliver while the guest has IF=1.
+ * Exact under v->se.lock. Without it (the exit fast path's HLT), a snapshot that errs only one way:
+ * an event it sees stays pending until v's own CPU delivers it, and one it misses is seen by
+ * vcpu_halt under the lock.
  */
 bool vcpu_has_wake_event(struct vcpu *v);
 
