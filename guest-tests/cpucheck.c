@@ -26,6 +26,7 @@
  */
 #include <stddef.h>
 
+#include "guest-tests/runtime/check.h"
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/fault.h"
 #include "guest-tests/runtime/lapic.h"
@@ -86,8 +87,6 @@
 #define XCR0_X87    1u
 #define XCR0_SSE    2u
 #define XCR0_AVX    4u
-
-static unsigned checks, failures;
 
 /* ------------------------------------------------------------ faults */
 
@@ -217,20 +216,6 @@ static unsigned try_xrstor(const uint8_t *area, uint64_t mask)
                      : [area] "r"(area), "a"((uint32_t)mask), "d"((uint32_t)(mask >> 32))
                      : "memory");
     return fault_vector;
-}
-
-/* ------------------------------------------------------------ reporting */
-
-/* One check: "check <name>: ok", or FAIL with what went wrong. */
-static void vcheck(bool ok, const char *name, const char *why)
-{
-    checks++;
-    if (ok) {
-        printf("check %s: ok\n", name);
-    } else {
-        failures++;
-        printf("check %s: FAIL %s\n", name, why);
-    }
 }
 
 /* An MSR the guest's CPUID says is absent: both accesses raise #GP. */
@@ -959,6 +944,5 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     check_insn_lengths();
     check_lme_paging_off();
     check_long_mode(wp_toggles);
-    printf("cpucheck: %u checks, %u failed\n", checks, failures);
-    return (int)failures;
+    return check_summary("cpucheck");
 }

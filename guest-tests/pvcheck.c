@@ -33,6 +33,7 @@
  */
 #include <stddef.h>
 
+#include "guest-tests/runtime/check.h"
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/fault.h"
 #include "guest-tests/runtime/kvm.h"
@@ -75,19 +76,6 @@
 #define YIELDS           5
 #define HALT_SETTLE_MS   20  /* time for a wake-up that must not come */
 #define WAKE_TIMEOUT_MS  500 /* time for one that must */
-
-static unsigned checks, failures;
-
-static void vcheck(bool ok, const char *name, const char *why)
-{
-    checks++;
-    if (ok) {
-        printf("check %s: ok\n", name);
-    } else {
-        failures++;
-        printf("check %s: FAIL %s\n", name, why);
-    }
-}
 
 /* ------------------------------------------------------------ shared state */
 
@@ -700,6 +688,5 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         check_all();
     else
         vcheck(false, "layout", "run with vcpus=3:pin=0,1,1");
-    printf("pvcheck: %u checks, %u failed\n", checks, failures);
-    return (int)failures;
+    return check_summary("pvcheck");
 }
