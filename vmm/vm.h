@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abi/virtio.h"
 #include "arch/x86/debugreg.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/spinlock.h"
@@ -147,6 +148,9 @@ struct vcpu {
 };
 
 struct trace_ring;
+struct virtio_net;
+struct virtio_blk;
+struct virtio_mmio;
 
 struct vm {
     struct virt_vm hw;   /* the backend's view: nested paging, TSC offset, RAM, name */
@@ -165,6 +169,10 @@ struct vm {
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     struct cpuid_cache cpuid;        /* the guest's CPUID answers, filled at creation */
     struct vm_devices devices;       /* its devices: claims and state (vmm/dev/device.h) */
+    /* Its virtio devices (docs/virtio.md), NULL where the VM has none: net= and disk=. */
+    struct virtio_net *net;
+    struct virtio_blk *blk;
+    struct virtio_mmio *virtio[VIRTIO_SLOTS]; /* their transports, by slot */
     struct trace_ring *trace; /* trace= records, printed when the VM stops (vmm/vmm.c: when) */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */

@@ -7,6 +7,7 @@
 #include "lib/options.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "abi/virtio.h"
 
 #define MEM_MIN   (1ull << 20)
 #define MEM_ALIGN 0x1000ull
@@ -37,6 +38,7 @@ struct vmparse {
     char *err;
     size_t errlen;
     struct token pin_word; /* the last pin= word, for the count check at the end */
+    struct token mem_word; /* the last mem= word, for the virtio window check at the end */
 };
 
 static void report(struct token word, const char *reason, void *ctx)
@@ -81,6 +83,21 @@ static const char *set_path(struct token word, struct token val, void *ctx)
     return NULL;
 }
 
+/* net=: a switch's name, as a VM's (it appears in messages and @stats). */
+static const char *set_net(struct token word, struct token val, void *ctx)
+{
+    struct vmparse *vp = ctx;
+    (void)word;
+    if (!val.len || val.len > VM_NET_NAME_MAX)
+        return option_reason("a switch name of 1 to %u characters", VM_NET_NAME_MAX);
+    for (size_t i = 0; i < val.len; i++) {
+        if (!name_char(val.s[i]))
+            return "a switch name may hold only A-Z, a-z, 0-9, '_', '.' and '-'";
+    }
+    copy_token(vp->out->net, val);
+    return NULL;
+}
+
 static const char *set_mem(struct token word, struct token val, void *ctx)
 {
     struct vmparse *vp = ctx;
@@ -95,6 +112,7 @@ static const char *set_mem(struct token word, struct token val, void *ctx)
     if (n >= VM_MEM_LIMIT)
         return option_reason("must be below 0x%llx", (unsigned long long)VM_MEM_LIMIT);
     vp->out->mem = n;
+    vp->mem_word = word;
     return NULL;
 }
 
@@ -146,7 +164,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
                    char *err, size_t errlen)
 {
     unsigned vcpu_limit = max_vcpus < VM_MAX_VCPUS ? max_vcpus : VM_MAX_VCPUS;
-    struct vmparse vp = {out, err, errlen, {NULL, 0}};
+    struct vmparse vp = {out, err, errlen, {NULL, 0}, {NULL, 0}};
 
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "vm%u", index);
@@ -158,7 +176,8 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
 
     struct option_custom name = {set_name, &vp}, path = {set_path, out->path},
                          initrd = {set_path, out->initrd}, mem = {set_mem, &vp},
-                         unbacked = {set_unbacked, &vp}, pin = {set_pins, &vp};
+                         unbacked = {set_unbacked, &vp}, pin = {set_pins, &vp},
+                         net = {set_net, &vp}, disk = {set_path, out->disk};
     const struct option opts[] = {
         {"name", OPT_CUSTOM, &name, 0, 0, NULL, "the VM's name"},
         {"path", OPT_CUSTOM, &path, 0, 0, NULL, "the module's path, for messages"},
@@ -169,6 +188,8 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         {"pin", OPT_CUSTOM, &pin, 0, 0, NULL, "CPUs to pin the vCPUs to"},
         {"args", OPT_REST, out->args, 0, VM_ARGS_MAX, NULL, "the rest of the line"},
         {"initrd", OPT_CUSTOM, &initrd, 0, 0, NULL, "the next module's path"},
+        {"net", OPT_CUSTOM, &net, 0, 0, NULL, "the switch to join (virtio-net)"},
+        {"disk", OPT_CUSTOM, &disk, 0, 0, NULL, "the disk module's path (virtio-blk)"},
     };
     enum { OWN = sizeof(opts) / sizeof(opts[0]) };
     struct option all[OWN + VM_POLICY_OPTIONS];
@@ -180,6 +201,13 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
 
     if (!out->policy.pv)
         out->policy.pv = vm_policy_hv.pv;
+    if ((out->net[0] || out->disk[0]) && out->mem > VIRTIO_MMIO_BASE) {
+        fail(err, errlen, vp.mem_word,
+             "a VM with net= or disk= keeps its memory at or below 0x%llx, "
+             "where its virtio devices are",
+             (unsigned long long)VIRTIO_MMIO_BASE);
+        return -1;
+    }
     if (out->npins > out->vcpus) {
         fail(err, errlen, vp.pin_word, "%u pins but vcpus=%u", out->npins, out->vcpus);
         return -1;

@@ -2,13 +2,17 @@
 /*
  * A VM's configuration from its multiboot module command line:
  *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n>
- *   unbacked=stop|ignore pin=<cpu,cpu,...> initrd=<str> args=<rest>
+ *   unbacked=stop|ignore pin=<cpu,cpu,...> initrd=<str> net=<switch> disk=<str>
+ *   args=<rest>
  *   and the scheduling policy's words (vmm/vm_policy.h: yield_pivot=,
  *   halt_poll_ns=, halt_poll_mode=, ple=, ple_window=, ...), whose defaults
  *   are the hypervisor options of the same names.
  * `args=` must come last and takes the rest of the line, spaces included.
  * `initrd=` names the VM's second module (a Linux initramfs): the module
- * right after this one; the value is its path, for messages.
+ * right after this one; the value is its path, for messages. `disk=` names
+ * the module after that (or after this one, without initrd=): the VM's
+ * virtio-blk disk. `net=` joins the VM to the switch of that name
+ * (docs/virtio.md). With either, mem stays at or below VIRTIO_MMIO_BASE.
  *
  * Contract: vmconfig_parse fills defaults (name "vm<index>", path "", vcpus
  * 1, mem 32 MiB, timeout_ms 0 = none, the policy vm_policy_hv, unbacked
@@ -29,12 +33,13 @@
 
 #include "vmm/vm_policy.h"
 
-#define VM_NAME_MAX    31
-#define VM_PATH_MAX    127
-#define VM_ARGS_MAX    1023
-#define VM_MAX_VCPUS   64
-#define VM_MEM_LIMIT   0xfee00000ull /* guest memory stays below the local APIC page */
-#define VM_MEM_DEFAULT (32ull << 20)
+#define VM_NAME_MAX     31
+#define VM_PATH_MAX     127
+#define VM_ARGS_MAX     1023
+#define VM_NET_NAME_MAX 15
+#define VM_MAX_VCPUS    64
+#define VM_MEM_LIMIT    0xfee00000ull /* guest memory stays below the local APIC page */
+#define VM_MEM_DEFAULT  (32ull << 20)
 
 /* What an access to guest-physical memory that nothing backs does (vmm/exit/unbacked.h). */
 enum unbacked_policy {
@@ -45,7 +50,9 @@ enum unbacked_policy {
 struct vmconfig {
     char name[VM_NAME_MAX + 1];
     char path[VM_PATH_MAX + 1];
-    char initrd[VM_PATH_MAX + 1]; /* "" unless the next module is this VM's initramfs */
+    char initrd[VM_PATH_MAX + 1];  /* "" unless the next module is this VM's initramfs */
+    char disk[VM_PATH_MAX + 1];    /* "" unless a module after it (and the initrd) is its disk */
+    char net[VM_NET_NAME_MAX + 1]; /* the switch it joins, "" for none */
     char args[VM_ARGS_MAX + 1];
     unsigned vcpus;
     uint64_t mem;

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The virtio-mmio transport, version 2 (virtio 1.x, 4.2.2): one device's
+ * register file, its feature negotiation (VERSION_1 offered and required,
+ * FEATURES_OK refused otherwise), its queues' configuration, reset through
+ * Status 0, InterruptStatus/InterruptACK, and DEVICE_NEEDS_RESET when a
+ * queue breaks. Pure: the VM's side (its I/O APIC pin, the console) comes in
+ * through `struct virtio_env`, so the host unit tests drive it as the guest
+ * would. The devices (vmm/dev/virtio/net.c, blk.c) embed one and give it
+ * their `struct virtio_device_ops`.
+ *
+ * Locks: `lock` serialises the register file; each queue has its own, which
+ * the device holds while it walks the queue. Order: the transport's, then a
+ * queue's (reset takes both); a device never takes the transport's while it
+ * holds a queue's. InterruptStatus and Status are atomic, since a queue's
+ * holder sets their bits.
+ */
+#ifndef POLLUX_VMM_DEV_VIRTIO_VIRTIO_MMIO_H
+#define POLLUX_VMM_DEV_VIRTIO_VIRTIO_MMIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/spinlock.h"
+#include "abi/virtio.h"
+#include "vmm/dev/virtio/virtqueue.h"
+
+#define VIRTIO_QUEUES_MAX 2
+
+struct virtio_mmio;
+
+/* What a device tells the transport. */
+struct virtio_device_ops {
+    const char *name; /* "net", "blk": messages and statistics */
+    uint32_t device_id;
+    uint64_t features; /* the device's own bits; the transport adds its own (docs/virtio.md) */
+    unsigned nqueues;
+    unsigned config_len;
+    /* Bytes [off, off + len) of the configuration space (within config_len). */
+    void (*config_read)(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsigned len);
+    /* QueueNotify of a ready queue of a live device, on the notifying vCPU's CPU, no lock held. */
+    void (*notify)(struct virtio_mmio *t, unsigned queue);
+    /* Status 0: drop what is in flight (held frames). Under the transport's and queues' locks. */
+    void (*reset)(struct virtio_mmio *t);
+};
+
+/* The VM's side. */
+struct virtio_env {
+    /* Pulse the device's interrupt (edge-triggered: one message per call). */
+    void (*interrupt)(struct virtio_mmio *t);
+    /* A broken queue: print @warning naming VM, device, queue and fault. */
+    void (*fault)(struct virtio_mmio *t, unsigned queue, enum virtq_fault f);
+};
+
+struct virtio_queue {
+    struct spinlock lock; /* the device's walk of vq, and chain */
+    struct virtq vq;
+    struct virtq_chain chain; /* the chain being handled (under lock) */
+};
+
+struct virtio_mmio {
+    const struct virtio_device_ops *ops;
+    const struct virtio_env *env;
+    void *owner; /* the env's: the VM */
+    struct guest_ram ram;
+    struct spinlock lock; /* the register file */
+    volatile uint32_t status;
+    volatile uint32_t interrupt_status;
+    uint32_t device_features_sel, driver_features_sel, queue_sel;
+    uint32_t config_generation;
+    uint64_t driver_features;
+    struct virtio_queue queues[VIRTIO_QUEUES_MAX];
+    /* Statistics (@stats, docs/console.md). */
+    uint64_t notifies, interrupts, faults;
+};
+
+/* Set up t for a device (power-on: Status 0). */
+void virtio_mmio_init(struct virtio_mmio *t, const struct virtio_device_ops *ops,
+                      const struct virtio_env *env, void *owner, unsigned slot,
+                      struct guest_ram ram);
+
+/* A guest access at offset `off` of the device's page, `size` bytes (registers: 4; config: 1-4). */
+uint32_t virtio_mmio_read(struct virtio_mmio *t, uint64_t off, unsigned size);
+void virtio_mmio_write(struct virtio_mmio *t, uint64_t off, unsigned size, uint32_t value);
+
+/* Is the device running: DRIVER_OK and not DEVICE_NEEDS_RESET. */
+bool virtio_mmio_live(const struct virtio_mmio *t);
+
+/* The negotiated feature bits. */
+static inline bool virtio_mmio_has(const struct virtio_mmio *t, unsigned bit)
+{
+    return (t->driver_features >> bit) & 1;
+}
+
+/*
+ * Under queue's lock, after virtq_push: interrupt the driver if the queue
+ * wants it (virtq_should_interrupt): InterruptStatus's VRING bit, then the pin.
+ */
+void virtio_mmio_used(struct virtio_mmio *t, unsigned queue);
+
+/*
+ * Under queue's lock: the queue broke (a virtq_pop fault, or the device's
+ * own check of a chain). Sets DEVICE_NEEDS_RESET, stops the device until the
+ * driver resets it, reports through env->fault, and interrupts with the
+ * CONFIG bit (4.2.2: how a driver learns of the status change).
+ */
+void virtio_mmio_fail(struct virtio_mmio *t, unsigned queue, enum virtq_fault f);
+
+#endif
