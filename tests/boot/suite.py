@@ -180,7 +180,7 @@ def rejects(*modules):
 
 
 # The checks cpucheck must have run on every backend, whatever its CPUID offers.
-CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "spec-ctrl-absent",
+CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "machine-check", "spec-ctrl-absent",
                    "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
                    "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
                    "step-hypercall", "step-mmio", "tpr-cr8", "insn-cpuid-slow-length",
