@@ -124,7 +124,7 @@ $(BUILD)/k/%.o: %.S $(KFLAGS_STAMP)
 # The default ISO: `make` builds it with the default configuration; `make run`
 # builds one per run in its own directory.
 $(BUILD)/pollux.iso: $(BUILD)/pollux.elf $(GUEST_ELFS) tools/run.py
-	$(PYTHON) tools/run.py --iso-only $@ --args "$(ARGS)" --guests "$(GUESTS)"
+	$(PYTHON) tools/run.py --iso-only $@ --args "$(strip $(DEMO_ARGS) $(ARGS))" --guests "$(GUESTS)"
 
 include tests/unit/units.mk
 UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
@@ -137,12 +137,15 @@ CPU ?=
 MEM ?= 512
 # The default demo (README.md): an IPI ping-pong, a spinlock with 4 vCPUs on 2 CPUs and
 # an idle ticker together, with a statistics round every 2 s; GUESTS= boots none.
-ARGS ?= stats_interval_ms=2000
+# The demo's own hypervisor options. ARGS's words come after them: a word of ARGS with the same
+# name overrides one of these (the last word wins).
+DEMO_ARGS := stats_interval_ms=2000
+ARGS ?=
 GUESTS ?= pingpong:vcpus=2:args=4000 spinlock:vcpus=4:args=5000000000 idletick:vcpus=2:args=4000+1000
 TIMEOUT ?= 0
 ACCEL ?= auto
 BOOT ?= grub
-RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
+RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
 .PHONY: deps run debug test test-full soak bench bench-full unit fuzz format clean
