@@ -201,7 +201,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
 
     if (!out->policy.pv)
         out->policy.pv = vm_policy_hv.pv;
-    if ((out->net[0] || out->disk[0]) && out->mem > VIRTIO_MMIO_BASE) {
+    if (vmconfig_virtio_slots(out) && out->mem > VIRTIO_MMIO_BASE) {
         fail(err, errlen, vp.mem_word,
              "a VM with net= or disk= keeps its memory at or below 0x%llx, "
              "where its virtio devices are",
@@ -236,4 +236,9 @@ int vmconfig_unique_name(char name[VM_NAME_MAX + 1], unsigned index, vmconfig_na
     }
     memcpy(name, candidate, (size_t)len + 1);
     return 0;
+}
+
+unsigned vmconfig_virtio_slots(const struct vmconfig *cfg)
+{
+    return (cfg->net[0] ? 1u << VIRTIO_SLOT_NET : 0) | (cfg->disk[0] ? 1u << VIRTIO_SLOT_BLK : 0);
 }

@@ -67,6 +67,12 @@ struct vmconfig {
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,
                    char *err, size_t errlen);
 
+/*
+ * The virtio slots (abi/virtio.h) the configuration asks for, bit n for
+ * slot n: net= is VIRTIO_SLOT_NET, disk= VIRTIO_SLOT_BLK.
+ */
+unsigned vmconfig_virtio_slots(const struct vmconfig *cfg);
+
 /* Does a VM created before already have this name? */
 typedef bool (*vmconfig_name_taken)(const char *name, void *ctx);
 

@@ -141,8 +141,8 @@ static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index,
         img.initrd = (const uint8_t *)rd->start;
         img.initrd_size = rd->end - rd->start;
     }
-    if (linux_load(vm->hw.mem, vm->cfg.mem, vm->cfg.vcpus, &img, vm->cfg.args, entry, err,
-                   sizeof(err))) {
+    if (linux_load(vm->hw.mem, vm->cfg.mem, vm->cfg.vcpus, vmconfig_virtio_slots(&vm->cfg), &img,
+                   vm->cfg.args, entry, err, sizeof(err))) {
         reject(vm->cfg.name, err);
         return -1;
     }

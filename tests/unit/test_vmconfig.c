@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abi/virtio.h"
 #include "sched/yield.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/vmconfig.h"
@@ -362,6 +363,20 @@ static void test_too_many_pins(void **state)
     assert_non_null(strstr(err, "more than 64 pins"));
 }
 
+/* net= takes the virtio-net slot, disk= the virtio-blk slot (the SSDT declares exactly these). */
+static void test_virtio_slots(void **state)
+{
+    (void)state;
+    parse_ok("path=linux");
+    assert_int_equal(vmconfig_virtio_slots(&cfg), 0);
+    parse_ok("path=linux net=lan0");
+    assert_int_equal(vmconfig_virtio_slots(&cfg), 1u << VIRTIO_SLOT_NET);
+    parse_ok("path=linux disk=/disk.img");
+    assert_int_equal(vmconfig_virtio_slots(&cfg), 1u << VIRTIO_SLOT_BLK);
+    parse_ok("path=linux disk=/disk.img net=lan0");
+    assert_int_equal(vmconfig_virtio_slots(&cfg), 1u << VIRTIO_SLOT_NET | 1u << VIRTIO_SLOT_BLK);
+}
+
 /* A short buffer truncates the reason and is never overrun; no buffer is fine too. */
 static void test_short_err(void **state)
 {
@@ -437,6 +452,7 @@ int main(void)
         cmocka_unit_test_setup(test_pins, setup),
         cmocka_unit_test_setup(test_bad_pins, setup),
         cmocka_unit_test_setup(test_too_many_pins, setup),
+        cmocka_unit_test_setup(test_virtio_slots, setup),
         cmocka_unit_test_setup(test_short_err, setup),
         cmocka_unit_test(test_unique_name),
     };

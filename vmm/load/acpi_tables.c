@@ -2,8 +2,10 @@
 /* Table layouts are ACPI 6.x's; offsets are named where a field is written. */
 #include "vmm/load/acpi_tables.h"
 
+#include "abi/virtio.h"
 #include "lib/bytes.h"
 #include "lib/string.h"
+#include "vmm/load/aml.h"
 
 #define SDT_HEADER        36
 #define RSDP_LEN          36
@@ -12,7 +14,7 @@
 #define MADT_LAPIC_LEN    8
 #define MADT_IOAPIC_LEN   12
 #define MADT_OVERRIDE_LEN 10
-#define XSDT_ENTRIES      2
+#define SSDT_REV          2 /* 64-bit integers */
 #define TABLE_ALIGN       16
 
 #define FADT_IAPC_BOOT_ARCH 109
@@ -130,25 +132,81 @@ static size_t build_madt(uint8_t *t, unsigned nvcpus, uint64_t ioapic_base)
     return len;
 }
 
+/*
+ * Scope (\_SB) { Device (VIOn) {...} } for each virtio slot n present, as
+ * Firecracker declares its virtio-mmio devices: Linux's virtio_mmio binds to
+ * _HID "LNRO0005" and takes its registers and interrupt from _CRS. Returns
+ * the table's length, 0 if it does not fit in max bytes.
+ */
+static size_t build_ssdt(uint8_t *t, size_t max, unsigned virtio_slots)
+{
+    _Static_assert(VIRTIO_SLOTS <= 16, "a slot is one hex digit of its device's name");
+    if (max < SDT_HEADER)
+        return 0;
+    struct aml a;
+    aml_init(&a, t + SDT_HEADER, max - SDT_HEADER);
+    aml_scope_begin(&a, "\\_SB");
+    for (unsigned slot = 0; slot < VIRTIO_SLOTS; slot++) {
+        if (!(virtio_slots & 1u << slot))
+            continue;
+        char name[] = "VIO?";
+        name[3] = "0123456789ABCDEF"[slot];
+        aml_device_begin(&a, name);
+        aml_name(&a, "_HID");
+        aml_string(&a, VIRTIO_ACPI_HID);
+        aml_name(&a, "_UID");
+        aml_integer(&a, slot);
+        /* DMA is cache-coherent (what x86 Linux assumes without _CCA; arm64's requires it). */
+        aml_name(&a, "_CCA");
+        aml_integer(&a, 1);
+        aml_name(&a, "_CRS");
+        aml_resource_template_begin(&a);
+        aml_memory32_fixed_rw(&a, (uint32_t)(VIRTIO_MMIO_BASE + slot * VIRTIO_MMIO_SIZE),
+                              VIRTIO_MMIO_SIZE);
+        aml_interrupt_edge_high(&a, VIRTIO_GSI_FIRST + slot);
+        aml_resource_template_end(&a);
+        aml_end(&a);
+    }
+    aml_end(&a);
+    if (a.failed)
+        return 0;
+    size_t len = SDT_HEADER + a.len;
+    sdt_header(t, "SSDT", (uint32_t)len, SSDT_REV);
+    seal(t, len, 9);
+    return len;
+}
+
 static size_t align_up(size_t n)
 {
     return (n + TABLE_ALIGN - 1) & ~(size_t)(TABLE_ALIGN - 1);
 }
 
 size_t acpi_tables_build(uint8_t *buf, size_t max, uint64_t base, unsigned nvcpus,
-                         uint64_t ioapic_base, const uint8_t *dsdt, size_t dsdt_len)
+                         uint64_t ioapic_base, const uint8_t *dsdt, size_t dsdt_len,
+                         unsigned virtio_slots)
 {
+    size_t xsdt_entries = virtio_slots ? 3 : 2; /* FADT, MADT and the SSDT if any device */
     size_t xsdt_off = align_up(RSDP_LEN);
-    size_t xsdt_len = SDT_HEADER + 8 * XSDT_ENTRIES;
+    size_t xsdt_len = SDT_HEADER + 8 * xsdt_entries;
     size_t fadt_off = align_up(xsdt_off + xsdt_len);
     size_t madt_off = align_up(fadt_off + FADT_LEN);
     size_t madt_len =
         SDT_HEADER + 8 + nvcpus * MADT_LAPIC_LEN + MADT_IOAPIC_LEN + 2 * MADT_OVERRIDE_LEN;
     size_t dsdt_off = align_up(madt_off + madt_len);
     size_t total = dsdt_off + dsdt_len;
-    if (total > max || nvcpus > 255)
+    if (total > max || nvcpus > 255 || virtio_slots >> VIRTIO_SLOTS)
         return 0;
     memset(buf, 0, total);
+    if (virtio_slots) {
+        size_t ssdt_off = align_up(total);
+        if (ssdt_off > max)
+            return 0;
+        size_t ssdt_len = build_ssdt(buf + ssdt_off, max - ssdt_off, virtio_slots);
+        if (!ssdt_len)
+            return 0;
+        memset(buf + total, 0, ssdt_off - total);
+        total = ssdt_off + ssdt_len;
+    }
 
     uint8_t *r = buf;
     memcpy(r, "RSD PTR ", 8);
@@ -163,6 +221,8 @@ size_t acpi_tables_build(uint8_t *buf, size_t max, uint64_t base, unsigned nvcpu
     sdt_header(x, "XSDT", (uint32_t)xsdt_len, 1);
     put_le64(x + SDT_HEADER, base + fadt_off);
     put_le64(x + SDT_HEADER + 8, base + madt_off);
+    if (virtio_slots)
+        put_le64(x + SDT_HEADER + 16, base + align_up(dsdt_off + dsdt_len));
     seal(x, xsdt_len, 9);
 
     build_fadt(buf + fadt_off, base + dsdt_off);

@@ -6,7 +6,9 @@
  *   RSDP (revision 2) -> XSDT -> FADT (revision 6, HW_REDUCED_ACPI) -> DSDT
  *                             -> MADT (a local APIC per vCPU, the IOAPIC,
  *                                interrupt source overrides)
- * The DSDT is AML compiled from vmm/load/dsdt.asl by iasl at build time.
+ *                             -> SSDT (the VM's virtio-mmio devices, if any)
+ * The DSDT is AML compiled from vmm/load/dsdt.asl by iasl at build time; the
+ * SSDT depends on the VM's devices and is emitted here (vmm/load/aml.h).
  */
 #ifndef POLLUX_VMM_LOAD_ACPI_TABLES_H
 #define POLLUX_VMM_LOAD_ACPI_TABLES_H
@@ -32,10 +34,13 @@ extern const uint8_t acpi_dsdt_aml[], acpi_dsdt_aml_end[];
 
 /*
  * Write the tables into buf (at most max bytes), which the guest sees at
- * guest-physical base; the RSDP comes first, at base. Returns the bytes
- * used, or 0 if they do not fit.
+ * guest-physical base; the RSDP comes first, at base. virtio_slots has bit
+ * n set for each virtio slot n (abi/virtio.h) the VM has: each becomes a
+ * device of the SSDT, and with none there is no SSDT. Returns the bytes
+ * used, or 0 if they do not fit (or a slot does not exist).
  */
 size_t acpi_tables_build(uint8_t *buf, size_t max, uint64_t base, unsigned nvcpus,
-                         uint64_t ioapic_base, const uint8_t *dsdt, size_t dsdt_len);
+                         uint64_t ioapic_base, const uint8_t *dsdt, size_t dsdt_len,
+                         unsigned virtio_slots);
 
 #endif

@@ -9,8 +9,9 @@
 #include "vmm/load/bzimage.h"
 #include "vmm/dev/vioapic.h"
 
-int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, const struct linux_image *img,
-               const char *cmdline, uint32_t *entry, char *err, size_t errlen)
+int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, unsigned virtio_slots,
+               const struct linux_image *img, const char *cmdline, uint32_t *entry, char *err,
+               size_t errlen)
 {
     struct bzimage k;
     if (bzimage_parse(img->kernel, img->kernel_size, mem_size, &k, err, errlen))
@@ -33,7 +34,7 @@ int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, const struct li
     }
     size_t acpi_len =
         acpi_tables_build(mem + E820_ACPI_BASE, E820_ACPI_SIZE, E820_ACPI_BASE, nvcpus, IOAPIC_BASE,
-                          acpi_dsdt_aml, (size_t)(acpi_dsdt_aml_end - acpi_dsdt_aml));
+                          acpi_dsdt_aml, (size_t)(acpi_dsdt_aml_end - acpi_dsdt_aml), virtio_slots);
     if (!acpi_len)
         return format_error(err, errlen, "the ACPI tables for %u vCPUs do not fit", nvcpus);
 

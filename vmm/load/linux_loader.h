@@ -7,7 +7,7 @@
  * E820_ACPI_BASE. Guest-physical layout:
  *   LINUX_BOOT_PARAMS_GPA  boot_params (4 KiB)
  *   LINUX_CMDLINE_GPA      the command line (up to LINUX_CMDLINE_MAX bytes)
- *   E820_ACPI_BASE         RSDP, XSDT, FADT, MADT, DSDT
+ *   E820_ACPI_BASE         RSDP, XSDT, FADT, MADT, DSDT, SSDT (virtio devices)
  */
 #ifndef POLLUX_VMM_LOAD_LINUX_LOADER_H
 #define POLLUX_VMM_LOAD_LINUX_LOADER_H
@@ -28,10 +28,13 @@ struct linux_image {
 
 /*
  * Load img into mem (host pointer to guest-physical 0, mem_size bytes,
- * zeroed) for a VM of nvcpus with command line cmdline. On success returns
- * 0 and the 32-bit entry point; else -1 with a one-line reason.
+ * zeroed) for a VM of nvcpus with command line cmdline, whose ACPI tables
+ * declare the virtio slots in virtio_slots (bit n for slot n,
+ * vmconfig_virtio_slots()). On success returns 0 and the 32-bit entry
+ * point; else -1 with a one-line reason.
  */
-int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, const struct linux_image *img,
-               const char *cmdline, uint32_t *entry, char *err, size_t errlen);
+int linux_load(uint8_t *mem, uint64_t mem_size, unsigned nvcpus, unsigned virtio_slots,
+               const struct linux_image *img, const char *cmdline, uint32_t *entry, char *err,
+               size_t errlen);
 
 #endif
