@@ -1,30 +1,54 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # The Linux guest (docs/linux.md), in build/linux/:
-#   tools/linux.sh fetch       download Debian 12's cloud kernel, busybox-static and rt-tests
-#                              with apt-get download (run by `make deps`; needs root or a
-#                              writable apt cache, and the Debian archive)
-#   tools/linux.sh initramfs   build initrd.cpio from them, offline (run by `make`)
+#   tools/linux.sh fetch       download Debian 12's cloud kernel, busybox-static, rt-tests and
+#                              sockperf with apt-get download (run by `make deps`; needs root
+#                              or a writable apt cache, and the Debian archive)
+#   tools/linux.sh initramfs   build initrd.cpio from them, offline (run by `make`; it fetches
+#                              first if versions.txt lacks a package, as after an update)
 # Nothing of it is committed; versions.txt records what was fetched.
 set -e
 DIR=build/linux
 DEBS=$DIR/debs
+PACKAGES="busybox-static rt-tests sockperf"
+# The virtio modules (docs/virtio/linux.md) in the order they load: each needs those before it.
+# The kernel package ships no modules.dep; the init script insmods them in this order.
+MODULES="virtio_ring virtio virtio_mmio failover net_failover virtio_net virtio_blk"
+
+# Does versions.txt name the kernel ($1) and every package?
+fetched() {
+    [ -f "$DIR/versions.txt" ] || return 1
+    for p in "$1" $PACKAGES; do
+        grep -q "^$p " "$DIR/versions.txt" || return 1
+    done
+}
+
+kernel_package() {
+    # The metapackage holds no kernel: it depends on the versioned image.
+    apt-cache depends linux-image-cloud-amd64 | sed -n 's/^ *Depends: \(linux-image-6\.1\.0-[0-9]*-cloud-amd64\)$/\1/p' | head -n1
+}
 
 fetch() {
     mkdir -p "$DEBS"
-    # The metapackage holds no kernel: it depends on the versioned image.
-    kernel=$(apt-cache depends linux-image-cloud-amd64 | sed -n 's/^ *Depends: \(linux-image-6\.1\.0-[0-9]*-cloud-amd64\)$/\1/p' | head -n1)
+    kernel=$(kernel_package)
     if [ -z "$kernel" ]; then
         echo "linux: apt-cache knows no linux-image-cloud-amd64 (run apt-get update as root)" >&2
         exit 1
     fi
-    if [ -f "$DIR/versions.txt" ] && grep -q "^$kernel " "$DIR/versions.txt"; then
-        exit 0
+    if fetched "$kernel"; then
+        return 0
     fi
-    echo "linux: downloading $kernel busybox-static rt-tests"
+    echo "linux: downloading $kernel $PACKAGES"
     rm -f "$DEBS"/*.deb
-    (cd "$DEBS" && apt-get download -q "$kernel" busybox-static rt-tests 2>&1 | grep -v "unsandboxed" >&2 || true)
+    # shellcheck disable=SC2086
+    (cd "$DEBS" && apt-get download -q "$kernel" $PACKAGES 2>&1 | grep -v "unsandboxed" >&2 || true)
     ls "$DEBS"/linux-image-*.deb >/dev/null
+    for p in $PACKAGES; do
+        if ! ls "$DEBS/${p}_"*.deb >/dev/null 2>&1; then
+            echo "linux: apt-get download $p failed" >&2
+            exit 1
+        fi
+    done
     for deb in "$DEBS"/*.deb; do
         dpkg-deb -W --showformat='${Package} ${Version}\n' "$deb"
     done > "$DIR/versions.txt"
@@ -32,6 +56,10 @@ fetch() {
 }
 
 initramfs() {
+    # A tree fetched before a package joined PACKAGES: fetch what is missing first.
+    if ! fetched "$(sed -n 's/^\(linux-image-[^ ]*\) .*/\1/p' "$DIR/versions.txt")"; then
+        fetch
+    fi
     out=$(pwd)/$DIR
     tmp=$DIR/x
     rm -rf "$tmp"
@@ -46,12 +74,24 @@ initramfs() {
     root=$tmp/root
     mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
     cp "$tmp/pkg/bin/busybox" "$root/bin/busybox"
-    cp "$tmp/pkg/usr/bin/hackbench" "$tmp/pkg/usr/bin/cyclictest" "$root/bin/"
+    cp "$tmp/pkg/usr/bin/hackbench" "$tmp/pkg/usr/bin/cyclictest" "$tmp/pkg/usr/bin/sockperf" "$root/bin/"
+    # The virtio modules, plain .ko files, with their load order for the init script.
+    mkdir -p "$root/lib/modules"
+    for m in $MODULES; do
+        ko=$(find "$tmp"/pkg/lib/modules/*/kernel -name "$m.ko")
+        if [ -z "$ko" ]; then
+            echo "linux: the kernel package has no $m.ko" >&2
+            exit 1
+        fi
+        cp "$ko" "$root/lib/modules/"
+    done
+    echo "$MODULES" > "$root/lib/modules/load-order"
     # The trace marker's port write (the kernel has no /dev/port), built here.
     ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$root/bin/outb" guest-tests/linux/outb.c
     # They are dynamically linked: their libraries and loader come from this (Debian 12)
-    # host (cyclictest's libnuma from libnuma1, which `make deps` installs).
-    for bin in hackbench cyclictest outb; do
+    # host (cyclictest's libnuma from libnuma1, sockperf's libstdc++ from libstdc++6, which
+    # `make deps` installs).
+    for bin in hackbench cyclictest sockperf outb; do
         for lib in $(ldd "$root/bin/$bin" | grep -o '/[^ ]*'); do
             mkdir -p "$root$(dirname "$lib")"
             cp -L "$lib" "$root$lib"
