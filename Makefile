@@ -134,7 +134,8 @@ include tests/fuzz/fuzz.mk
 EMU ?= qemu
 SMP ?= 2
 CPU ?=
-MEM ?= 512
+# Machine memory in MiB; unset, tools/run.py sizes it from GUESTS (512, or more for big guests).
+MEM ?=
 # The default demo (README.md): an IPI ping-pong, a spinlock with 4 vCPUs on 2 CPUs and
 # an idle ticker together, with a statistics round every 2 s; GUESTS= boots none.
 # The demo's own hypervisor options. ARGS's words come after them: a word of ARGS with the same
@@ -145,7 +146,7 @@ GUESTS ?= pingpong:vcpus=2:args=4000 spinlock:vcpus=4:args=5000000000 idletick:v
 TIMEOUT ?= 0
 ACCEL ?= auto
 BOOT ?= grub
-RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
+RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" $(if $(MEM),--mem $(MEM)) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
 .PHONY: deps run debug test test-full soak bench bench-full unit fuzz format clean

@@ -34,6 +34,14 @@ LINUX_INITRD = os.path.join(LINUX_DIR, "initrd.cpio")
 # reboot=acpi: with hardware-reduced ACPI Linux would reset through EFI, which is absent.
 LINUX_ARGS = "console=ttyS0 panic=-1 reboot=acpi workload=short"
 LINUX_MEM = "256M"
+# The machine's memory when --mem is not given: the default, or more when the guests need it
+# (machine_mem_mb). A VM without mem= gets vmconfig's 32 MiB (VM_MEM_DEFAULT).
+DEFAULT_MACHINE_MB = 512
+GUEST_MEM_DEFAULT = "32M"
+# What pollux itself takes beyond its guests' RAM and the modules GRUB loads: its image, per-CPU
+# stacks, page tables and trace rings (@boot mem_free_mb is about 484 of 512 MiB with one Linux
+# guest's 19 MiB of modules), with room to spare; the total is rounded up to a multiple of it.
+HYPERVISOR_MB = 128
 EVENT_RE = re.compile(r"^(?:\[[^\]]*\] )?@(\w+) (\{.*\})\s*$")
 # Seconds the emulator may take to exit after @shutdown before it is killed.
 EXIT_GRACE = 5
@@ -93,6 +101,29 @@ def parse_guests(spec):
         if initrd:
             modules.append((initrd, initrd_fname, "initrd"))
     return modules
+
+
+def size_mb(text):
+    """A mem= value (bytes, or K/M/G suffixed, as vmconfig reads it) in MiB, rounded up."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip(), re.I)
+    if not m:
+        sys.exit(f"run: mem={text} is not a size (a number with an optional K, M or G)")
+    shift = {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
+    return -(-(int(m.group(1)) << shift) // (1 << 20))
+
+
+def machine_mem_mb(modules):
+    """The machine memory the guests need, in MiB: their RAM, every module (GRUB loads each
+    into memory, where it stays for the VM's life) and HYPERVISOR_MB, rounded up to a multiple
+    of HYPERVISOR_MB; at least DEFAULT_MACHINE_MB. Two 256 MiB Linux VMs: 768."""
+    total = HYPERVISOR_MB
+    for path, _, line in modules:
+        total += -(-os.path.getsize(path) // (1 << 20))
+        if line == "initrd":
+            continue
+        words = dict(w.split("=", 1) for w in line.split(" args=")[0].split() if "=" in w)
+        total += size_mb(words.get("mem", GUEST_MEM_DEFAULT))
+    return max(DEFAULT_MACHINE_MB, -(-total // HYPERVISOR_MB) * HYPERVISOR_MB)
 
 
 # Only what grub.cfg uses: GRUB reads every module on the image at boot, 0.45 s of emulated
@@ -281,7 +312,9 @@ def main():
     p.add_argument("--emu", default="qemu", choices=["qemu", "bochs"])
     p.add_argument("--smp", type=int, default=2)
     p.add_argument("--cpu", default="")
-    p.add_argument("--mem", type=int, default=512)
+    p.add_argument("--mem", type=int, default=None,
+                   help=f"machine memory in MiB (default: {DEFAULT_MACHINE_MB}, or what the guests "
+                   "need, machine_mem_mb)")
     p.add_argument("--args", default="")
     p.add_argument("--guests", default="")
     p.add_argument("--timeout", type=float, default=0)
@@ -300,6 +333,8 @@ def main():
         sys.exit("run: --keys needs QEMU (Bochs writes COM1 to a file and reads nothing)")
 
     modules = parse_guests(a.guests)
+    if a.mem is None:
+        a.mem = machine_mem_mb(modules)
     if a.iso_only:
         rundir = os.path.join(BUILD, "iso-build")
         shutil.rmtree(rundir, ignore_errors=True)
