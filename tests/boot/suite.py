@@ -1142,6 +1142,24 @@ def linux_found(vm, cpus, cpuidle, clocksource, spinlock):
     return check
 
 
+def linux_devices(vm, net="", ip="", disk="", sectors=0):
+    """The init script's report of the virtio devices it found (net "" and disk "": none), after
+    loading the virtio modules without an error."""
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "devices"]
+        assert len(got) == 1, f"[{vm}] no (or more than one) devices line: {got}"
+        want = {"net": net, "ip": ip, "disk": disk, "sectors": sectors}
+        have = {k: got[0].get(k) for k in want}
+        assert have == want, f"[{vm}] devices {have}, want {want}"
+        failed = [ln for ln in log.guest_lines.get(vm, []) if ln.startswith("linux: insmod")]
+        assert not failed, f"[{vm}] {failed}"
+        # The SSDT, and only it, depends on the devices: Linux lists each ACPI table it finds.
+        ssdt = any("ACPI: SSDT " in ln for ln in log.guest_lines.get(vm, []))
+        assert ssdt == bool(net or disk), f"[{vm}] SSDT listed: {ssdt}, devices {have}"
+    check.__name__ = f"linux_devices({vm})"
+    return check
+
+
 def linux_ran(vm, op):
     def check(log):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == op]
@@ -1251,6 +1269,7 @@ LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), linux_pv_refused("lxr"), vm_stops
 def linux_checks(spinlock, pv_spinlock):
     return [
         linux_found("lx", 2, "haltpoll", "kvm-clock", spinlock),
+        linux_devices("lx"),
         linux_ran("lx", "short"),
         linux_cyclictest("lx", 2),
         linux_log_clean("lx"),
