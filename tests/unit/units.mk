@@ -107,3 +107,5 @@ unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/ex
 	lib/json.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/console/serial_mux.c
+UNIT_TESTS += net_switch
+unit_net_switch_SRCS := vmm/net/switch.c
