@@ -255,7 +255,6 @@ def virtqueue():
                                             tables=[(0x180, table)]))
 
 
-
 # ---- virtio_net: u8 flags (1 EVENT_IDX, 2 INDIRECT), u8 log2 num, u8 kicks, u8 0, le32 desc,
 # avail, used, then A's RAM from 0. Both of A's queues on rings of 8 at 0, 0x80 and 0xa0.
 
