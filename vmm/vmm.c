@@ -27,6 +27,7 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/virtio/net_vm.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
@@ -68,6 +69,7 @@ static uint64_t trace_ring_pages(uint64_t records)
 
 static void vm_free(struct vm *vm)
 {
+    virtio_net_free(vm); /* first: until its port leaves, other VMs may write into its RAM */
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         if (!v)
@@ -325,6 +327,10 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     vm->kvm_features = vm_policy_kvm_features(vm->cfg.policy.pv, start.linux);
     vm->hw.name = vm->cfg.name;
     vm->hw.tsc_offset = -rdtsc();
+    if (vm->cfg.net[0] && virtio_net_create(vm, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
+    }
     vm_devices_init(vm);
     pause_vm_init(vm);
     vm->group.pivot = vm->cfg.policy.yield_pivot;
@@ -376,6 +382,12 @@ unsigned vmm_start(const struct boot_info *bi)
         char pv[96];
         vm_policy_pv_names(vm->kvm_features, pv, sizeof(pv));
         json_str(&j, "pv", pv);
+        if (vm->net) {
+            char mac[18];
+            virtio_net_mac_text(vm->net->mac, mac);
+            json_str(&j, "net", vm->cfg.net);
+            json_str(&j, "mac", mac);
+        }
         json_object(&j, "policy");
         vm_policy_json(&vm->cfg.policy, &vm->pause, &j);
         json_close(&j);
