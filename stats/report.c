@@ -6,6 +6,7 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "lib/format.h"
+#include "lib/json.h"
 #include "stats/table.h"
 
 unsigned stats_interval_ms;
@@ -74,6 +75,21 @@ static const uint64_t *values(const struct stats_record *rec, const char *name)
     return stats_find(rec->table, name, &slot) ? &rec->slot[slot] : 0;
 }
 
+/* The VM's devices' statistics: one `devices` record, if any device has them. */
+static void report_devices(const struct round *r, const struct stats_vm *vm)
+{
+    struct json j;
+    if (!vm->devices)
+        return;
+    json_begin(&j, scratch.json, sizeof(scratch.json));
+    json_str(&j, "scope", "devices");
+    json_str(&j, "vm", vm->name);
+    json_u64(&j, "round", r->number);
+    json_u64(&j, "t", r->t);
+    if (vm->devices(vm->owner, &j))
+        kprintf("@stats %s\n", json_end(&j));
+}
+
 static void report_vm(const struct stats_vm *vm, void *ctx)
 {
     const struct round *r = ctx;
@@ -86,6 +102,7 @@ static void report_vm(const struct stats_vm *vm, void *ctx)
     for (unsigned i = 0; i < n; i++)
         print_record(r, &scratch.vcpu[i]);
     print_record(r, &scratch.vm);
+    report_devices(r, vm);
     if (!r->tables)
         return;
     char title[64];

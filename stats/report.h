@@ -22,11 +22,19 @@
 extern unsigned stats_interval_ms; /* 0: no periodic rounds */
 extern bool stats_tables;          /* print the human tables with the records */
 
-/* One VM: its name and its vCPUs' structs, read through the registered vCPU table. */
+struct json;
+
+/*
+ * One VM: its name and its vCPUs' structs, read through the registered vCPU
+ * table; and its devices' statistics (NULL: none), which write their objects
+ * into the round's `devices` record and say whether they wrote any.
+ */
 struct stats_vm {
     const char *name;
     const void *const *vcpus;
     unsigned n;
+    bool (*devices)(const void *owner, struct json *j);
+    const void *owner;
 };
 
 /* Registered by vmm/ at boot. */

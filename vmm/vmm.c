@@ -434,6 +434,8 @@ static void report_stop(struct vm *vm)
     const void *bases[VM_MAX_VCPUS];
     struct stats_vm g;
     vcpu_stats_vm(vm, bases, &g);
+    g.devices = vcpu_stats_devices;
+    g.owner = vm;
     stats_report_vm_stop(&g);
 }
 

@@ -149,9 +149,10 @@ void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v)
             t->entries[i].dev->reset(&t->entries[i]);
 }
 
-void vm_devices_stats(struct vm *vm, struct json *j)
+bool vm_devices_stats(struct vm *vm, struct json *j)
 {
     struct vm_devices *t = &vm->devices;
+    bool any = false;
     for (unsigned i = 0; i < t->count; i++) {
         const struct device *dev = t->entries[i].dev;
         if (!dev->stats || (i > 0 && t->entries[i - 1].dev == dev))
@@ -161,7 +162,9 @@ void vm_devices_stats(struct vm *vm, struct json *j)
         for (unsigned k = i; k < t->count && t->entries[k].dev == dev; k++)
             dev->stats(&t->entries[k], j);
         json_close(j);
+        any = true;
     }
+    return any;
 }
 
 /* The claim holding addr (binary search), or NULL. */

@@ -138,8 +138,8 @@ void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v);
 /* Every device's reset, VM-wide and per vCPU (creation, the unit tests). */
 void vm_devices_reset_all(struct vm *vm);
 
-/* Each device's statistics hook, as an object named after the device. */
-void vm_devices_stats(struct vm *vm, struct json *j);
+/* Each device's statistics hook, as an object named after the device; false if none has one. */
+bool vm_devices_stats(struct vm *vm, struct json *j);
 
 /* The entry claiming an address for vCPU v, or NULL. */
 struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa);
