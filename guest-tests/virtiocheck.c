@@ -451,6 +451,15 @@ static void build_readable_after_writable(void)
     blk_chain(0, gpa(blk_data), VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE, 0);
 }
 
+/* A header shorter than blk's 16 bytes. */
+static void build_short_header(void)
+{
+    blk_hdr = (struct blk_req){.type = VIRTIO_BLK_T_IN};
+    vq_desc(&blkq, 0, gpa(&blk_hdr), sizeof(blk_hdr) / 2, VIRTQ_DESC_F_NEXT, 1);
+    vq_desc(&blkq, 1, gpa(&blk_status), 1, VIRTQ_DESC_F_WRITE, 0);
+    vq_publish(&blkq, 0);
+}
+
 /* A good read in an indirect table, INDIRECT_DESC not negotiated. */
 static void build_indirect(void)
 {
@@ -530,6 +539,7 @@ static const struct hostile HOSTILE[] = {
     {"blk-zero-length", &BLK, build_zero_length},
     {"blk-writable-header", &BLK, build_writable_header},
     {"blk-readable-after-writable", &BLK, build_readable_after_writable},
+    {"blk-short-header", &BLK, build_short_header},
     {"blk-indirect", &BLK, build_indirect},
     {"blk-far-buffer", &BLK, build_far_buffer},
     {"blk-buffer-across-ram-end", &BLK, build_buffer_across_ram_end},

@@ -276,6 +276,7 @@ VIRTIO_HOSTILE = [
     ("blk-zero-length", "blk", 0, "zero_length"),
     ("blk-writable-header", "blk", 0, "direction"),
     ("blk-readable-after-writable", "blk", 0, "direction"),
+    ("blk-short-header", "blk", 0, "length"),
     ("blk-indirect", "blk", 0, "indirect"),
     ("blk-far-buffer", "blk", 0, "address"),
     ("blk-buffer-across-ram-end", "blk", 0, "address"),
