@@ -24,7 +24,7 @@ HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefin
 
 # Hypervisor sources, by folder.
 KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c vmm/*/*.c \
-	sched/*.c stats/*.c drivers/*.c lib/*.c)
+	vmm/dev/virtio/*.c sched/*.c stats/*.c drivers/*.c lib/*.c)
 KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
 # The guest CPUID policy: the table in docs/cpuid.md, turned into C.
 CPUID_TABLE := $(BUILD)/gen/cpuid_table.c

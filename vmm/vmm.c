@@ -27,6 +27,7 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/virtio/blk_vm.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
@@ -84,6 +85,7 @@ static void vm_free(struct vm *vm)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     if (vm->trace)
         pmm_free(&host_pmm, (uint64_t)vm->trace, trace_ring_pages(vm->trace->size));
+    virtio_blk_free(vm);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
@@ -119,6 +121,12 @@ static void zero_guest_memory(struct vm *vm)
 static bool is_initrd_module(const struct boot_module *mod)
 {
     return !strcmp(mod->cmdline, LINUX_INITRD_MODULE);
+}
+
+/* So does one whose command line is the word "disk", after the initramfs if there is one. */
+static bool is_disk_module(const struct boot_module *mod)
+{
+    return !strcmp(mod->cmdline, VIRTIO_BLK_MODULE);
 }
 
 /*
@@ -230,6 +238,26 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, s
     return true;
 }
 
+/* disk=: the VM's virtio-blk, its disk the module after the VM's (and its initramfs's). */
+static bool vm_attach_disk(struct vm *vm, const struct boot_info *bi, unsigned index)
+{
+    unsigned at = index + 1 + (vm->cfg.initrd[0] ? 1 : 0);
+    char err[256];
+    if (at >= bi->mod_count || !is_disk_module(&bi->mods[at])) {
+        snprintf(err, sizeof(err), "disk=%s: the module after the VM's%s is not a disk ('%s')",
+                 vm->cfg.disk, vm->cfg.initrd[0] ? " and its initramfs" : "", VIRTIO_BLK_MODULE);
+        reject(vm->cfg.name, err);
+        return false;
+    }
+    const struct boot_module *disk = &bi->mods[at];
+    if (virtio_blk_create(vm, (const uint8_t *)disk->start, disk->end - disk->start, err,
+                          sizeof(err))) {
+        reject(vm->cfg.name, err);
+        return false;
+    }
+    return true;
+}
+
 /*
  * Nested paging over guest RAM, and the trace ring: when trace= names a
  * trace, or the key console, which can turn traces on, reads keys.
@@ -324,6 +352,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     vm->kvm_features = vm_policy_kvm_features(vm->cfg.policy.pv, start.linux);
     vm->hw.name = vm->cfg.name;
     vm->hw.tsc_offset = -rdtsc();
+    if (vm->cfg.disk[0] && !vm_attach_disk(vm, bi, index))
+        goto fail;
     vm_devices_init(vm);
     pause_vm_init(vm);
     vm->group.pivot = vm->cfg.policy.yield_pivot;
@@ -354,7 +384,7 @@ unsigned vmm_start(const struct boot_info *bi)
     msr_owner_init();
     vcpu_stats_register();
     for (unsigned i = 0; i < bi->mod_count; i++) {
-        if (is_initrd_module(&bi->mods[i]))
+        if (is_initrd_module(&bi->mods[i]) || is_disk_module(&bi->mods[i]))
             continue;
         vms[i] = vm_create(bi, i, vms);
         if (!vms[i])
@@ -364,7 +394,7 @@ unsigned vmm_start(const struct boot_info *bi)
         struct vm *vm = vms[i];
         if (!vm)
             continue;
-        char buf[768];
+        char buf[1024];
         struct json j;
         json_begin(&j, buf, sizeof(buf));
         json_str(&j, "vm", vm->cfg.name);
@@ -375,6 +405,10 @@ unsigned vmm_start(const struct boot_info *bi)
         char pv[96];
         vm_policy_pv_names(vm->kvm_features, pv, sizeof(pv));
         json_str(&j, "pv", pv);
+        if (vm->blk) {
+            json_str(&j, "disk", vm->cfg.disk);
+            json_u64(&j, "disk_bytes", vm->blk->bytes);
+        }
         json_object(&j, "policy");
         vm_policy_json(&vm->cfg.policy, &vm->pause, &j);
         json_close(&j);

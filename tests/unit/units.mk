@@ -107,3 +107,5 @@ unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/ex
 	lib/json.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/console/serial_mux.c
+UNIT_TESTS += virtio_blk
+unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
