@@ -15,7 +15,10 @@
  *     comes before reading avail->flags or used_event, and after turning
  *     notifications back on the avail ring is read again.
  * A fault leaves the queue as it was and says which (virtq_fault_name); the
- * transport then sets DEVICE_NEEDS_RESET (vmm/dev/virtio/virtio_mmio.h).
+ * queue is then broken: nothing below touches its rings (pop finds nothing,
+ * push writes nothing) until virtq_start, and the transport sets
+ * DEVICE_NEEDS_RESET (vmm/dev/virtio/virtio_mmio.h). A queue that is not
+ * ready is left alone the same way.
  * Not thread-safe: the caller holds the queue's lock.
  */
 #ifndef POLLUX_VMM_DEV_VIRTIO_VIRTQUEUE_H
@@ -64,6 +67,7 @@ struct virtq {
     uint16_t used_idx;       /* used->idx as the device last wrote it */
     uint16_t signalled_used; /* used_idx when the driver was last interrupted */
     bool signalled_valid;    /* signalled_used means something (not since QueueReady) */
+    bool broken;             /* a fault (or the device's own check) since virtq_start */
 };
 
 /* A validated segment of a chain: host memory inside guest RAM. */
@@ -109,11 +113,14 @@ bool virtq_should_interrupt(struct virtq *q, const struct guest_ram *ram);
  * through avail_event (on: at the next buffer; off: not until the ring
  * wraps), else used->flags NO_NOTIFY. Turning them on re-reads avail->idx
  * after a full fence: true if buffers are already there (take them: no
- * notify will come for them).
+ * notify will come for them). Turning them off returns false.
  */
 bool virtq_set_notify(struct virtq *q, const struct guest_ram *ram, bool on);
 
-/* Buffers available now (reads avail->idx; false on a bad advance, which virtq_pop reports). */
+/*
+ * Buffers available now (reads avail->idx when the pass is over). True on a
+ * bad advance too, so that the caller's virtq_pop reports it.
+ */
 bool virtq_has_avail(struct virtq *q, const struct guest_ram *ram);
 
 /* Copy out of the chain's readable bytes from offset off; returns bytes copied. */
