@@ -267,8 +267,8 @@ static void test_get_id(void **state)
     assert_memory_equal(ram + DATA, want, sizeof(want));
     assert_int_equal(ram[DATA + VIRTIO_BLK_ID_BYTES], POISON);
     /* A longer id is cut at 20 bytes, unterminated. */
-    virtio_blk_init(&blk, disk, SECTORS, sizeof(disk), "a-disk-name-of-30-characters-x", &env,
-                    NULL, VIRTIO_SLOT_BLK, (struct guest_ram){ram, RAM_SIZE});
+    virtio_blk_init(&blk, disk, SECTORS, sizeof(disk), "a-disk-name-of-30-characters-x", &env, NULL,
+                    VIRTIO_SLOT_BLK, (struct guest_ram){ram, RAM_SIZE});
     avail_idx = next_desc = used_seen = 0;
     memset(ram + USED_GPA, 0, 0x1000);
     driver_start(version_1);
@@ -281,7 +281,8 @@ static void test_out_of_range_is_ioerr(void **state)
 {
     (void)state;
     memset(ram + DATA, POISON, 2 * VIRTIO_BLK_SECTOR);
-    /* Starting past the end, running past it, a sector whose byte offset wraps, a partial sector. */
+    /* Starting past the end, running past it, a sector whose byte offset wraps, a partial sector.
+     */
     const struct {
         uint32_t type;
         uint64_t sector;
@@ -299,9 +300,8 @@ static void test_out_of_range_is_ioerr(void **state)
     uint8_t disk_copy[sizeof(disk)];
     memcpy(disk_copy, disk, sizeof(disk));
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_int_equal(request(bad[i].type, bad[i].sector, bad[i].len,
-                                 bad[i].type == VIRTIO_BLK_T_IN),
-                         1);
+        assert_int_equal(
+            request(bad[i].type, bad[i].sector, bad[i].len, bad[i].type == VIRTIO_BLK_T_IN), 1);
         assert_int_equal(ram[STATUS], VIRTIO_BLK_S_IOERR);
         assert_int_equal(ram[DATA], POISON); /* nothing read */
     }

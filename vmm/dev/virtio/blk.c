@@ -36,18 +36,15 @@ static void config_read(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsig
 }
 
 /*
- * The data of an IN or OUT, `len` bytes at `sector`: whole sectors, inside
- * the disk, fewer than 4 GiB (an IN's used length, data and status, is a
- * u32). Its place in the disk, or NULL (IOERR).
+ * Is the data of an IN or OUT, `len` bytes at `sector`, whole sectors inside
+ * the disk, and fewer than 4 GiB (an IN's used length, data and status, is a
+ * u32)? Else IOERR.
  */
-static uint8_t *disk_range(const struct virtio_blk *b, uint64_t sector, uint64_t len)
+static bool in_disk(const struct virtio_blk *b, uint64_t sector, uint64_t len)
 {
     if (len % VIRTIO_BLK_SECTOR || len >= UINT32_MAX)
-        return NULL;
-    uint64_t n = len / VIRTIO_BLK_SECTOR;
-    if (sector > b->sectors || n > b->sectors - sector)
-        return NULL;
-    return b->data + sector * VIRTIO_BLK_SECTOR;
+        return false;
+    return sector <= b->sectors && len / VIRTIO_BLK_SECTOR <= b->sectors - sector;
 }
 
 int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32_t *written,
@@ -65,23 +62,24 @@ int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32
     uint64_t in_len = c->write_bytes - 1, out_len = c->read_bytes - VIRTIO_BLK_HDR_LEN;
     uint8_t status = VIRTIO_BLK_S_OK;
     uint64_t data = 0; /* bytes written before the status */
-    uint8_t *disk;
     switch (type) {
     case VIRTIO_BLK_T_IN:
-        if (!(disk = disk_range(b, sector, in_len))) {
+        if (!in_disk(b, sector, in_len)) {
             status = VIRTIO_BLK_S_IOERR;
             break;
         }
-        data = virtq_chain_write(c, 0, disk, in_len);
+        /* No data, no copy: an empty disk has no buffer to point into. */
+        data = in_len ? virtq_chain_write(c, 0, b->data + sector * VIRTIO_BLK_SECTOR, in_len) : 0;
         b->stats.reads++;
         b->stats.read_bytes += in_len;
         break;
     case VIRTIO_BLK_T_OUT:
-        if (!(disk = disk_range(b, sector, out_len))) {
+        if (!in_disk(b, sector, out_len)) {
             status = VIRTIO_BLK_S_IOERR;
             break;
         }
-        virtq_chain_read(c, VIRTIO_BLK_HDR_LEN, disk, out_len);
+        if (out_len)
+            virtq_chain_read(c, VIRTIO_BLK_HDR_LEN, b->data + sector * VIRTIO_BLK_SECTOR, out_len);
         b->stats.writes++;
         b->stats.write_bytes += out_len;
         break;
@@ -89,8 +87,8 @@ int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32
         b->stats.flushes++; /* the disk is RAM: nothing waits to be written */
         break;
     case VIRTIO_BLK_T_GET_ID:
-        data = virtq_chain_write(c, 0, b->id, in_len < VIRTIO_BLK_ID_BYTES ? in_len
-                                                                          : VIRTIO_BLK_ID_BYTES);
+        data = virtq_chain_write(c, 0, b->id,
+                                 in_len < VIRTIO_BLK_ID_BYTES ? in_len : VIRTIO_BLK_ID_BYTES);
         b->stats.get_ids++;
         break;
     default:
@@ -100,7 +98,7 @@ int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32
     if (status != VIRTIO_BLK_S_OK)
         b->stats.errors++;
     virtq_chain_write(c, in_len, &status, 1);
-    *written = (uint32_t)(data + 1); /* data < 4 GiB - 1: disk_range, or the 20-byte id */
+    *written = (uint32_t)(data + 1); /* data < 4 GiB - 1: in_disk, or the 20-byte id */
     return 0;
 }
 

@@ -40,8 +40,8 @@ int virtio_blk_create(struct vm *vm, const uint8_t *bytes, uint64_t size, char *
 {
     uint64_t sectors = (size + VIRTIO_BLK_SECTOR - 1) / VIRTIO_BLK_SECTOR;
     struct virtio_blk *b = page_alloc_zeroed(blk_pages());
-    uint8_t *data = sectors ? (uint8_t *)pmm_alloc(&host_pmm, data_pages(sectors), PAGE_SIZE, 0)
-                            : NULL;
+    uint8_t *data =
+        sectors ? (uint8_t *)pmm_alloc(&host_pmm, data_pages(sectors), PAGE_SIZE, 0) : NULL;
     if (!b || (sectors && !data)) {
         snprintf(err, errlen, "disk=%s: out of host memory for its %llu KiB", vm->cfg.disk,
                  (unsigned long long)(size >> 10));
