@@ -109,5 +109,7 @@ UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/console/serial_mux.c
 UNIT_TESTS += virtqueue
 unit_virtqueue_SRCS := vmm/dev/virtio/virtqueue.c
+UNIT_TESTS += virtio_mmio
+unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_blk
 unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c

@@ -11,9 +11,13 @@
  *
  * Locks: `lock` serialises the register file; each queue has its own, which
  * the device holds while it walks the queue. Order: the transport's, then a
- * queue's (reset takes both); a device never takes the transport's while it
- * holds a queue's. InterruptStatus and Status are atomic, since a queue's
- * holder sets their bits.
+ * queue's (reset takes both, the queues in index order); a device never takes
+ * the transport's while it holds a queue's, and holds one queue's at a time.
+ * The env's interrupt and fault run under a queue's lock (and take the VM's
+ * devices lock inside it). InterruptStatus and Status are atomic, since a
+ * queue's holder sets their bits. A fault stops the whole device: a device
+ * checks virtio_mmio_live under a queue's lock before it walks that queue
+ * (the faulted queue itself is also marked broken in its struct virtq).
  */
 #ifndef POLLUX_VMM_DEV_VIRTIO_VIRTIO_MMIO_H
 #define POLLUX_VMM_DEV_VIRTIO_VIRTIO_MMIO_H
@@ -36,7 +40,7 @@ struct virtio_device_ops {
     uint64_t features; /* the device's own bits; the transport adds its own (docs/virtio.md) */
     unsigned nqueues;
     unsigned config_len;
-    /* Bytes [off, off + len) of the configuration space (within config_len). */
+    /* Bytes [off, off + len) of the configuration space (within config_len), under `lock`. */
     void (*config_read)(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsigned len);
     /* QueueNotify of a ready queue of a live device, on the notifying vCPU's CPU, no lock held. */
     void (*notify)(struct virtio_mmio *t, unsigned queue);
@@ -61,7 +65,8 @@ struct virtio_queue {
 struct virtio_mmio {
     const struct virtio_device_ops *ops;
     const struct virtio_env *env;
-    void *owner; /* the env's: the VM */
+    void *owner;   /* the env's: the VM */
+    unsigned slot; /* its place in the window and its pin (abi/virtio.h) */
     struct guest_ram ram;
     struct spinlock lock; /* the register file */
     volatile uint32_t status;
@@ -70,8 +75,12 @@ struct virtio_mmio {
     uint32_t config_generation;
     uint64_t driver_features;
     struct virtio_queue queues[VIRTIO_QUEUES_MAX];
-    /* Statistics (@stats, docs/console.md). */
-    uint64_t notifies, interrupts, faults;
+    /*
+     * Statistics (@stats, docs/console.md): QueueNotify writes passed to the
+     * device, those ignored (the device not live, or no such ready queue),
+     * interrupts raised, queue faults.
+     */
+    uint64_t notifies, notifies_ignored, interrupts, faults;
 };
 
 /* Set up t for a device (power-on: Status 0). */
@@ -100,7 +109,8 @@ void virtio_mmio_used(struct virtio_mmio *t, unsigned queue);
 
 /*
  * Under queue's lock: the queue broke (a virtq_pop fault, or the device's
- * own check of a chain). Sets DEVICE_NEEDS_RESET, stops the device until the
+ * own check of a chain; virtq.broken is set, so the walker leaves that queue
+ * alone). Sets DEVICE_NEEDS_RESET, stops the device until the
  * driver resets it, reports through env->fault, and interrupts with the
  * CONFIG bit (4.2.2: how a driver learns of the status change).
  */
