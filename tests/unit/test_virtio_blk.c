@@ -349,20 +349,21 @@ static void test_status_byte_placement(void **state)
     assert_int_equal(ram[status_at], VIRTIO_BLK_S_OK);
     assert_int_equal(ram[status_at + 1], POISON);
 
-    /* An OUT whose status shares its descriptor with writable bytes it does not use. */
+    /* An OUT, its data split after the header's own descriptor, its status sharing a descriptor
+     * with writable bytes it does not use. */
+    const uint32_t out_status = BUF_GPA + 0x800;
     header(HDR, VIRTIO_BLK_T_OUT, 0);
-    memset(ram + DATA, 0x5a, VIRTIO_BLK_SECTOR);
-    memset(ram + STATUS, POISON, 8);
+    memset(ram + HDR + VIRTIO_BLK_HDR_LEN, 0x5a, VIRTIO_BLK_SECTOR);
+    memset(ram + out_status, POISON, 8);
     const struct seg out[] = {
         {HDR, VIRTIO_BLK_HDR_LEN + VIRTIO_BLK_SECTOR / 2, false},
         {HDR + VIRTIO_BLK_HDR_LEN + VIRTIO_BLK_SECTOR / 2, VIRTIO_BLK_SECTOR / 2, false},
-        {STATUS, 8, true},
+        {out_status, 8, true},
     };
-    memcpy(ram + HDR + VIRTIO_BLK_HDR_LEN, ram + DATA, VIRTIO_BLK_SECTOR);
     post(out, 3);
     assert_int_equal(take_used(), 1);
-    assert_int_equal(ram[STATUS + 7], VIRTIO_BLK_S_OK);
-    assert_int_equal(ram[STATUS], POISON);
+    assert_int_equal(ram[out_status + 7], VIRTIO_BLK_S_OK);
+    assert_int_equal(ram[out_status], POISON);
     for (unsigned i = 0; i < VIRTIO_BLK_SECTOR; i++)
         assert_int_equal(disk[i], 0x5a);
 }

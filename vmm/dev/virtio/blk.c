@@ -138,6 +138,12 @@ out:
     spin_unlock_irqrestore(&q->lock, flags);
 }
 
+/* Status 0: nothing to drop, every request is answered inside the notify that took it. */
+static void reset(struct virtio_mmio *t)
+{
+    (void)t;
+}
+
 const struct virtio_device_ops virtio_blk_ops = {
     .name = "blk",
     .device_id = VIRTIO_ID_BLOCK,
@@ -147,4 +153,5 @@ const struct virtio_device_ops virtio_blk_ops = {
     .config_len = VIRTIO_BLK_CONFIG_LEN,
     .config_read = config_read,
     .notify = notify,
+    .reset = reset,
 };
