@@ -27,7 +27,7 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
-#include "vmm/dev/virtio/blk_vm.h"
+#include "vmm/dev/virtio/blk.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
@@ -67,6 +67,28 @@ static uint64_t trace_ring_pages(uint64_t records)
     return (trace_ring_bytes(records) + PAGE_SIZE - 1) / PAGE_SIZE;
 }
 
+static uint64_t disk_pages(uint64_t sectors)
+{
+    return (sectors * VIRTIO_BLK_SECTOR + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
+static uint64_t blk_pages(void)
+{
+    return (sizeof(struct virtio_blk) + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
+/* The VM's virtio-blk and its disk (vm_attach_disk), if it has them. */
+static void disk_free(struct vm *vm)
+{
+    struct virtio_blk *b = vm->blk;
+    if (!b)
+        return;
+    if (b->data)
+        pmm_free(&host_pmm, (uint64_t)b->data, disk_pages(b->sectors));
+    pmm_free(&host_pmm, (uint64_t)b, blk_pages());
+    vm->blk = NULL;
+}
+
 static void vm_free(struct vm *vm)
 {
     for (unsigned i = 0; i < vm->nvcpus; i++) {
@@ -85,7 +107,7 @@ static void vm_free(struct vm *vm)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     if (vm->trace)
         pmm_free(&host_pmm, (uint64_t)vm->trace, trace_ring_pages(vm->trace->size));
-    virtio_blk_free(vm);
+    disk_free(vm);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
@@ -238,7 +260,21 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, s
     return true;
 }
 
-/* disk=: the VM's virtio-blk, its disk the module after the VM's (and its initramfs's). */
+/* GET_ID's answer: the disk's file name (the path's last part; virtio_blk_init cuts it to 20). */
+static const char *disk_id(const char *path)
+{
+    const char *name = path;
+    for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/'))
+        name = slash + 1;
+    return name;
+}
+
+/*
+ * disk=: the VM's virtio-blk (vm->blk; its transport starts with the device
+ * table). Its disk is the module after the VM's (and its initramfs's),
+ * copied into host RAM and zero-padded to whole sectors: the guest's writes
+ * change the copy only, and go with the VM.
+ */
 static bool vm_attach_disk(struct vm *vm, const struct boot_info *bi, unsigned index)
 {
     unsigned at = index + 1 + (vm->cfg.initrd[0] ? 1 : 0);
@@ -249,12 +285,30 @@ static bool vm_attach_disk(struct vm *vm, const struct boot_info *bi, unsigned i
         reject(vm->cfg.name, err);
         return false;
     }
-    const struct boot_module *disk = &bi->mods[at];
-    if (virtio_blk_create(vm, (const uint8_t *)disk->start, disk->end - disk->start, err,
-                          sizeof(err))) {
+    const uint8_t *bytes = (const uint8_t *)bi->mods[at].start;
+    uint64_t size = bi->mods[at].end - bi->mods[at].start;
+    uint64_t sectors = (size + VIRTIO_BLK_SECTOR - 1) / VIRTIO_BLK_SECTOR;
+    struct virtio_blk *b = page_alloc_zeroed(blk_pages());
+    uint8_t *data =
+        sectors ? (uint8_t *)pmm_alloc(&host_pmm, disk_pages(sectors), PAGE_SIZE, 0) : NULL;
+    if (!b || (sectors && !data)) {
+        if (b)
+            pmm_free(&host_pmm, (uint64_t)b, blk_pages());
+        snprintf(err, sizeof(err), "disk=%s: out of host memory for its %lu KiB", vm->cfg.disk,
+                 size >> 10);
         reject(vm->cfg.name, err);
         return false;
     }
+    /* In pieces, beating the watchdog, as zero_guest_memory does: a big disk takes seconds. */
+    for (uint64_t off = 0; off < size; off += TWO_MIB) {
+        uint64_t len = size - off < TWO_MIB ? size - off : TWO_MIB;
+        memcpy(data + off, bytes + off, len);
+        watchdog_beat();
+    }
+    if (sectors)
+        memset(data + size, 0, sectors * VIRTIO_BLK_SECTOR - size);
+    virtio_blk_init(b, data, sectors, size, disk_id(vm->cfg.disk));
+    vm->blk = b;
     return true;
 }
 

@@ -87,9 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(ram_before, ram, total);
 
     static struct virtio_blk b;
-    static const struct virtio_env env;
-    virtio_blk_init(&b, disk, sectors, disk_len, "fuzz-disk", &env, NULL, VIRTIO_SLOT_BLK,
-                    (struct guest_ram){ram, total});
+    virtio_blk_init(&b, disk, sectors, disk_len, "fuzz-disk");
     uint32_t written = 0;
     enum virtq_fault fault = VIRTQ_OK;
     int r = virtio_blk_request(&b, c, &written, &fault);

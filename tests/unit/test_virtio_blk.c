@@ -101,14 +101,21 @@ static void driver_start(uint64_t features)
 
 static const uint64_t version_1 = VIRTIO_BIT(VIRTIO_F_VERSION_1);
 
+/* The device over the disk, its transport at power-on (as virtio_vm_init sets it up in a VM). */
+static void start(uint64_t bytes, const char *id)
+{
+    virtio_blk_init(&blk, disk, SECTORS, bytes, id);
+    virtio_mmio_init(t, &virtio_blk_ops, &env, NULL, VIRTIO_SLOT_BLK,
+                     (struct guest_ram){ram, RAM_SIZE});
+}
+
 static int setup(void **state)
 {
     (void)state;
     memset(ram, 0, sizeof(ram));
     for (unsigned i = 0; i < sizeof(disk); i++)
         disk[i] = (uint8_t)(i * 7 + i / VIRTIO_BLK_SECTOR);
-    virtio_blk_init(&blk, disk, SECTORS, sizeof(disk) - 100, "disk.img", &env, NULL,
-                    VIRTIO_SLOT_BLK, (struct guest_ram){ram, RAM_SIZE});
+    start(sizeof(disk) - 100, "disk.img");
     interrupts = faults = 0;
     last_fault = VIRTQ_OK;
     avail_idx = next_desc = used_seen = 0;
@@ -267,8 +274,7 @@ static void test_get_id(void **state)
     assert_memory_equal(ram + DATA, want, sizeof(want));
     assert_int_equal(ram[DATA + VIRTIO_BLK_ID_BYTES], POISON);
     /* A longer id is cut at 20 bytes, unterminated. */
-    virtio_blk_init(&blk, disk, SECTORS, sizeof(disk), "a-disk-name-of-30-characters-x", &env, NULL,
-                    VIRTIO_SLOT_BLK, (struct guest_ram){ram, RAM_SIZE});
+    start(sizeof(disk), "a-disk-name-of-30-characters-x");
     avail_idx = next_desc = used_seen = 0;
     memset(ram + USED_GPA, 0, 0x1000);
     driver_start(version_1);

@@ -11,8 +11,7 @@ static struct virtio_blk *blk_of(struct virtio_mmio *t)
 }
 
 void virtio_blk_init(struct virtio_blk *b, uint8_t *data, uint64_t sectors, uint64_t bytes,
-                     const char *id, const struct virtio_env *env, void *owner, unsigned slot,
-                     struct guest_ram ram)
+                     const char *id)
 {
     memset(b, 0, sizeof(*b));
     b->data = data;
@@ -20,7 +19,6 @@ void virtio_blk_init(struct virtio_blk *b, uint8_t *data, uint64_t sectors, uint
     b->bytes = bytes;
     for (unsigned i = 0; i < VIRTIO_BLK_ID_BYTES && id[i]; i++)
         b->id[i] = id[i];
-    virtio_mmio_init(&b->transport, &virtio_blk_ops, env, owner, slot, ram);
 }
 
 /* The configuration space (5.2.4), little-endian: capacity, size_max, seg_max, blk_size. */

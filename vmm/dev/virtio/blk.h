@@ -5,8 +5,9 @@
  * is created and rounded up to whole sectors with zeros. Writes stay in that
  * copy and are gone when the VM stops. Pure: it sees the disk as a buffer
  * and the guest through the transport, so the host unit tests and the
- * fuzzer drive it with plain buffers. The VM's side (allocation, the
- * `struct device`) is vmm/dev/virtio_blk.c.
+ * fuzzer drive it with plain buffers. The VM's side: vmm/vmm.c makes it
+ * from the disk module (disk=), vmm/dev/virtio/blk_vm.c is its `struct
+ * device`.
  *
  * Features: VERSION_1 (the transport's), SIZE_MAX, SEG_MAX, BLK_SIZE, FLUSH.
  * One queue. A request is a 16-byte readable header (le32 type, le32
@@ -24,6 +25,9 @@
 #include <stdint.h>
 
 #include "vmm/dev/virtio/virtio_mmio.h"
+
+/* The command line of a VM's disk module: the module after the VM's (and its initramfs's). */
+#define VIRTIO_BLK_MODULE "disk"
 
 #define VIRTIO_BLK_HDR_LEN 16 /* le32 type, le32 reserved, le64 sector */
 /*
@@ -54,12 +58,11 @@ struct virtio_blk {
 
 /*
  * Set up b over its disk: data holds sectors whole sectors (bytes of them
- * the module's); id is cut to VIRTIO_BLK_ID_BYTES. The transport starts at
- * power-on (Status 0) in slot `slot`, on the VM's env and RAM.
+ * the module's); id is cut to VIRTIO_BLK_ID_BYTES. The transport is the
+ * caller's to set up next, with virtio_blk_ops (virtio_vm_init in a VM).
  */
 void virtio_blk_init(struct virtio_blk *b, uint8_t *data, uint64_t sectors, uint64_t bytes,
-                     const char *id, const struct virtio_env *env, void *owner, unsigned slot,
-                     struct guest_ram ram);
+                     const char *id);
 
 /*
  * Serve one request chain: the data moved, the status byte written.
