@@ -229,6 +229,32 @@ def gpt():
     write("gpt", "memo-edits", gpt_input(0, pg | pe, 0x1000, pae, lma, 0, 0x1abc, mm))
 
 
+# ---- virtqueue: le16 num, u8 flags (1 EVENT_IDX, 2 INDIRECT), u8 written, le32 desc, avail,
+# used, then the RAM image from 0. Rings of 8 at 0 (desc), 0x80 (avail), 0xa0 (used).
+
+VQ_NEXT, VQ_WRITE, VQ_INDIRECT = 1, 2, 4
+
+
+def vq_input(flags, written, descs, heads, tables=(), num=8, size=0x400):
+    ram = bytearray(size)
+    for i, (addr, length, fl, nxt) in enumerate(descs):
+        struct.pack_into("<QIHH", ram, 16 * i, addr, length, fl, nxt)
+    for at, entries in tables:
+        for i, (addr, length, fl, nxt) in enumerate(entries):
+            struct.pack_into("<QIHH", ram, at + 16 * i, addr, length, fl, nxt)
+    struct.pack_into(f"<HH{len(heads)}H", ram, 0x80, 0, len(heads), *heads)
+    return struct.pack("<HBBIII", num, flags, written, 0, 0x80, 0xa0) + bytes(ram)
+
+
+def virtqueue():
+    descs = [(0x100, 16, VQ_NEXT, 1), (0x200, 64, VQ_WRITE, 0), (0x300, 32, VQ_WRITE, 0)]
+    write("virtqueue", "two-chains", vq_input(0, 32, descs, [0, 2]))
+    write("virtqueue", "event-idx", vq_input(1, 8, descs, [2, 0]))
+    table = [(0x300, 12, VQ_NEXT, 2), (0x340, 1, VQ_WRITE, 0), (0x320, 16, VQ_NEXT, 1)]
+    write("virtqueue", "indirect", vq_input(3, 1, [(0x180, 48, VQ_INDIRECT, 0)] + descs, [0, 3],
+                                            tables=[(0x180, table)]))
+
+
 # ---- virtio_blk: segment count and disk, readable count, le16 length - 1 each, then the bytes
 
 
@@ -252,7 +278,7 @@ def virtio_blk():
 
 
 def main():
-    for gen in (bootinfo, loader, cmdline, acpi, mmio_decode, insn, gpt, virtio_blk):
+    for gen in (bootinfo, loader, cmdline, acpi, mmio_decode, insn, gpt, virtqueue, virtio_blk):
         gen()
     return 0
 

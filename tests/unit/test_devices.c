@@ -5,7 +5,8 @@
  * points (io_read_other/io_write, handle_npf, vm_devices_msr); overlapping
  * claims are refused, naming both devices; an unclaimed access goes to the
  * unhandled-I/O count or the unbacked= policy; the reset hooks reach every
- * device that has one.
+ * device that has one; a virtio-mmio page reaches its transport, whose
+ * interrupt is an edge on its pin and whose fault is an @warning.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 #include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
+#include "vmm/dev/virtio/virtio_vm.h"
 #include "vmm/dev/virtio/blk.h"
 
 /* ---------------------------------------------------------------- the rest of pollux */
@@ -47,11 +49,12 @@ void kprintf(const char *fmt, ...)
     (void)fmt;
 }
 
-/* A virtio fault's @warning (vmm/dev/virtio/virtio_vm.c): no test here breaks a queue. */
+/* The last @event printed. */
+static char last_event[256];
+
 void console_event(const char *name, struct json *j)
 {
-    (void)name, (void)j;
-    fail_msg("no device here reports a fault");
+    snprintf(last_event, sizeof(last_event), "@%s %s", name, json_end(j));
 }
 
 static int64_t stop_code;
@@ -752,6 +755,105 @@ static void test_stats_hook(void **state)
     assert_string_equal(buf, "{\"a\":{\"vm\":7},\"b\":{\"vcpu\":0,\"vcpu\":1}");
 }
 
+/* ---------------------------------------------------------------- virtio
+ * (vmm/dev/virtio/virtio_vm.c) */
+
+#define VIRTIO_TEST_SLOT 1
+static _Alignas(4096) uint8_t virtio_ram[0x10000];
+static struct virtio_mmio virtio_transport;
+static unsigned virtio_notifies;
+
+static void virtio_test_notify(struct virtio_mmio *t, unsigned queue)
+{
+    (void)t, (void)queue;
+    virtio_notifies++;
+}
+
+static void virtio_test_reset(struct virtio_mmio *t)
+{
+    (void)t;
+}
+
+static const struct virtio_device_ops virtio_test_ops = {
+    .name = "test",
+    .device_id = VIRTIO_ID_BLOCK,
+    .nqueues = 1,
+    .notify = virtio_test_notify,
+    .reset = virtio_test_reset,
+};
+
+static void *virtio_test_state(struct vm *v, struct vcpu *c)
+{
+    (void)v, (void)c;
+    return &virtio_transport;
+}
+
+static void virtio_test_power_on(struct dev_entry *d)
+{
+    virtio_vm_init(d->state, d->vm, &virtio_test_ops, VIRTIO_TEST_SLOT);
+}
+
+static const struct dev_range virtio_test_page[] = {VIRTIO_VM_RANGE(VIRTIO_TEST_SLOT)};
+static const struct device virtio_test_device = {
+    .name = "virtio_test",
+    .mmio = {virtio_test_page, 1, virtio_vm_mmio_read, virtio_vm_mmio_write},
+    .state = virtio_test_state,
+    .reset = virtio_test_power_on,
+};
+
+static void test_virtio_page_pin_and_warning(void **state)
+{
+    (void)state;
+    const uint64_t base = VIRTIO_MMIO_BASE + VIRTIO_TEST_SLOT * VIRTIO_MMIO_SIZE;
+    const unsigned pin = VIRTIO_GSI_FIRST + VIRTIO_TEST_SLOT;
+    vm.hw.mem = virtio_ram;
+    vm.hw.mem_size = vm.cfg.mem = sizeof(virtio_ram);
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    const struct device *list[] = {&virtio_test_device};
+    char err[256];
+    assert_int_equal(vm_devices_create(&vm, list, 1, err, sizeof(err)), 0);
+    assert_ptr_equal(vm.virtio[VIRTIO_TEST_SLOT], &virtio_transport);
+    assert_ptr_equal(virtio_transport.ram.base, virtio_ram);
+    assert_int_equal(virtio_transport.ram.size, sizeof(virtio_ram));
+
+    assert_int_equal(npf(0, base + VIRTIO_MMIO_MAGIC_VALUE, false, 4, 0), VIRTIO_MMIO_MAGIC);
+    assert_int_equal(npf(0, base + VIRTIO_MMIO_DEVICE_ID, false, 4, 0), VIRTIO_ID_BLOCK);
+    assert_int_equal(npf(0, base + VIRTIO_MMIO_DEVICE_ID, false, 2, 0), 0);
+    npf(0, base + VIRTIO_MMIO_STATUS, true, 4, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+    assert_int_equal(npf(1, base + VIRTIO_MMIO_STATUS, false, 4, 0),
+                     VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+
+    /* The pin, edge-triggered to vector 0x40 on vCPU 1, and that vCPU's APIC on. */
+    ioapic_write(&vm.ioapic, IOAPIC_REGSEL, 0x10 + 2 * pin, &(struct ioapic_msg){0});
+    ioapic_write(&vm.ioapic, IOAPIC_WINDOW, 0x40, &(struct ioapic_msg){0});
+    ioapic_write(&vm.ioapic, IOAPIC_REGSEL, 0x11 + 2 * pin, &(struct ioapic_msg){0});
+    ioapic_write(&vm.ioapic, IOAPIC_WINDOW, 1u << 24, &(struct ioapic_msg){0});
+    vcpus[1].lapic.svr |= 0x100;
+
+    /* A queue that breaks: DEVICE_NEEDS_RESET, the warning, and an edge on the pin. */
+    struct virtio_queue *q = &virtio_transport.queues[0];
+    spin_lock(&q->lock);
+    virtio_mmio_fail(&virtio_transport, 0, VIRTQ_FAULT_LOOP);
+    spin_unlock(&q->lock);
+    assert_string_equal(last_event, "@warning {\"kind\":\"virtio\",\"vm\":\"test\",\"device\":"
+                                    "\"test\",\"queue\":0,\"fault\":\"loop\"}");
+    assert_int_equal(vlapic_highest_pending(&vcpus[1].lapic), 0x40);
+    assert_false(vm.ioapic.lines >> pin & 1); /* pulsed: down again */
+    assert_true(npf(0, base + VIRTIO_MMIO_STATUS, false, 4, 0) & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
+    assert_int_equal(npf(0, base + VIRTIO_MMIO_INTERRUPT_STATUS, false, 4, 0),
+                     VIRTIO_MMIO_INT_CONFIG);
+    npf(0, base + VIRTIO_MMIO_QUEUE_NOTIFY, true, 4, 0);
+    assert_int_equal(virtio_notifies, 0);
+
+    char buf[256];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    virtio_vm_stats(&virtio_transport, &j);
+    assert_string_equal(json_end(&j),
+                        "{\"notifies\":0,\"notifies_ignored\":1,\"interrupts\":1,\"faults\":1}");
+    assert_int_equal(vm.unbacked.reads + vm.unbacked.writes, 0);
+}
+
 int main(void)
 {
 #define PC(t)    cmocka_unit_test_setup(t, setup_pc)
@@ -781,6 +883,7 @@ int main(void)
         PC(test_reset_reaches_every_device_with_one),
         PC(test_reset_hooks_reset_the_state),
         PC(test_stats_hook),
+        PC(test_virtio_page_pin_and_warning),
     };
     return cmocka_run_group_tests(tests, 0, 0);
 }
