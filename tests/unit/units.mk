@@ -113,3 +113,5 @@ UNIT_TESTS += virtio_mmio
 unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_blk
 unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
+UNIT_TESTS += net_switch
+unit_net_switch_SRCS := vmm/net/switch.c

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* virtio-net (vmm/dev/virtio/net.h): the queues, the header, the switch port. */
+#include "vmm/dev/virtio/net.h"
+
+#include "abi/virtio.h"
+#include "lib/format.h"
+#include "lib/json.h"
+#include "lib/string.h"
+
+#define VIRTIO_NET_TX_BURST 4 /* queues' worth of frames per transmit notify */
+
+static struct virtio_net *net_of(struct virtio_mmio *t)
+{
+    return (struct virtio_net *)t;
+}
+
+void virtio_net_mac(unsigned vm_index, uint8_t mac[NET_ETH_ALEN])
+{
+    const uint8_t prefix[] = {VIRTIO_NET_MAC_PREFIX};
+    _Static_assert(sizeof(prefix) == NET_ETH_ALEN - 1, "the MAC rule: a prefix, then the index");
+    memcpy(mac, prefix, sizeof(prefix));
+    mac[NET_ETH_ALEN - 1] = (uint8_t)vm_index;
+}
+
+void virtio_net_mac_text(const uint8_t mac[NET_ETH_ALEN], char out[18])
+{
+    snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+             mac[5]);
+}
+
+/* The configuration space (5.1.4): mac, then status, little-endian. */
+static void config_read(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsigned len)
+{
+    const struct virtio_net *n = net_of(t);
+    uint8_t config[VIRTIO_NET_CONFIG_LEN];
+    memcpy(config, n->mac, NET_ETH_ALEN);
+    config[6] = VIRTIO_NET_S_LINK_UP;
+    config[7] = 0;
+    memcpy(buf, config + off, len);
+}
+
+/*
+ * A frame from the switch, under the receive queue's lock (the port's). No
+ * buffer: ask to be notified of the next one (avail_event, or NO_NOTIFY
+ * cleared), which re-reads the ring, since the driver may have added one
+ * while notifications were off.
+ */
+static enum net_rx rx_deliver(struct net_port *p, const uint8_t *frame, unsigned len)
+{
+    struct virtio_net *n = p->owner;
+    struct virtio_mmio *t = &n->transport;
+    struct virtio_queue *q = &t->queues[VIRTIO_NET_RXQ];
+    if (!virtio_mmio_live(t) || !q->vq.ready)
+        return NET_RX_DROPPED;
+    enum virtq_fault fault;
+    int got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
+    if (!got && virtq_set_notify(&q->vq, &t->ram, true))
+        got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
+    if (!got)
+        return NET_RX_NO_BUFFER;
+    if (got < 0) {
+        virtio_mmio_fail(t, VIRTIO_NET_RXQ, fault);
+        return NET_RX_DROPPED;
+    }
+    if (q->chain.nread) {
+        virtio_mmio_fail(t, VIRTIO_NET_RXQ, VIRTQ_FAULT_DIRECTION);
+        return NET_RX_DROPPED;
+    }
+    uint32_t written = 0;
+    if (q->chain.write_bytes >= VIRTIO_NET_HDR_LEN + len) {
+        uint8_t hdr[VIRTIO_NET_HDR_LEN] = {0};
+        hdr[VIRTIO_NET_HDR_NUM_BUFFERS] = 1;
+        virtq_chain_write(&q->chain, 0, hdr, sizeof(hdr));
+        virtq_chain_write(&q->chain, VIRTIO_NET_HDR_LEN, frame, len);
+        written = VIRTIO_NET_HDR_LEN + len;
+    }
+    /* A buffer too short for the frame goes back empty: the driver counts a short packet. */
+    virtq_push(&q->vq, &t->ram, q->chain.head, written);
+    virtio_mmio_used(t, VIRTIO_NET_RXQ);
+    return written ? NET_RX_DELIVERED : NET_RX_DROPPED;
+}
+
+/*
+ * The driver posted receive buffers: the held frames go out. While none is
+ * held, refills need no notify (the Benchmark's floor in docs/virtio.md);
+ * rx_deliver turns notifications back on when a frame has to wait.
+ */
+static void rx_notify(struct virtio_net *n)
+{
+    struct virtio_mmio *t = &n->transport;
+    struct virtio_queue *q = &t->queues[VIRTIO_NET_RXQ];
+    uint64_t flags = spin_lock_irqsave(&q->lock);
+    if (net_port_resume(&n->port))
+        virtq_set_notify(&q->vq, &t->ram, false);
+    spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * The frame of one transmit chain, copied out under the queue's lock: its
+ * length, or more than NET_FRAME_MAX (nothing copied) for a chain too long
+ * or too short to hold a header and a frame, which the switch counts as a
+ * drop. -1 if the queue broke or is empty.
+ */
+static long tx_take(struct virtio_net *n, uint8_t frame[NET_FRAME_MAX])
+{
+    struct virtio_mmio *t = &n->transport;
+    struct virtio_queue *q = &t->queues[VIRTIO_NET_TXQ];
+    enum virtq_fault fault;
+    int got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
+    /* Empty: notifications back on; buffers added meanwhile are taken now. */
+    if (!got && virtq_set_notify(&q->vq, &t->ram, true))
+        got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
+    if (!got)
+        return -1;
+    if (got < 0) {
+        virtio_mmio_fail(t, VIRTIO_NET_TXQ, fault);
+        return -1;
+    }
+    if (q->chain.nwrite) {
+        virtio_mmio_fail(t, VIRTIO_NET_TXQ, VIRTQ_FAULT_DIRECTION);
+        return -1;
+    }
+    uint64_t bytes = q->chain.read_bytes;
+    long len = NET_FRAME_MAX + 1;
+    if (bytes >= VIRTIO_NET_HDR_LEN && bytes - VIRTIO_NET_HDR_LEN <= NET_FRAME_MAX) {
+        len = (long)(bytes - VIRTIO_NET_HDR_LEN);
+        virtq_chain_read(&q->chain, VIRTIO_NET_HDR_LEN, frame, (size_t)len);
+    }
+    /* The interrupt for used transmit buffers too: a driver may wait for them (Firecracker #1436).
+     */
+    virtq_push(&q->vq, &t->ram, q->chain.head, 0);
+    virtio_mmio_used(t, VIRTIO_NET_TXQ);
+    return len;
+}
+
+/*
+ * The driver posted frames: each is copied out under the transmit queue's
+ * lock, which is dropped before the switch copies it to the receivers.
+ * Notifications are off while the queue is being emptied. A notify takes at
+ * most VIRTIO_NET_TX_BURST queues' worth: a guest that keeps adding while
+ * the device takes (or whose used ring overlaps its avail->idx, so that the
+ * device's own writes move it) does not hold the host CPU. Linux adds and
+ * kicks under its transmit queue's lock, so it never reaches the bound; a
+ * guest that does finds its remaining frames taken at its next notify.
+ */
+static void tx_notify(struct virtio_net *n)
+{
+    struct virtio_mmio *t = &n->transport;
+    struct virtio_queue *q = &t->queues[VIRTIO_NET_TXQ];
+    uint8_t frame[NET_FRAME_MAX];
+    uint64_t flags = spin_lock_irqsave(&q->lock);
+    virtq_set_notify(&q->vq, &t->ram, false);
+    for (unsigned taken = 0;; taken++) {
+        if (taken == VIRTIO_NET_TX_BURST * q->vq.num) {
+            virtq_set_notify(&q->vq, &t->ram, true);
+            break;
+        }
+        long len = virtio_mmio_live(t) ? tx_take(n, frame) : -1;
+        if (len < 0)
+            break;
+        spin_unlock_irqrestore(&q->lock, flags);
+        net_switch_send(&n->port, frame, (unsigned)len);
+        flags = spin_lock_irqsave(&q->lock);
+    }
+    spin_unlock_irqrestore(&q->lock, flags);
+}
+
+static void notify(struct virtio_mmio *t, unsigned queue)
+{
+    if (queue == VIRTIO_NET_RXQ)
+        rx_notify(net_of(t));
+    else if (queue == VIRTIO_NET_TXQ)
+        tx_notify(net_of(t));
+}
+
+/* Status 0, under the transport's and the queues' locks (the port's among them). */
+static void reset(struct virtio_mmio *t)
+{
+    net_port_drain(&net_of(t)->port);
+}
+
+static const struct virtio_device_ops net_ops = {
+    .name = "net",
+    .device_id = VIRTIO_ID_NET,
+    .features = VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS),
+    .nqueues = 2,
+    .config_len = VIRTIO_NET_CONFIG_LEN,
+    .config_read = config_read,
+    .notify = notify,
+    .reset = reset,
+};
+
+int virtio_net_init(struct virtio_net *n, const struct virtio_env *env, void *owner, unsigned slot,
+                    struct guest_ram ram, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,
+                    char *err, size_t errlen)
+{
+    virtio_mmio_init(&n->transport, &net_ops, env, owner, slot, ram);
+    memcpy(n->mac, mac, NET_ETH_ALEN);
+    return net_switch_join(&n->port, switch_name, &n->transport.queues[VIRTIO_NET_RXQ].lock,
+                           rx_deliver, n, err, errlen);
+}
+
+void virtio_net_leave(struct virtio_net *n)
+{
+    net_switch_leave(&n->port);
+}
+
+void virtio_net_stats(const struct virtio_net *n, struct json *j)
+{
+    const struct net_port_stats *s = &n->port.stats;
+    json_u64(j, "tx_packets", s->tx_packets);
+    json_u64(j, "tx_bytes", s->tx_bytes);
+    json_u64(j, "tx_drops", s->tx_drops);
+    json_u64(j, "rx_packets", s->rx_packets);
+    json_u64(j, "rx_bytes", s->rx_bytes);
+    json_u64(j, "rx_drops", s->rx_drops);
+    json_u64(j, "rx_drops_full", s->rx_drops_full);
+    json_u64(j, "rx_drops_reset", s->rx_drops_reset);
+    json_u64(j, "rx_drops_device", s->rx_drops_device);
+    json_u64(j, "rx_held", s->rx_held);
+    json_u64(j, "notifies", n->transport.notifies);
+    json_u64(j, "interrupts", n->transport.interrupts);
+    json_u64(j, "faults", n->transport.faults);
+}

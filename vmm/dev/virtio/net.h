@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * virtio-net (virtio 1.x, 5.1) on the virtio-mmio transport, one port of a
+ * switch between VMs (vmm/net/switch.h; docs/virtio.md). Features: MAC and
+ * STATUS (the link is always up), VERSION_1 and the ring features from the
+ * transport; no offloads, so the guest computes its checksums and a header's
+ * flags are 0. Queue 0 receives, queue 1 transmits. Transmit strips the
+ * 12-byte header and hands the frame to the switch; receive writes a header
+ * with num_buffers 1, then the frame, into one chain that must hold both (a
+ * shorter chain gets nothing: the frame is dropped and counted).
+ *
+ * Pure, as the transport is: the VM's side (vmm/dev/virtio/net_vm.c) gives it
+ * the env, the RAM and the MAC, and the unit tests their own.
+ *
+ * Locks: the receive queue's lock is the switch port's (a frame arrives
+ * under it, from another VM's CPU); the transmit queue's lock is dropped
+ * before a frame goes to the switch (switch.h says why this cannot
+ * deadlock).
+ */
+#ifndef POLLUX_VMM_DEV_VIRTIO_NET_H
+#define POLLUX_VMM_DEV_VIRTIO_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/dev/virtio/virtio_mmio.h"
+#include "vmm/net/switch.h"
+
+#define VIRTIO_NET_RXQ        0
+#define VIRTIO_NET_TXQ        1
+#define VIRTIO_NET_CONFIG_LEN 8 /* mac[6], le16 status */
+
+struct json;
+
+struct virtio_net {
+    struct virtio_mmio transport; /* first: the transport's callbacks find the device from it */
+    struct net_port port;
+    uint8_t mac[NET_ETH_ALEN];
+};
+
+/* The MAC of the VM with this index: 02:50:4c:58:00:<index> (abi/virtio.h). */
+void virtio_net_mac(unsigned vm_index, uint8_t mac[NET_ETH_ALEN]);
+
+/* "02:50:4c:58:00:01": 18 bytes with the NUL. */
+void virtio_net_mac_text(const uint8_t mac[NET_ETH_ALEN], char out[18]);
+
+/*
+ * Power-on state in n (zeroed memory) for a device in slot `slot` of its
+ * owner, joined to the switch `switch_name`. 0, or -1 with the switch's
+ * refusal in err.
+ */
+int virtio_net_init(struct virtio_net *n, const struct virtio_env *env, void *owner, unsigned slot,
+                    struct guest_ram ram, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,
+                    char *err, size_t errlen);
+
+/* Leave the switch: afterwards no other VM touches n or its owner's RAM. */
+void virtio_net_leave(struct virtio_net *n);
+
+/* @stats keys (docs/console.md): the port's counters each way, then the transport's. */
+void virtio_net_stats(const struct virtio_net *n, struct json *j);
+
+#endif
