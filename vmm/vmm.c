@@ -28,6 +28,7 @@
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
 #include "vmm/dev/virtio/blk.h"
+#include "vmm/dev/virtio/net_vm.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
@@ -91,6 +92,7 @@ static void disk_free(struct vm *vm)
 
 static void vm_free(struct vm *vm)
 {
+    virtio_net_free(vm); /* first: until its port leaves, other VMs may write into its RAM */
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         if (!v)
@@ -408,6 +410,10 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     vm->hw.tsc_offset = -rdtsc();
     if (vm->cfg.disk[0] && !vm_attach_disk(vm, bi, index))
         goto fail;
+    if (vm->cfg.net[0] && virtio_net_create(vm, err, sizeof(err))) {
+        reject(vm->cfg.name, err);
+        goto fail;
+    }
     vm_devices_init(vm);
     pause_vm_init(vm);
     vm->group.pivot = vm->cfg.policy.yield_pivot;
@@ -462,6 +468,12 @@ unsigned vmm_start(const struct boot_info *bi)
         if (vm->blk) {
             json_str(&j, "disk", vm->cfg.disk);
             json_u64(&j, "disk_bytes", vm->blk->bytes);
+        }
+        if (vm->net) {
+            char mac[18];
+            virtio_net_mac_text(vm->net->mac, mac);
+            json_str(&j, "net", vm->cfg.net);
+            json_str(&j, "mac", mac);
         }
         json_object(&j, "policy");
         vm_policy_json(&vm->cfg.policy, &vm->pause, &j);

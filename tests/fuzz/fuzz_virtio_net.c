@@ -88,8 +88,9 @@ static void join(struct guest *g, uint8_t *ram, uint64_t size, unsigned index)
     char err[128];
     virtio_net_mac(index, mac);
     g->ram = ram;
-    FUZZ_REQUIRE(virtio_net_init(&g->net, &env, g, VIRTIO_SLOT_NET, (struct guest_ram){ram, size},
-                                 mac, "fuzz", err, sizeof(err)) == 0);
+    virtio_mmio_init(&g->net.transport, &virtio_net_ops, &env, g, VIRTIO_SLOT_NET,
+                     (struct guest_ram){ram, size});
+    FUZZ_REQUIRE(virtio_net_join(&g->net, mac, "fuzz", err, sizeof(err)) == 0);
 }
 
 /* B's receive ring: B_QNUM buffers posted, none used yet. */

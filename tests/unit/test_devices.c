@@ -32,6 +32,9 @@
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/virtio/virtio_vm.h"
 #include "vmm/dev/virtio/blk.h"
+#include "vmm/dev/virtio/net_vm.h"
+#include "arch/x86/mm.h"
+#include <stdlib.h>
 
 /* ---------------------------------------------------------------- the rest of pollux */
 
@@ -55,6 +58,21 @@ static char last_event[256];
 void console_event(const char *name, struct json *j)
 {
     snprintf(last_event, sizeof(last_event), "@%s %s", name, json_end(j));
+}
+
+/* Host pages for virtio_net_create (vmm/dev/virtio/net_vm.c), from the heap. */
+struct pmm host_pmm;
+
+void *page_alloc_zeroed(uint64_t npages)
+{
+    void *p = aligned_alloc(PAGE_SIZE, npages * PAGE_SIZE);
+    return p ? memset(p, 0, npages * PAGE_SIZE) : NULL;
+}
+
+void pmm_free(struct pmm *p, uint64_t phys, uint64_t npages)
+{
+    (void)p, (void)npages;
+    free((void *)phys);
 }
 
 static int64_t stop_code;
@@ -164,6 +182,7 @@ static uint8_t disk[2 * VIRTIO_BLK_SECTOR];
 
 static void make_vm(bool pc)
 {
+    virtio_net_free(&vm); /* the last test's VM leaves its switch */
     memset(&vm, 0, sizeof(vm));
     memset(vcpus, 0, sizeof(vcpus));
     strcpy(vm.cfg.name, "test");
@@ -175,6 +194,10 @@ static void make_vm(bool pc)
     strcpy(vm.cfg.disk, "/boot/1-disk.img");
     virtio_blk_init(&blk, disk, 2, sizeof(disk), "1-disk.img");
     vm.blk = &blk;
+    vm.index = 3;
+    strcpy(vm.cfg.net, "lan0");
+    char err[256];
+    assert_int_equal(virtio_net_create(&vm, err, sizeof(err)), 0);
     ioapic_reset(&vm.ioapic);
     for (unsigned i = 0; i < NVCPUS; i++) {
         vcpus[i].vm = &vm;
@@ -185,7 +208,6 @@ static void make_vm(bool pc)
         pc_msrs_reset(&vcpus[i].pc_msrs);
         vm.vcpus[i] = &vcpus[i];
     }
-    char err[256];
     assert_int_equal(
         vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
     stops = failed_accesses = marker_writes = 0;
@@ -400,11 +422,14 @@ static void test_every_mmio_range_finds_its_device(void **state)
                     assert_ptr_equal(d->dev, dev);
                     assert_ptr_equal(d->vcpu, dev->per_vcpu ? &vcpus[v] : NULL);
                 }
-            assert_null(vm_devices_find_mmio(&vm, &vcpus[0], dev->mmio.ranges[r].first - 1));
-            assert_null(vm_devices_find_mmio(&vm, &vcpus[0], dev->mmio.ranges[r].last + 1));
+            /* The neighbours are someone else's (the virtio slots are adjacent pages). */
+            struct dev_entry *below = vm_devices_find_mmio(&vm, &vcpus[0], ends[0] - 1);
+            struct dev_entry *above = vm_devices_find_mmio(&vm, &vcpus[0], ends[1] + 1);
+            assert_true(below == NULL || below->dev != dev);
+            assert_true(above == NULL || above->dev != dev);
         }
     }
-    assert_int_equal(ranges, 3); /* the xAPIC page, the I/O APIC's, virtio-blk's */
+    assert_int_equal(ranges, 4); /* the xAPIC page, the I/O APIC's, virtio-net's, virtio-blk's */
 }
 
 static void test_xapic_page(void **state)
@@ -683,7 +708,7 @@ static void test_reset_reaches_every_device_with_one(void **state)
         }
         list[k] = &counted[k];
     }
-    assert_int_equal(with_reset, 9); /* all but debug-exit, acpi-pm and pc-msrs */
+    assert_int_equal(with_reset, 10); /* all but debug-exit, acpi-pm and pc-msrs */
     memset(&vm.devices, 0, sizeof(vm.devices));
     memset(resets, 0, sizeof(resets));
     char err[256];
@@ -753,6 +778,50 @@ static void test_stats_hook(void **state)
     json_begin(&j, buf, sizeof(buf));
     vm_devices_stats(&vm, &j);
     assert_string_equal(buf, "{\"a\":{\"vm\":7},\"b\":{\"vcpu\":0,\"vcpu\":1}");
+}
+
+/*
+ * net= (every VM here has it: make_vm): virtio-net's page is its
+ * transport's register file, started by the device table, with the VM's
+ * MAC in its configuration space; its @stats keys; the port leaves the
+ * switch with the VM, and the page is nobody's without net=.
+ */
+static void test_virtio_net_page(void **state)
+{
+    (void)state;
+    const uint64_t page = VIRTIO_MMIO_BASE + VIRTIO_SLOT_NET * VIRTIO_MMIO_SIZE;
+    char err[256];
+    assert_ptr_equal(vm.virtio[VIRTIO_SLOT_NET], &vm.net->transport);
+    assert_int_equal(npf(1, page + VIRTIO_MMIO_MAGIC_VALUE, false, 4, 0), VIRTIO_MMIO_MAGIC);
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_DEVICE_ID, false, 4, 0), VIRTIO_ID_NET);
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_CONFIG, false, 4, 0), 0x584c5002); /* 02:50:4c:58 */
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_CONFIG + 4, false, 2, 0), 0x0300); /* 00:03 */
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_CONFIG + 6, false, 2, 0), VIRTIO_NET_S_LINK_UP);
+    char mac[18];
+    virtio_net_mac_text(vm.net->mac, mac);
+    assert_string_equal(mac, "02:50:4c:58:00:03");
+    char buf[1024];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    vm_devices_stats(&vm, &j);
+    json_end(&j);
+    assert_non_null(strstr(buf, "\"virtio-net\":{\"tx_packets\":0,\"tx_bytes\":0,\"tx_drops\":0,"
+                                "\"rx_packets\":0,\"rx_bytes\":0,\"rx_drops\":0,"));
+    assert_non_null(strstr(buf, "\"rx_held\":0,\"notifies\":0,"));
+    assert_int_equal(failed_accesses + stops, 0);
+    virtio_net_free(&vm);
+    assert_null(vm.net);
+    assert_null(vm.virtio[VIRTIO_SLOT_NET]);
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    vm.cfg.net[0] = '\0';
+    assert_int_equal(
+        vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
+    assert_null(vm_devices_find_mmio(&vm, &vcpus[0], page));
+    /* A name no switch can have: the VM is refused, naming net=. */
+    strcpy(vm.cfg.net, "");
+    assert_int_equal(virtio_net_create(&vm, err, sizeof(err)), -1);
+    assert_string_equal(err, "net=: a switch's name has 1 to 15 characters");
+    assert_null(vm.net);
 }
 
 /* ---------------------------------------------------------------- virtio
@@ -869,6 +938,7 @@ int main(void)
         PC(test_pci_latch),
         PC(test_acpi_power),
         PC(test_every_mmio_range_finds_its_device),
+        PC(test_virtio_net_page),
         PC(test_xapic_page),
         PC(test_ioapic_page),
         PC(test_virtio_blk_page),

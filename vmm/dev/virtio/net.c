@@ -179,7 +179,7 @@ static void reset(struct virtio_mmio *t)
     net_port_drain(&net_of(t)->port);
 }
 
-static const struct virtio_device_ops net_ops = {
+const struct virtio_device_ops virtio_net_ops = {
     .name = "net",
     .device_id = VIRTIO_ID_NET,
     .features = VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS),
@@ -190,11 +190,9 @@ static const struct virtio_device_ops net_ops = {
     .reset = reset,
 };
 
-int virtio_net_init(struct virtio_net *n, const struct virtio_env *env, void *owner, unsigned slot,
-                    struct guest_ram ram, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,
+int virtio_net_join(struct virtio_net *n, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,
                     char *err, size_t errlen)
 {
-    virtio_mmio_init(&n->transport, &net_ops, env, owner, slot, ram);
     memcpy(n->mac, mac, NET_ETH_ALEN);
     return net_switch_join(&n->port, switch_name, &n->transport.queues[VIRTIO_NET_RXQ].lock,
                            rx_deliver, n, err, errlen);
@@ -218,7 +216,4 @@ void virtio_net_stats(const struct virtio_net *n, struct json *j)
     json_u64(j, "rx_drops_reset", s->rx_drops_reset);
     json_u64(j, "rx_drops_device", s->rx_drops_device);
     json_u64(j, "rx_held", s->rx_held);
-    json_u64(j, "notifies", n->transport.notifies);
-    json_u64(j, "interrupts", n->transport.interrupts);
-    json_u64(j, "faults", n->transport.faults);
 }

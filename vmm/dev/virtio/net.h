@@ -10,7 +10,7 @@
  * shorter chain gets nothing: the frame is dropped and counted).
  *
  * Pure, as the transport is: the VM's side (vmm/dev/virtio/net_vm.c) gives it
- * the env, the RAM and the MAC, and the unit tests their own.
+ * the VM's env, RAM and MAC, and the unit tests and the fuzzer their own.
  *
  * Locks: the receive queue's lock is the switch port's (a frame arrives
  * under it, from another VM's CPU); the transmit queue's lock is dropped
@@ -44,19 +44,20 @@ void virtio_net_mac(unsigned vm_index, uint8_t mac[NET_ETH_ALEN]);
 /* "02:50:4c:58:00:01": 18 bytes with the NUL. */
 void virtio_net_mac_text(const uint8_t mac[NET_ETH_ALEN], char out[18]);
 
+/* The device's side of its transport: virtio_mmio_init (or virtio_vm_init) takes it. */
+extern const struct virtio_device_ops virtio_net_ops;
+
 /*
- * Power-on state in n (zeroed memory) for a device in slot `slot` of its
- * owner, joined to the switch `switch_name`. 0, or -1 with the switch's
- * refusal in err.
+ * Give n (its transport set up, nobody sending yet) its MAC and its port on
+ * the switch `switch_name`. 0, or -1 with the switch's refusal in err.
  */
-int virtio_net_init(struct virtio_net *n, const struct virtio_env *env, void *owner, unsigned slot,
-                    struct guest_ram ram, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,
+int virtio_net_join(struct virtio_net *n, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,
                     char *err, size_t errlen);
 
 /* Leave the switch: afterwards no other VM touches n or its owner's RAM. */
 void virtio_net_leave(struct virtio_net *n);
 
-/* @stats keys (docs/console.md): the port's counters each way, then the transport's. */
+/* The port's counters each way as @stats keys (docs/console.md). */
 void virtio_net_stats(const struct virtio_net *n, struct json *j);
 
 #endif
