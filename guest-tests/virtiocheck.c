@@ -15,16 +15,17 @@
  *     element back with length 0, and a frame over 1518 bytes comes back too
  *     (a counted drop, not a fault); FEATURES_OK is refused without
  *     VERSION_1;
- *   - then each hostile ring of the issue's list (HOSTILE below): the device
- *     must set DEVICE_NEEDS_RESET, give back nothing of the bad chain, raise
- *     the CONFIG interrupt, answer nothing more on any queue while the other
- *     device goes on working, read Status 0 after a reset, and then work
- *     again. pollux prints a @warning naming VM, device, queue and fault for
- *     each; the boot test matches them with this list.
+ *   - then each hostile ring of the issue's list (HOSTILE below), one check
+ *     each: the device must set DEVICE_NEEDS_RESET, give back nothing of the
+ *     bad chain, raise the CONFIG interrupt, answer nothing more on any queue
+ *     while the other device goes on working, read Status 0 after a reset,
+ *     and then work again. pollux prints a @warning naming VM, device, queue
+ *     and fault for each; the boot test matches them with this list.
  *   - "peer": at the end, broadcast a done frame until the bystander acks it.
- * With "bystander": the good paths of both devices in a loop, checking
- * every answer, until the peer's done frame comes (at most BYSTANDER_MS),
- * then an ack: its own devices keep working while the peer breaks its own.
+ * With "bystander": the good paths of both devices in a loop, a round every
+ * ROUND_US, checking every answer, until the peer's done frame comes (at
+ * most BYSTANDER_MS), then an ack: its own devices keep working while the
+ * peer breaks its own.
  *
  * Each check prints "check <name>: ok" or "check <name>: FAIL ...", then a
  * summary; the exit code is the number of failures.
@@ -32,6 +33,8 @@
 #include <stddef.h>
 
 #include "guest-tests/runtime/check.h"
+#include "guest-tests/runtime/cpu.h"
+#include "guest-tests/runtime/lapic.h"
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
 #include "guest-tests/runtime/virtio.h"
@@ -49,6 +52,8 @@
 #define TAG_LEN      8
 #define OVERSIZED    1600 /* a frame the device must drop and count */
 #define BYSTANDER_MS 30000
+#define ROUND_US     2000 /* the bystander's pace: a round, then a halt until its timer ticks */
+#define TICK_VECTOR  0x40
 #define DONE_TRIES   100
 #define WRITE_SECTOR 2
 #define ODD_TYPE     0x77 /* no such virtio-blk request type */
@@ -551,47 +556,43 @@ static const struct hostile HOSTILE[] = {
     {"net-tx-head", &NET, build_tx_head},
 };
 
-/* The check "<scenario>-<what>". */
-static void hostile_check(const struct hostile *h, const char *what, bool ok, const char *why)
-{
-    char name[64];
-    unsigned n = 0;
-    for (const char *s = h->name; *s != '\0' && n < sizeof(name) - 2; s++)
-        name[n++] = *s;
-    name[n++] = '-';
-    for (const char *s = what; *s != '\0' && n < sizeof(name) - 1; s++)
-        name[n++] = *s;
-    name[n] = '\0';
-    vcheck(ok, name, why);
-}
-
+/*
+ * One hostile ring, and one check of what followed: the first step that
+ * went wrong is the check's reason.
+ */
 static void check_hostile(const struct hostile *h)
 {
     const struct target *t = h->t;
     struct vq *q = t->q;
+    const char *failed = NULL;
 
     vdev_ack_interrupt(t->dev);
     uint16_t used_before = q->used->idx;
     h->build();
     vq_notify(q);
-    hostile_check(h, "needs-reset", needs_reset(t->dev) && q->used->idx == used_before,
-                  "no DEVICE_NEEDS_RESET, or the bad chain came back");
-    hostile_check(h, "config-interrupt", vdev_ack_interrupt(t->dev) & VIRTIO_MMIO_INT_CONFIG,
-                  "InterruptStatus lacks the CONFIG bit");
-
-    /* Stopped: a good chain gets no answer, on this queue or (net) the receive queue. */
-    q->last_used = q->used->idx;
-    uint16_t rx_used = rxq.used->idx;
-    t->publish_good();
-    vq_notify(q);
-    bool quiet = !vq_wait_used(q, NULL, QUIET_US);
-    hostile_check(h, "stopped",
-                  quiet && needs_reset(t->dev) && rxq.used->idx == rx_used &&
-                      !(vdev_ack_interrupt(t->dev) & VIRTIO_MMIO_INT_VRING),
-                  "the device answered before its reset");
-    hostile_check(h, "other-device-works", t->other_good(), "the other device stopped too");
-    hostile_check(h, "reset", vdev_reset(t->dev), "Status does not read 0 after the reset");
-    hostile_check(h, "recovers", t->start() && t->good(), "the good path fails after the reset");
+    if (!needs_reset(t->dev) || q->used->idx != used_before)
+        failed = "no DEVICE_NEEDS_RESET, or the bad chain came back";
+    else if (!(vdev_ack_interrupt(t->dev) & VIRTIO_MMIO_INT_CONFIG))
+        failed = "InterruptStatus lacks the CONFIG bit";
+    if (failed == NULL) {
+        /* Stopped: a good chain gets no answer, on this queue or (net) the receive queue. */
+        q->last_used = q->used->idx;
+        uint16_t rx_used = rxq.used->idx;
+        t->publish_good();
+        vq_notify(q);
+        if (vq_wait_used(q, NULL, QUIET_US) || !needs_reset(t->dev) ||
+            (t->dev == &net && rxq.used->idx != rx_used) ||
+            (vdev_ack_interrupt(t->dev) & VIRTIO_MMIO_INT_VRING))
+            failed = "the device answered before its reset";
+        else if (!t->other_good())
+            failed = "the VM's other device stopped too";
+    }
+    /* Reset whatever happened, so that the next scenario starts from a live device. */
+    if (!vdev_reset(t->dev) && failed == NULL)
+        failed = "Status does not read 0 after the reset";
+    if (!(t->start() && t->good()) && failed == NULL)
+        failed = "the good path fails after the reset";
+    vcheck(failed == NULL, h->name, failed);
 }
 
 /* ------------------------------------------------------------ the two roles */
@@ -609,10 +610,26 @@ static void await_peer_ack(void)
     vcheck(peer_ack > 0, "peer-ack", "the bystander never acknowledged the done frame");
 }
 
+static volatile uint32_t ticks;
+
+__attribute__((interrupt)) static void tick(struct interrupt_frame *f)
+{
+    (void)f;
+    ticks++;
+    lapic_eoi();
+}
+
+/*
+ * Rounds at a pace, halted in between: a busy loop of MMIO exits would
+ * take the emulator from the hostile VM (and the boot's others).
+ */
 static void bystander(void)
 {
     uint32_t rounds = 0, blk_failed = 0, net_failed = 0;
     uint64_t end = rdtsc() + us_to_tsc(BYSTANDER_MS * 1000ull);
+    set_interrupt_handler(TICK_VECTOR, tick);
+    lapic_timer_start(LAPIC_TIMER_PERIODIC, TICK_VECTOR,
+                      (uint32_t)div64((uint64_t)apic_timer_khz() * ROUND_US, 1000), 1);
     while (peer_done == 0 && rdtsc() < end) {
         rounds++;
         blk_failed += !(blk_good() && blk_write_read_back(rounds));
@@ -620,7 +637,10 @@ static void bystander(void)
         rx_poll();
         if (rounds == 1)
             printf("bystander: round 1 %s\n", blk_failed + net_failed ? "FAIL" : "ok");
+        for (uint32_t seen = ticks; ticks == seen;)
+            wait_for_interrupt();
     }
+    lapic_timer_stop();
     net_send("vc-ack", ETH_MIN, false);
     printf("bystander: %u rounds, %u frames from the peer, %u bad\n", rounds, peer_good, rx_bad);
     vcheck(blk_failed == 0, "bystander-blk", "a round's disk read or write failed");
@@ -633,6 +653,8 @@ static void bystander(void)
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
+    cpu_init();
+    lapic_enable();
     timing_init();
     ram_end = MIB + info->mem_upper * 1024;
     const char *args = cmdline_args(info);
