@@ -39,24 +39,25 @@
 #include "guest-tests/runtime/timing.h"
 #include "guest-tests/runtime/virtio.h"
 
-#define MIB          0x100000u
-#define QNUM         8      /* every queue's size */
-#define WAIT_US      100000 /* for an answer that must come (the devices answer at the notify) */
-#define QUIET_US     20000  /* for one that must not */
-#define FAR_GPA      (1ull << 40)
-#define RX_BUFS      4
-#define FRAME_MAX    1518 /* the longest frame the receive buffers hold (without the header) */
-#define ETH_MIN      60
-#define ETH_HLEN     14
-#define ETH_TYPE     0x88b5 /* IEEE 802 local experimental */
-#define TAG_LEN      8
-#define OVERSIZED    1600 /* a frame the device must drop and count */
-#define BYSTANDER_MS 30000
-#define ROUND_US     2000 /* the bystander's pace: a round, then a halt until its timer ticks */
-#define TICK_VECTOR  0x40
-#define DONE_TRIES   100
-#define WRITE_SECTOR 2
-#define ODD_TYPE     0x77 /* no such virtio-blk request type */
+#define MIB            0x100000u
+#define QNUM           8      /* every queue's size */
+#define WAIT_US        100000 /* for an answer that must come (the devices answer at the notify) */
+#define QUIET_US       10000  /* for one that must not */
+#define SETTLE_POLL_US 1000   /* between Status polls while a fault may still come */
+#define FAR_GPA        (1ull << 40)
+#define RX_BUFS        4
+#define FRAME_MAX      1518 /* the longest frame the receive buffers hold (without the header) */
+#define ETH_MIN        60
+#define ETH_HLEN       14
+#define ETH_TYPE       0x88b5 /* IEEE 802 local experimental */
+#define TAG_LEN        8
+#define OVERSIZED      1600 /* a frame the device must drop and count */
+#define BYSTANDER_MS   30000
+#define ROUND_US       2000 /* the bystander's pace: a round, then a halt until its timer ticks */
+#define TICK_VECTOR    0x40
+#define DONE_TRIES     100
+#define WRITE_SECTOR   2
+#define ODD_TYPE       0x77 /* no such virtio-blk request type */
 
 #define BLK_CFG_CAPACITY 0  /* le64, 512-byte sectors */
 #define BLK_CFG_SIZE_MAX 8  /* le32 */
@@ -104,6 +105,14 @@ static bool same(const void *a, const void *b, size_t n)
         if (x[i] != y[i])
             return false;
     return true;
+}
+
+/* Spin on the TSC alone: no exits, and no PAUSE for the spin detector to take for a lock. */
+static void spin_us(uint32_t us)
+{
+    uint64_t end = rdtsc() + us_to_tsc(us);
+    while (rdtsc() < end)
+        ;
 }
 
 static bool needs_reset(const struct vdev *d)
@@ -410,6 +419,9 @@ static void tx_publish_good(void)
 
 static const struct target BLK = {&blk, &blkq, blk_start, blk_publish_good, blk_good, net_good};
 static const struct target NET = {&net, &txq, net_start_plain, tx_publish_good, net_good, blk_good};
+static void rx_publish_good(void);
+static const struct target NET_RX = {&net,     &rxq,    net_start_plain, rx_publish_good,
+                                     net_good, blk_good};
 
 /* Chains the device takes in first; each hostile builder puts its chain at head 0. */
 static void blk_chain(uint16_t hdr_flags, uint64_t data_gpa, uint32_t data_len, uint16_t data_flags,
@@ -423,50 +435,56 @@ static void blk_chain(uint16_t hdr_flags, uint64_t data_gpa, uint32_t data_len, 
 }
 
 /* 0 -> 1 -> 2 -> 1: a loop that does not come back to the head. */
-static void build_loop(void)
+static const char *build_loop(void)
 {
     for (uint16_t i = 0; i < 3; i++)
         vq_desc(&blkq, i, gpa(blk_data), 16, VIRTQ_DESC_F_NEXT, i == 2 ? 1 : i + 1);
     vq_publish(&blkq, 0);
+    return NULL;
 }
 
 /* Every descriptor of the queue, then the head again: longer than the queue. */
-static void build_longer_than_queue(void)
+static const char *build_longer_than_queue(void)
 {
     for (uint16_t i = 0; i < QNUM; i++)
         vq_desc(&blkq, i, gpa(blk_data), 16, VIRTQ_DESC_F_NEXT, (i + 1) % QNUM);
     vq_publish(&blkq, 0);
+    return NULL;
 }
 
-static void build_zero_length(void)
+static const char *build_zero_length(void)
 {
     blk_chain(0, gpa(blk_data), 0, VIRTQ_DESC_F_WRITE, VIRTQ_DESC_F_WRITE);
+    return NULL;
 }
 
 /* blk's header is the device's to read. */
-static void build_writable_header(void)
+static const char *build_writable_header(void)
 {
     blk_chain(VIRTQ_DESC_F_WRITE, gpa(blk_data), VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE,
               VIRTQ_DESC_F_WRITE);
+    return NULL;
 }
 
 /* A readable descriptor after a writable one (2.7.4.2). */
-static void build_readable_after_writable(void)
+static const char *build_readable_after_writable(void)
 {
     blk_chain(0, gpa(blk_data), VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE, 0);
+    return NULL;
 }
 
 /* A header shorter than blk's 16 bytes. */
-static void build_short_header(void)
+static const char *build_short_header(void)
 {
     blk_hdr = (struct blk_req){.type = VIRTIO_BLK_T_IN};
     vq_desc(&blkq, 0, gpa(&blk_hdr), sizeof(blk_hdr) / 2, VIRTQ_DESC_F_NEXT, 1);
     vq_desc(&blkq, 1, gpa(&blk_status), 1, VIRTQ_DESC_F_WRITE, 0);
     vq_publish(&blkq, 0);
+    return NULL;
 }
 
 /* A good read in an indirect table, INDIRECT_DESC not negotiated. */
-static void build_indirect(void)
+static const char *build_indirect(void)
 {
     blk_hdr = (struct blk_req){.type = VIRTIO_BLK_T_IN};
     indirect_table[0] = (struct virtq_desc){gpa(&blk_hdr), sizeof(blk_hdr), VIRTQ_DESC_F_NEXT, 1};
@@ -475,85 +493,137 @@ static void build_indirect(void)
     indirect_table[2] = (struct virtq_desc){gpa(&blk_status), 1, VIRTQ_DESC_F_WRITE, 0};
     vq_desc(&blkq, 0, gpa(indirect_table), sizeof(indirect_table), VIRTQ_DESC_F_INDIRECT, 0);
     vq_publish(&blkq, 0);
+    return NULL;
 }
 
-static void build_far_buffer(void)
+static const char *build_far_buffer(void)
 {
     blk_chain(0, FAR_GPA, VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE, VIRTQ_DESC_F_WRITE);
+    return NULL;
 }
 
 /* A buffer that starts in RAM and ends past it. */
-static void build_buffer_across_ram_end(void)
+static const char *build_buffer_across_ram_end(void)
 {
     blk_chain(0, ram_end - VIRTIO_BLK_SECTOR / 2, VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE,
               VIRTQ_DESC_F_WRITE);
+    return NULL;
 }
 
-static void build_head(void)
+static const char *build_head(void)
 {
     blk_publish_good();
     blkq.avail->ring[(uint16_t)(blkq.next_avail - 1) % QNUM] = QNUM;
+    return NULL;
 }
 
-static void build_next(void)
+static const char *build_next(void)
 {
     blk_publish_good();
     blkq.desc[0].next = QNUM;
+    return NULL;
 }
 
 /* The good chain, and avail->idx one past the queue size beyond what the device took. */
-static void build_avail_advance(void)
+static const char *build_avail_advance(void)
 {
     blk_publish_good();
     blkq.next_avail += QNUM;
     blkq.avail->idx = blkq.next_avail;
+    return NULL;
 }
 
 /* net's transmit buffers are the device's to read. */
-static void build_tx_writable(void)
+static const char *build_tx_writable(void)
 {
     frame_build("vc-bad", ETH_MIN);
     vq_desc(&txq, 0, gpa(tx_buf), VIRTIO_NET_HDR_LEN + ETH_MIN, VIRTQ_DESC_F_WRITE, 0);
     vq_publish(&txq, 0);
+    return NULL;
 }
 
-static void build_tx_zero_length(void)
+static const char *build_tx_zero_length(void)
 {
     frame_build("vc-bad", ETH_MIN);
     vq_desc(&txq, 0, gpa(tx_buf), VIRTIO_NET_HDR_LEN, VIRTQ_DESC_F_NEXT, 1);
     vq_desc(&txq, 1, gpa(tx_buf + VIRTIO_NET_HDR_LEN), 0, 0, 0);
     vq_publish(&txq, 0);
+    return NULL;
 }
 
-static void build_tx_head(void)
+static const char *build_tx_head(void)
 {
     tx_publish_good();
     txq.avail->ring[(uint16_t)(txq.next_avail - 1) % QNUM] = QNUM;
+    return NULL;
+}
+
+/* blk's rings with the descriptor table at 1 TiB: QueueReady must stay 0. */
+static const char *build_ring_outside_ram(void)
+{
+    if (!vdev_negotiate(&blk, 0))
+        return "negotiation failed";
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_SEL, 0);
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_NUM, QNUM);
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)FAR_GPA);
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(FAR_GPA >> 32));
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)gpa(blkq.avail));
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_DRIVER_HIGH, 0);
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)gpa(blkq.used));
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_DEVICE_HIGH, 0);
+    vdev_write(&blk, VIRTIO_MMIO_QUEUE_READY, 1);
+    if (vdev_read(&blk, VIRTIO_MMIO_QUEUE_READY) != 0)
+        return "QueueReady reads 1 with the descriptors outside RAM";
+    vdev_driver_ok(&blk);
+    return NULL;
+}
+
+/* net's receive buffers are the device's to write: a fresh start with a readable one only. */
+static const char *build_rx_readable(void)
+{
+    if (!vdev_negotiate(&net, VIRTIO_BIT(VIRTIO_NET_F_MAC)) ||
+        !vq_setup(&rxq, &net, 0, QNUM, rx_ring) || !vq_setup(&txq, &net, 1, QNUM, tx_ring))
+        return "negotiation or queue setup failed";
+    vq_desc(&rxq, 0, gpa(rx_buf[0]), sizeof(rx_buf[0]), 0, 0);
+    vq_publish(&rxq, 0);
+    vdev_driver_ok(&net);
+    return NULL;
+}
+
+static void rx_publish_good(void)
+{
+    rx_post(1);
 }
 
 struct hostile {
     const char *name;
     const struct target *t;
-    void (*build)(void);
+    /* Sets the ring up, published: NULL, or what the device did wrong meanwhile. */
+    const char *(*build)(void);
+    /* How long the fault may take to come (a receive queue's, until a frame arrives). */
+    uint32_t settle_us;
+    bool needs_peer; /* the peer's frames set it off */
 };
 
 /* In this order; the boot test expects one @warning for each (tests/boot/suite.py). */
 static const struct hostile HOSTILE[] = {
-    {"blk-loop", &BLK, build_loop},
-    {"blk-longer-than-queue", &BLK, build_longer_than_queue},
-    {"blk-zero-length", &BLK, build_zero_length},
-    {"blk-writable-header", &BLK, build_writable_header},
-    {"blk-readable-after-writable", &BLK, build_readable_after_writable},
-    {"blk-short-header", &BLK, build_short_header},
-    {"blk-indirect", &BLK, build_indirect},
-    {"blk-far-buffer", &BLK, build_far_buffer},
-    {"blk-buffer-across-ram-end", &BLK, build_buffer_across_ram_end},
-    {"blk-head", &BLK, build_head},
-    {"blk-next", &BLK, build_next},
-    {"blk-avail-advance", &BLK, build_avail_advance},
-    {"net-tx-writable", &NET, build_tx_writable},
-    {"net-tx-zero-length", &NET, build_tx_zero_length},
-    {"net-tx-head", &NET, build_tx_head},
+    {"blk-loop", &BLK, build_loop, 0, false},
+    {"blk-longer-than-queue", &BLK, build_longer_than_queue, 0, false},
+    {"blk-zero-length", &BLK, build_zero_length, 0, false},
+    {"blk-writable-header", &BLK, build_writable_header, 0, false},
+    {"blk-readable-after-writable", &BLK, build_readable_after_writable, 0, false},
+    {"blk-short-header", &BLK, build_short_header, 0, false},
+    {"blk-indirect", &BLK, build_indirect, 0, false},
+    {"blk-far-buffer", &BLK, build_far_buffer, 0, false},
+    {"blk-buffer-across-ram-end", &BLK, build_buffer_across_ram_end, 0, false},
+    {"blk-head", &BLK, build_head, 0, false},
+    {"blk-next", &BLK, build_next, 0, false},
+    {"blk-avail-advance", &BLK, build_avail_advance, 0, false},
+    {"net-tx-writable", &NET, build_tx_writable, 0, false},
+    {"net-tx-zero-length", &NET, build_tx_zero_length, 0, false},
+    {"net-tx-head", &NET, build_tx_head, 0, false},
+    {"blk-ring-outside-ram", &BLK, build_ring_outside_ram, 0, false},
+    {"net-rx-readable", &NET_RX, build_rx_readable, 1000000, true},
 };
 
 /*
@@ -567,12 +637,15 @@ static void check_hostile(const struct hostile *h)
     const char *failed = NULL;
 
     vdev_ack_interrupt(t->dev);
+    failed = h->build();
     uint16_t used_before = q->used->idx;
-    h->build();
     vq_notify(q);
-    if (!needs_reset(t->dev) || q->used->idx != used_before)
+    uint64_t end = rdtsc() + us_to_tsc(h->settle_us);
+    while (!needs_reset(t->dev) && rdtsc() < end)
+        spin_us(SETTLE_POLL_US);
+    if (failed == NULL && (!needs_reset(t->dev) || q->used->idx != used_before))
         failed = "no DEVICE_NEEDS_RESET, or the bad chain came back";
-    else if (!(vdev_ack_interrupt(t->dev) & VIRTIO_MMIO_INT_CONFIG))
+    if (failed == NULL && !(vdev_ack_interrupt(t->dev) & VIRTIO_MMIO_INT_CONFIG))
         failed = "InterruptStatus lacks the CONFIG bit";
     if (failed == NULL) {
         /* Stopped: a good chain gets no answer, on this queue or (net) the receive queue. */
@@ -604,8 +677,10 @@ static void await_peer_ack(void)
     for (unsigned i = 0; i < DONE_TRIES && peer_ack == 0; i++) {
         net_send("vc-done", ETH_MIN, false);
         uint64_t end = rdtsc() + us_to_tsc(QUIET_US);
-        while (peer_ack == 0 && rdtsc() < end)
+        while (peer_ack == 0 && rdtsc() < end) {
             rx_poll();
+            spin_us(SETTLE_POLL_US);
+        }
     }
     vcheck(peer_ack > 0, "peer-ack", "the bystander never acknowledged the done frame");
 }
@@ -666,9 +741,11 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         bystander();
         return check_summary("virtiocheck");
     }
+    bool peer = word_is(args, "peer");
     for (unsigned i = 0; i < sizeof(HOSTILE) / sizeof(HOSTILE[0]); i++)
-        check_hostile(&HOSTILE[i]);
-    if (word_is(args, "peer"))
+        if (peer || !HOSTILE[i].needs_peer)
+            check_hostile(&HOSTILE[i]);
+    if (peer)
         await_peer_ack();
     return check_summary("virtiocheck");
 }

@@ -286,6 +286,8 @@ VIRTIO_HOSTILE = [
     ("net-tx-writable", "net", 1, "direction"),
     ("net-tx-zero-length", "net", 1, "zero_length"),
     ("net-tx-head", "net", 1, "head"),
+    ("blk-ring-outside-ram", "blk", 0, "ring_address"),
+    ("net-rx-readable", "net", 0, "direction"),  # with args=peer: the bystander's frame trips it
 ]
 VIRTIOCHECK_GOOD = (
     "blk-probe blk-features blk-features-need-version-1 blk-start blk-capacity blk-seg-max "
