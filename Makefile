@@ -60,26 +60,32 @@ $(BUILD)/linux/versions.txt:
 # Two links: the second adds the symbol table (placed after all code and
 # data, so nothing moves) generated from the first.
 $(BUILD)/ksyms0.o: | $(BUILD)/
-	printf '\t.section .ksyms,"a"\n\t.balign 8\n\t.globl ksyms_count, ksyms_table\nksyms_count: .quad 0\nksyms_table:\n' \
+	@printf '\t.section .ksyms,"a"\n\t.balign 8\n\t.globl ksyms_count, ksyms_table\nksyms_count: .quad 0\nksyms_table:\n' \
 		| $(CC) $(KASFLAGS) -x assembler -c - -o $@
+	@echo "  AS      $@"
 
 $(BUILD)/pollux.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o linker.ld
-	$(LD) -T linker.ld -nostdlib -z max-page-size=0x1000 -z noexecstack $(KOBJS) $(BUILD)/ksyms0.o -o $@
+	@echo "  LD      $@"
+	@$(LD) -T linker.ld -nostdlib -z max-page-size=0x1000 -z noexecstack $(KOBJS) $(BUILD)/ksyms0.o -o $@
 
 $(BUILD)/ksyms.S: $(BUILD)/pollux.pass1.elf tools/gensyms.py
-	nm -n --defined-only $< | $(PYTHON) tools/gensyms.py > $@
+	@echo "  SYMS    $@"
+	@nm -n --defined-only $< | $(PYTHON) tools/gensyms.py > $@
 
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.S
-	$(CC) $(KASFLAGS) -c $< -o $@
+	@echo "  AS      $@"
+	@$(CC) $(KASFLAGS) -c $< -o $@
 
 $(BUILD)/pollux.elf: $(KOBJS) $(BUILD)/ksyms.o linker.ld
-	$(LD) -T linker.ld -nostdlib -z max-page-size=0x1000 -z noexecstack $(KOBJS) $(BUILD)/ksyms.o -o $@
+	@echo "  LD      $@"
+	@$(LD) -T linker.ld -nostdlib -z max-page-size=0x1000 -z noexecstack $(KOBJS) $(BUILD)/ksyms.o -o $@
 	@cmp -s <(nm $(BUILD)/pollux.pass1.elf | grep -i ' t ') <(nm $@ | grep -i ' t ') \
 		|| { echo "error: code moved between the two links" >&2; rm -f $@; exit 1; }
 
 # QEMU's -kernel loads multiboot1 only, from a 32-bit ELF.
 $(BUILD)/pollux32.elf: $(BUILD)/pollux.elf
-	$(OBJCOPY) -O elf32-i386 $< $@
+	@echo "  OBJCOPY $@"
+	@$(OBJCOPY) -O elf32-i386 $< $@
 
 $(BUILD)/:
 	mkdir -p $@
@@ -95,12 +101,22 @@ $(DSDT_AML): vmm/load/dsdt.asl
 $(DSDT_S): $(DSDT_AML)
 	printf '\t.section .rodata\n\t.globl acpi_dsdt_aml, acpi_dsdt_aml_end\nacpi_dsdt_aml:\n\t.incbin "%s"\nacpi_dsdt_aml_end:\n\t.section .note.GNU-stack,"",@progbits\n' $< > $@
 
-$(BUILD)/k/%.o: %.c
+# The flags the objects are built with, as a file named after them: a change of KDEFS,
+# SVM_CFLAGS or the compiler flags makes a new one, newer than every object, so they are all
+# rebuilt (make sees no other sign of it).
+KFLAGS_TEXT := $(CC) $(KCFLAGS) | $(KASFLAGS) | $(SVM_CFLAGS)
+KFLAGS_STAMP := $(BUILD)/k/flags-$(shell printf '%s' '$(KFLAGS_TEXT)' | md5sum | cut -c1-16)
+$(KFLAGS_STAMP):
+	@mkdir -p $(dir $@)
+	@rm -f $(BUILD)/k/flags-*
+	@printf '%s\n' '$(KFLAGS_TEXT)' > $@
+
+$(BUILD)/k/%.o: %.c $(KFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(KCFLAGS) -c $< -o $@
 
-$(BUILD)/k/%.o: %.S
+$(BUILD)/k/%.o: %.S $(KFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	@$(CC) $(KASFLAGS) -c $< -o $@
@@ -108,7 +124,7 @@ $(BUILD)/k/%.o: %.S
 # The default ISO: `make` builds it with the default configuration; `make run`
 # builds one per run in its own directory.
 $(BUILD)/pollux.iso: $(BUILD)/pollux.elf $(GUEST_ELFS) tools/run.py
-	$(PYTHON) tools/run.py --iso-only $@ --args "$(ARGS)" --guests "$(GUESTS)"
+	$(PYTHON) tools/run.py --iso-only $@ --args "$(strip $(DEMO_ARGS) $(ARGS))" --guests "$(GUESTS)"
 
 include tests/unit/units.mk
 UNIT_BINS := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_TESTS))
@@ -121,12 +137,15 @@ CPU ?=
 MEM ?= 512
 # The default demo (README.md): an IPI ping-pong, a spinlock with 4 vCPUs on 2 CPUs and
 # an idle ticker together, with a statistics round every 2 s; GUESTS= boots none.
-ARGS ?= stats_interval_ms=2000
+# The demo's own hypervisor options. ARGS's words come after them: a word of ARGS with the same
+# name overrides one of these (the last word wins).
+DEMO_ARGS := stats_interval_ms=2000
+ARGS ?=
 GUESTS ?= pingpong:vcpus=2:args=4000 spinlock:vcpus=4:args=5000000000 idletick:vcpus=2:args=4000+1000
 TIMEOUT ?= 0
 ACCEL ?= auto
 BOOT ?= grub
-RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(ARGS)" \
+RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" --mem $(MEM) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
 
 .PHONY: deps run debug test test-full soak bench bench-full unit fuzz format clean
@@ -142,7 +161,8 @@ debug: deps all
 
 # T=<name or glob> runs only the matching tests.
 T ?=
-test: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
+# The counting build is built too, so that it cannot rot between benchmarks.
+test: deps all counts $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
 	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" $(if $(T),--only '$(T)')
 
 test-full: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)

@@ -203,8 +203,9 @@ void kernel_main(uint32_t magic, uint32_t info)
     console_init();
     kprintf("\npollux: hypervisor starting\n");
     parse_boot_info(magic, info);
-    kprintf("pollux: multiboot%d from '%s', command line '%s', %u modules\n", boot_info.protocol,
-            boot_info.loader, boot_info.cmdline, boot_info.mod_count);
+    kprintf("pollux: multiboot%d from '%s', command line '%s', %u module%s\n", boot_info.protocol,
+            boot_info.loader, boot_info.cmdline, boot_info.mod_count,
+            boot_info.mod_count == 1 ? "" : "s");
     if (options_init(boot_info.cmdline))
         failures++;
 
@@ -235,9 +236,12 @@ void kernel_main(uint32_t magic, uint32_t info)
     power_set_acpi(&acpi);
 
     tsc_calibrate(&tsc_cal);
-    kprintf("pollux: TSC %lu kHz (PIT %lu kHz, CPUID %s %lu kHz)\n", tsc_cal.tsc_khz,
-            tsc_cal.measured_khz, tsc_cal.cpuid_leaf[0] ? tsc_cal.cpuid_leaf : "-",
-            tsc_cal.cpuid_khz);
+    if (tsc_cal.cpuid_leaf[0])
+        kprintf("pollux: TSC %lu kHz (PIT %lu kHz, CPUID %s %lu kHz)\n", tsc_cal.tsc_khz,
+                tsc_cal.measured_khz, tsc_cal.cpuid_leaf, tsc_cal.cpuid_khz);
+    else
+        kprintf("pollux: TSC %lu kHz (PIT %lu kHz; CPUID gives no TSC frequency)\n",
+                tsc_cal.tsc_khz, tsc_cal.measured_khz);
     lapic_timer_selftest();
 
     struct cpu_raw raw;

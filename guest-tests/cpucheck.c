@@ -45,19 +45,27 @@
 #define CR4_PKE     (1u << 22)
 #define CR4_PKS     (1u << 24)
 
-#define MSR_TSC_ADJUST   0x3b
-#define MSR_SPEC_CTRL    0x48
-#define MSR_PRED_CMD     0x49
-#define MSR_CORE_CAPS    0xcf
-#define MSR_ARCH_CAPS    0x10a
-#define MSR_FLUSH_CMD    0x10b
-#define MSR_MISC_ENABLE  0x1a0
-#define MSR_PKRS         0x6e1
-#define MSR_XSS          0xda0
-#define MSR_FS_BASE      0xc0000100
-#define MSR_TSC_AUX      0xc0000103
-#define MSR_VIRT_SPEC    0xc001011f
-#define APIC_BASE_ENABLE (1u << 11)
+#define MSR_TSC_ADJUST       0x3b
+#define MSR_SPEC_CTRL        0x48
+#define MSR_PRED_CMD         0x49
+#define MSR_CORE_CAPS        0xcf
+#define MSR_ARCH_CAPS        0x10a
+#define MSR_FLUSH_CMD        0x10b
+#define MSR_MISC_ENABLE      0x1a0
+#define MSR_MCG_CAP          0x179
+#define MSR_MCG_STATUS       0x17a
+#define MSR_MCG_CTL          0x17b
+#define MSR_MC0_CTL          0x400
+#define MSR_AMD_HWCR         0xc0010015
+#define HWCR_MC_STATUS_WR_EN (1ull << 18)
+#define L1D_MCE              (1u << 7)
+#define L1D_MCA              (1u << 14)
+#define MSR_PKRS             0x6e1
+#define MSR_XSS              0xda0
+#define MSR_FS_BASE          0xc0000100
+#define MSR_TSC_AUX          0xc0000103
+#define MSR_VIRT_SPEC        0xc001011f
+#define APIC_BASE_ENABLE     (1u << 11)
 
 #define XAPIC_VERSION 0xfee00030u
 #define LAPIC_TPR     0x080
@@ -327,6 +335,54 @@ static void check_state_dependent_cpuid(void)
 
 /* ------------------------------------------------------------ MSRs */
 
+/*
+ * The machine-check bank as KVM models it (vmm/dev/mce_state.h): CPUID's MCE and MCA say it is
+ * there, MCG_CAP gives its banks, CTLs take only 0 or all ones, STATUS only 0 (unless AMD's
+ * HWCR.McStatusWrEn is set), ADDR and MISC anything, MCG_CAP is read-only.
+ */
+static void check_machine_check_msrs(void)
+{
+    uint32_t edx = cpuid(1, 0).edx;
+    bool cpuid_ok = (edx & L1D_MCE) && (edx & L1D_MCA);
+    if (has.amd) {
+        uint32_t e = cpuid(0x80000001u, 0).edx;
+        cpuid_ok = cpuid_ok && (e & L1D_MCE) && (e & L1D_MCA);
+    }
+    uint64_t cap = 0, ctl = 0, st = 0, addr = 0;
+    unsigned r = try_rdmsr(MSR_MCG_CAP, &cap), wcap = try_wrmsr(MSR_MCG_CAP, cap);
+    uint32_t banks = (uint32_t)cap & 0xff, last = MSR_MC0_CTL + 4 * (banks - 1);
+    unsigned rctl = try_rdmsr(MSR_MC0_CTL, &ctl);
+    unsigned gctl0 = try_wrmsr(MSR_MCG_CTL, 0), gctl1 = try_wrmsr(MSR_MCG_CTL, ~0ull);
+    unsigned gbad = try_wrmsr(MSR_MCG_CTL, 0x1234);
+    unsigned c0 = try_wrmsr(last, 0), c1 = try_wrmsr(last, ~0ull), cbad = try_wrmsr(last, 0x1234);
+    unsigned s0 = try_wrmsr(MSR_MC0_CTL + 1, 0), sbad = try_wrmsr(MSR_MC0_CTL + 1, 1);
+    unsigned a = try_wrmsr(MSR_MC0_CTL + 2, 0x1234);
+    try_rdmsr(MSR_MC0_CTL + 2, &addr);
+    unsigned gs = try_wrmsr(MSR_MCG_STATUS, 0);
+    unsigned past = try_rdmsr(last + 4, &st);
+    bool ok = cpuid_ok && r == NO_FAULT && (cap & (1u << 8)) && banks > 0 && wcap == VECTOR_GP &&
+              rctl == NO_FAULT && ctl == ~0ull && gctl0 == NO_FAULT && gctl1 == NO_FAULT &&
+              gbad == VECTOR_GP && c0 == NO_FAULT && c1 == NO_FAULT && cbad == VECTOR_GP &&
+              s0 == NO_FAULT && sbad == VECTOR_GP && a == NO_FAULT && addr == 0x1234 &&
+              gs == NO_FAULT && past == VECTOR_GP;
+    if (has.amd) {
+        /* AMD: HWCR.McStatusWrEn lets STATUS take any value (KVM's can_set_mci_status). */
+        uint64_t hwcr = 0;
+        try_rdmsr(MSR_AMD_HWCR, &hwcr);
+        unsigned h = try_wrmsr(MSR_AMD_HWCR, hwcr | HWCR_MC_STATUS_WR_EN);
+        unsigned s1 = try_wrmsr(MSR_MC0_CTL + 1, 1);
+        try_rdmsr(MSR_MC0_CTL + 1, &st);
+        try_wrmsr(MSR_MC0_CTL + 1, 0);
+        try_wrmsr(MSR_AMD_HWCR, hwcr);
+        ok = ok && h == NO_FAULT && s1 == NO_FAULT && st == 1;
+    }
+    if (!ok)
+        printf("  MCG_CAP 0x%lx (%s): cpuid %d ctl 0x%lx faults %u%u%u%u%u%u%u%u%u%u%u%u\n",
+               (unsigned long)cap, fault_name(r), cpuid_ok, (unsigned long)ctl, wcap, rctl, gctl0,
+               gctl1, gbad, c0, c1, cbad, s0, sbad, a, past);
+    vcheck(ok, "machine-check", "the machine-check MSRs do not follow KVM's model");
+}
+
 static void check_msrs(void)
 {
     uint64_t v = 0;
@@ -432,6 +488,8 @@ static void check_msrs(void)
     } else {
         check_msr_absent("spec-ctrl-absent", MSR_SPEC_CTRL);
     }
+    check_machine_check_msrs();
+
     /* Features docs/cpuid.md clears: their MSRs are absent too. */
     check_msr_absent("tsc-adjust-absent", MSR_TSC_ADJUST);
     check_msr_absent("arch-caps-absent", MSR_ARCH_CAPS);

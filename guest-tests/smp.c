@@ -2,10 +2,14 @@
 /*
  * Brings up every vCPU with INIT-SIPI-SIPI, then passes a token around
  * them as fixed IPIs: vCPU i sends vector 0x40 to vCPU i + 1 (the last to
- * vCPU 0) and halts until the token comes back. Arguments: "K [x2apic]",
- * K full rounds (default 10); with x2apic, every vCPU switches to x2APIC
- * mode first if the CPU offers it. Exits 0 after K rounds, 1 if a vCPU
- * did not come online or a vCPU passed the token too often.
+ * vCPU 0) and halts until the token comes back. Arguments: "K [x2apic]
+ * [fault]", K full rounds (default 10); with x2apic, every vCPU switches to
+ * x2APIC mode first if the CPU offers it. Exits 0 after K rounds, 1 if a
+ * vCPU did not come online or a vCPU passed the token too often. With
+ * fault, after the rounds vCPU 1 prints filler lines under the console
+ * lock while every other vCPU executes UD2 at once: the runtime's exception
+ * lines must come out whole, between whole filler lines (exit 3, the
+ * runtime's).
  */
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/lapic.h"
@@ -14,9 +18,31 @@
 #define TOKEN_VECTOR   0x40
 #define ROUNDS_DEFAULT 10u
 
-static uint32_t token[MAX_CPUS];  /* set by the token IPI on the vCPU it reaches */
-static uint32_t passes[MAX_CPUS]; /* tokens each vCPU has sent on */
-static uint32_t rounds;           /* full rounds, counted by vCPU 0 */
+static uint32_t token[MAX_CPUS];    /* set by the token IPI on the vCPU it reaches */
+static uint32_t passes[MAX_CPUS];   /* tokens each vCPU has sent on */
+static uint32_t rounds;             /* full rounds, counted by vCPU 0 */
+static volatile uint32_t fault_now; /* fault: set by vCPU 0, every vCPU then faults */
+
+static volatile uint32_t fillers; /* fault: filler lines vCPU 1 has printed */
+#define FILLER_LINES 20
+
+static _Noreturn void fault_together(uint32_t me)
+{
+    if (me == 1) {
+        for (uint32_t i = 0; i < FILLER_LINES; i++) {
+            spin_lock(&console_lock);
+            printf("filler %u: the console lock is held for the whole of this line\n", i);
+            spin_unlock(&console_lock);
+            fillers++;
+        }
+        for (;;)
+            __asm__ volatile("cli; hlt");
+    }
+    while (fillers < 3)
+        cpu_relax();
+    __asm__ volatile("ud2");
+    __builtin_unreachable();
+}
 
 __attribute__((interrupt)) static void token_ipi(struct interrupt_frame *f)
 {
@@ -43,6 +69,8 @@ static void ring_member(uint32_t me)
 {
     for (;;) {
         wait_token(me);
+        if (fault_now)
+            fault_together(me);
         pass_token(me);
     }
 }
@@ -73,14 +101,16 @@ int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
     uint32_t k = ROUNDS_DEFAULT;
-    bool x2apic = false;
+    bool x2apic = false, fault = false;
     const char *args = cmdline_args(info);
     char word[16];
     while (next_word(&args, word, sizeof(word))) {
         if (same(word, "x2apic"))
             x2apic = true;
+        else if (same(word, "fault"))
+            fault = true;
         else if (!parse_uint(word, &k)) {
-            printf("unknown argument %s (expected: K [x2apic])\n", word);
+            printf("unknown argument %s (expected: K [x2apic] [fault])\n", word);
             return 1;
         }
     }
@@ -110,5 +140,11 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         }
     }
     printf("token made %u rounds\n", rounds);
+    if (fault) {
+        fault_now = 1;
+        for (uint32_t i = 1; i < n; i++)
+            send_ipi(cpu_apic_id(i), TOKEN_VECTOR);
+        fault_together(0);
+    }
     return 0;
 }

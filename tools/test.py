@@ -123,6 +123,19 @@ def run_tree_check(script):
     return res.returncode == 0, res.stdout.strip().splitlines()[-12:], None
 
 
+def run_flags_check():
+    """make rebuilds the hypervisor when its flags change (Makefile: KFLAGS_STAMP): after the
+    build the kernel is up to date, and with other KDEFS it is not."""
+    def up_to_date(*extra):
+        return subprocess.run(["make", "-q", "--no-print-directory", os.path.relpath(os.path.join(BUILD, "pollux.elf"), ROOT),
+                               *extra], cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0
+    built, probed = up_to_date(), up_to_date("KDEFS=-DPOLLUX_FLAGS_PROBE")
+    lines = [f"after the build, make -q: {'up to date' if built else 'out of date'}",
+             f"with KDEFS=-DPOLLUX_FLAGS_PROBE: {'up to date' if probed else 'out of date'}"]
+    return built and not probed, lines, None
+
+
 FIXTURES = os.path.join(BUILD, "test", "fixtures")
 # Console logs of failed boot tests, kept across runs (a test's own directory is
 # emptied when it runs again): build/test-failures/<time>-<test>/.
@@ -199,6 +212,7 @@ def main():
         jobs.append(("tools/unittest", run_tool_tests))
         jobs.append(("tools/floors", lambda: run_tree_check("floors.py")))
         jobs.append(("tools/license", lambda: run_tree_check("license.py")))
+        jobs.append(("tools/build-flags", run_flags_check))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
     if a.only:

@@ -29,6 +29,7 @@
 #include "vmm/vcpu/guest_msrs.h"
 #include "vmm/dev/vioapic.h"
 #include "vmm/vcpu/nmi.h"
+#include "vmm/dev/mce_state.h"
 #include "vmm/dev/pc_msr_state.h"
 #include "vmm/exit/unbacked.h"
 #include "vmm/dev/vlapic.h"
@@ -133,6 +134,7 @@ struct vcpu {
     struct vcpu_halt halt;
     uint64_t poll_control;    /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
     struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/dev/pc_msr_state.h) */
+    struct mce_msrs mce;      /* the machine-check bank (vmm/dev/mce_state.h) */
     uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/dev/kvmclock.h) */
     struct kvm_pv_vcpu pv;    /* steal time, the PV kick (vmm/dev/kvm_pv_sched.h) */
     uint32_t pvclock_version;

@@ -372,6 +372,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     v->debug.dr6 = DR6_INIT;
     guest_msrs_reset(&v->msrs);
     pc_msrs_reset(&v->pc_msrs);
+    mce_reset(&v->mce);
     v->poll_control = KVM_POLL_CONTROL_RESET;
     vlapic_reset(&v->lapic, i, i == 0);
     if (i != 0) {

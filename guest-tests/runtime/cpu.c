@@ -65,13 +65,26 @@ static uint32_t announce_turn; /* the index whose "online" line comes next */
         exception(n, f, error);                                                                    \
     }
 
-/* Without a handler a fault becomes a triple fault, which says nothing about its cause. The
- * console lock is not taken: the CPU may already hold it. */
+/*
+ * Without a handler a fault becomes a triple fault, which says nothing about its cause. Two CPUs
+ * faulting at once print one after the other (exception_lock: the first one's exit may stop the
+ * VM before the second prints, but no line is ever mixed with another). The console lock is
+ * waited for only a while: this CPU may be the one holding it (a fault inside printf).
+ */
+static struct spinlock exception_lock;
+#define CONSOLE_WAIT_SPINS 1000000u
+
 static _Noreturn void exception(uint32_t vector, const struct interrupt_frame *f,
                                 unsigned long error)
 {
-    printf("exception %u (error 0x%lx) at eip 0x%x on cpu slot %u\n", vector, error, f->eip,
-           cpu_slot());
+    uint32_t slot = cpu_slot();
+    spin_lock(&exception_lock);
+    bool console = false;
+    for (uint32_t i = 0; i < CONSOLE_WAIT_SPINS && !(console = spin_trylock(&console_lock)); i++)
+        cpu_relax();
+    printf("exception %u (error 0x%lx) at eip 0x%x on cpu slot %u\n", vector, error, f->eip, slot);
+    if (console)
+        spin_unlock(&console_lock);
     guest_exit(EXIT_EXCEPTION);
 }
 
@@ -200,6 +213,11 @@ void spin_lock(struct spinlock *l)
     while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE) != 0)
         while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED) != 0)
             cpu_relax();
+}
+
+bool spin_trylock(struct spinlock *l)
+{
+    return __atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE) == 0;
 }
 
 void spin_unlock(struct spinlock *l)

@@ -94,6 +94,7 @@ struct spinlock {
 };
 
 void spin_lock(struct spinlock *l);
+bool spin_trylock(struct spinlock *l); /* true: taken */
 void spin_unlock(struct spinlock *l);
 
 /* Taken around printf by code that may run on several CPUs at once, so

@@ -180,7 +180,7 @@ def rejects(*modules):
 
 
 # The checks cpucheck must have run on every backend, whatever its CPUID offers.
-CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "spec-ctrl-absent",
+CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "machine-check", "spec-ctrl-absent",
                    "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
                    "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
                    "step-hypercall", "step-mmio", "tpr-cr8", "insn-cpuid-slow-length",
@@ -540,6 +540,24 @@ ISOLATION_STOPS = dict({"esc-sweep": (0, "debug-exit"), "memsum": (0, "debug-exi
 ISOLATION_CHECKS = [escape_sweep, memsum_unchanged, escape_probes, integrity]
 
 
+def exception_lines_whole(vm):
+    """After the ring, every line the VM prints is a whole filler line or a whole exception
+    line, and there is one of those (the first faulting vCPU's exit may stop the VM before
+    the others print theirs)."""
+    whole = re.compile(r"exception 6 \(error 0x0\) at eip 0x[0-9a-f]+ on cpu slot [0-9]+|"
+                       r"filler [0-9]+: the console lock is held for the whole of this line")
+    def check(log):
+        got = log.guest_lines.get(vm, [])
+        assert "token made 1 rounds" in got, f"[{vm}] the ring did not finish: {got[-6:]}"
+        after = got[got.index("token made 1 rounds") + 1:]
+        assert after, f"[{vm}] printed no exception line"
+        bad = [line for line in after if not whole.fullmatch(line)]
+        assert not bad, f"[{vm}] lines not whole: {bad}"
+        assert any(line.startswith("exception") for line in after), f"[{vm}] no exception line"
+    check.__name__ = f"exception_lines_whole({vm})"
+    return check
+
+
 def guests_bad(bochs_svm=False, isolation=False):
     words = ["hello"]
     for name, (args, _, _) in BAD_VMS.items():
@@ -552,6 +570,8 @@ def guests_bad(bochs_svm=False, isolation=False):
     # Random abuse of ports, MSRs, the local APIC, CPUID and hypercalls: must end cleanly.
     words += [f"fuzz:name=fuzz{seed}:mem=8M:timeout_ms=30000:args=2000+{seed}"
               for seed in FUZZ_SEEDS]
+    # Every vCPU faults at once: the runtime's exception lines come out whole.
+    words.append("smp:name=smpfault:vcpus=3:pin=0,0,0:mem=8M:args=1+fault")
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
               "hello:name=nomem:mem=1G:vcpus=2"]
     if isolation:
@@ -560,7 +580,7 @@ def guests_bad(bochs_svm=False, isolation=False):
 
 
 def guests_bad_checks(bochs_svm=False, isolation=False):
-    stops = {"hello": (0, "debug-exit")}
+    stops = {"hello": (0, "debug-exit"), "smpfault": (3, "debug-exit")}
     if isolation:
         stops.update(ISOLATION_STOPS)
     for name, (_, code, reason) in BAD_VMS.items():
@@ -580,6 +600,7 @@ def guests_bad_checks(bochs_svm=False, isolation=False):
         guest_says("vmrun", "caught #UD"),
         guest_says("ioports", "port 0x80 reads 0xff, port 0x1234 reads 0xffffffff"),
         guest_says("nmi", "caught 2 NMIs, 0 nested"),
+        exception_lines_whole("smpfault"),
         rejects("truncated", "noheader", "nomem"),
         shutdown(1),
     ]
@@ -693,6 +714,8 @@ GUESTS_SMP = " ".join([
     # Debug registers belong to their vCPU: two VMs sharing CPU 0 each keep their DR0.
     "misbehave:name=dr1:pin=0:mem=8M:args=dr+4369", "misbehave:name=dr2:pin=0:mem=8M:args=dr+8738",
 ])
+
+
 GUESTS_SMP_CHECKS = [
     smp_online("smp", 4, 20), smp_online("smp8", 8, 10), smp_online("smpx2", 2, 10),
     guest_says("smpx2", "cpu 0 apic 0 online"),

@@ -137,6 +137,14 @@ static int setup(void **state)
     return 0;
 }
 
+/* INIT's device reset (vmm/dev/device.c): recorded. */
+static struct vcpu *devices_reset_for;
+void vm_devices_reset_vcpu(struct vm *m, struct vcpu *c)
+{
+    (void)m;
+    devices_reset_for = c;
+}
+
 static void send_interrupt(uint8_t vector)
 {
     uint64_t flags = spin_lock_irqsave(&v.se.lock);
@@ -178,6 +186,26 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     spin_unlock_irqrestore(&v.se.lock, flags);
     assert_int_equal(v.se.state, SCHED_RUNNABLE);
     assert_int_equal(wakes, 1);
+}
+
+/* INIT drops the NMIs sent and latched before it (KVM's kvm_vcpu_reset): none is injected after. */
+static void test_init_drops_pending_nmis(void **state)
+{
+    (void)state;
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
+    nmi_send(&v.nmi);
+    nmi_send(&v.nmi);
+    nmi_process(&v.nmi, false); /* two waiting: one to inject, one latched behind it */
+    nmi_send(&v.nmi);           /* and one more sent since */
+    devices_reset_for = NULL;
+    vcpu_init_reset(&v);
+    spin_unlock_irqrestore(&v.se.lock, flags);
+    assert_false(nmi_waiting(&v.nmi));
+    assert_ptr_equal(devices_reset_for, &v);
+    /* With nothing left, an IF=0 halt after INIT blocks. */
+    v.hw.regs.rflags = 0x2;
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
 }
 
 /* A sibling's KVM_HC_KICK_CPU, as vmm/dev/kvm_pv_sched.c sends it. */
@@ -703,6 +731,7 @@ int main(void)
         cmocka_unit_test_setup(test_halt_without_events_blocks, setup),
         cmocka_unit_test_setup(test_halt_with_pending_interrupt_continues, setup),
         cmocka_unit_test_setup(test_interrupts_off_halt_ignores_interrupts, setup),
+        cmocka_unit_test_setup(test_init_drops_pending_nmis, setup),
         cmocka_unit_test_setup(test_wake_from_block, setup),
         cmocka_unit_test_setup(test_kick_wakes_a_halt_with_interrupts_off, setup),
         cmocka_unit_test_setup(test_kick_before_the_halt_is_consumed, setup),

@@ -38,8 +38,8 @@ static void key_event(char key, const char *what)
 static void list_vm(struct vm *vm, void *ctx)
 {
     (void)ctx;
-    kprintf("pollux: vm %u %s: %u vCPUs%s\n", vm->index, vm->cfg.name, vm->nvcpus,
-            vm->stopping ? ", stopping" : "");
+    kprintf("pollux: vm %u %s: %u vCPU%s%s\n", vm->index, vm->cfg.name, vm->nvcpus,
+            vm->nvcpus == 1 ? "" : "s", vm->stopping ? ", stopping" : "");
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         const struct vcpu *v = vm->vcpus[i];
         kprintf("pollux:   vcpu %u: %s on cpu %u\n", i,

@@ -65,15 +65,12 @@ static enum dev_result mmio_write(struct dev_entry *d, struct vcpu *v, struct de
 
 void vm_devices_eoi(struct vm *vm, uint8_t vector)
 {
-    struct ioapic_msg m;
-    for (;;) {
-        uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-        bool fire = ioapic_eoi(&vm->ioapic, vector, &m);
-        spin_unlock_irqrestore(&vm->devices_lock, flags);
-        if (!fire)
-            return;
-        vm_ioapic_send(vm, &m);
-    }
+    struct ioapic_msg m[IOAPIC_PINS];
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    unsigned n = ioapic_eoi(&vm->ioapic, vector, m);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    for (unsigned i = 0; i < n; i++)
+        vm_ioapic_send(vm, &m[i]);
 }
 
 static void reset(struct dev_entry *d)

@@ -3,7 +3,6 @@
 
 #include "lib/string.h"
 
-#define HWCR_MC_STATUS_WR_EN (1ull << 18)
 #define HWCR_TSC_FREQ_SEL    (1ull << 24)
 #define MTRR_DEF_WRITABLE    0xcffull /* type, FE, E */
 #define MTRR_TYPE_VALID(t)   ((t) == 0 || (t) == 1 || (t) == 4 || (t) == 5 || (t) == 6)

@@ -22,17 +22,18 @@
 
 #include "arch/x86/virt.h"
 
-#define MSR_MTRR_CAP        0xfe
-#define MSR_MTRR_DEF_TYPE   0x2ff
-#define MSR_MTRR_PHYS_BASE  0x200 /* 0x200 + 2n base, 0x201 + 2n mask */
-#define MTRR_VARIABLE       8
-#define MTRR_CAP_VALUE      0x508ull /* WC (bit 10), fixed (bit 8), 8 variable */
-#define MTRR_DEF_RESET      0x806ull /* E (bit 11), type write-back (6) */
-#define MTRR_FIXED_COUNT    11
-#define MSR_AMD_SYSCFG      0xc0010010
-#define MSR_AMD_HWCR        0xc0010015
-#define MSR_AMD_INT_PENDING 0xc0010055
-#define MSR_AMD_DE_CFG      0xc0011029
+#define MSR_MTRR_CAP         0xfe
+#define MSR_MTRR_DEF_TYPE    0x2ff
+#define MSR_MTRR_PHYS_BASE   0x200 /* 0x200 + 2n base, 0x201 + 2n mask */
+#define MTRR_VARIABLE        8
+#define MTRR_CAP_VALUE       0x508ull /* WC (bit 10), fixed (bit 8), 8 variable */
+#define MTRR_DEF_RESET       0x806ull /* E (bit 11), type write-back (6) */
+#define MTRR_FIXED_COUNT     11
+#define MSR_AMD_SYSCFG       0xc0010010
+#define MSR_AMD_HWCR         0xc0010015
+#define MSR_AMD_INT_PENDING  0xc0010055
+#define MSR_AMD_DE_CFG       0xc0011029
+#define HWCR_MC_STATUS_WR_EN (1ull << 18)
 
 struct pc_msrs {
     uint64_t mtrr_def_type;
@@ -56,6 +57,12 @@ static inline bool pc_msrs_in_range(uint32_t index)
 }
 
 void pc_msrs_reset(struct pc_msrs *m);
+
+/* HWCR.McStatusWrEn: the guest may write non-zero IA32_MCi_STATUS (vmm/dev/mce_state.h). */
+static inline bool pc_msrs_mc_status_writable(const struct pc_msrs *m)
+{
+    return m->hwcr & HWCR_MC_STATUS_WR_EN;
+}
 enum msr_result pc_msrs_read(const struct pc_msrs *m, uint32_t index, uint64_t *value);
 enum msr_result pc_msrs_write(struct pc_msrs *m, uint32_t index, uint64_t value);
 

@@ -114,15 +114,19 @@ bool ioapic_set_line(struct ioapic *io, unsigned pin, bool asserted, struct ioap
     return true;
 }
 
-bool ioapic_eoi(struct ioapic *io, uint8_t vector, struct ioapic_msg *msg)
+unsigned ioapic_eoi(struct ioapic *io, uint8_t vector, struct ioapic_msg msgs[IOAPIC_PINS])
 {
+    unsigned n = 0;
+    /* Every pin with the vector leaves remote IRR before any sends again (KVM's
+     * __kvm_ioapic_update_eoi walks them all). */
     for (unsigned pin = 0; pin < IOAPIC_PINS; pin++) {
         uint64_t *e = &io->redir[pin];
-        if (!(*e & IOAPIC_REMOTE_IRR) || (*e & IOAPIC_VECTOR) != vector)
+        if ((*e & IOAPIC_REMOTE_IRR) && (*e & IOAPIC_VECTOR) == vector)
+            *e &= ~(uint64_t)IOAPIC_REMOTE_IRR;
+        else
             continue;
-        *e &= ~(uint64_t)IOAPIC_REMOTE_IRR;
-        if (level_send(io, pin, msg))
-            return true;
+        if (level_send(io, pin, &msgs[n]))
+            n++;
     }
-    return false;
+    return n;
 }

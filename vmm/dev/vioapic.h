@@ -62,10 +62,10 @@ bool ioapic_write(struct ioapic *io, uint32_t offset, uint32_t value, struct ioa
 bool ioapic_set_line(struct ioapic *io, unsigned pin, bool asserted, struct ioapic_msg *msg);
 
 /*
- * The local APIC's EOI broadcast for vector: clear remote IRR of the level
- * pins with that vector. True with *msg filled when one of them must send
- * again (its line is still high); call again until false.
+ * The local APIC's EOI broadcast for vector: clear remote IRR of every level
+ * pin with that vector, each of them once. Returns how many must send again
+ * (their lines still high), their messages in msgs.
  */
-bool ioapic_eoi(struct ioapic *io, uint8_t vector, struct ioapic_msg *msg);
+unsigned ioapic_eoi(struct ioapic *io, uint8_t vector, struct ioapic_msg msgs[IOAPIC_PINS]);
 
 #endif

@@ -27,3 +27,9 @@ void nmi_injected(struct nmi_state *n)
     if (n->pending)
         n->pending--;
 }
+
+void nmi_reset(struct nmi_state *n)
+{
+    n->queued = 0;
+    n->pending = 0;
+}

@@ -26,5 +26,7 @@ void nmi_process(struct nmi_state *n, bool in_service);
 bool nmi_waiting(const struct nmi_state *n);
 /* One was injected. */
 void nmi_injected(struct nmi_state *n);
+/* INIT: every NMI sent or waiting is dropped (KVM's kvm_vcpu_reset). */
+void nmi_reset(struct nmi_state *n);
 
 #endif

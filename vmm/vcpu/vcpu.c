@@ -112,8 +112,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     if (v->init_pending) {
         v->init_pending = false;
         if (v->hw.id != 0) {
-            /* INIT resets the vCPU's devices: the local APIC (vmm/dev/lapic.c). */
-            vm_devices_reset_vcpu(v->vm, v);
+            vcpu_init_reset(v);
             if (v->sipi_vector < 0) {
                 /* An AP goes back to waiting for a startup IPI. */
                 v->sipi_armed = true;

@@ -55,6 +55,13 @@ bool vcpu_has_wake_event(struct vcpu *v);
 void vcpu_kick_consumed(struct vcpu *v);
 
 /*
+ * An AP takes its INIT (under its lock): its per-vCPU devices (local APIC,
+ * KVM's and the PC's MSRs) return to their power-on state and every NMI sent
+ * or latched for it is dropped, as KVM's kvm_vcpu_reset does.
+ */
+void vcpu_init_reset(struct vcpu *v);
+
+/*
  * HLT with interrupts off, on v's CPU: unless an event is already
  * deliverable, poll for one (when the window allows), then block and set
  * v->halted if none came (vmm/vcpu/vcpu_events.c states the protocol).

@@ -57,6 +57,12 @@ void vcpu_kick_consumed(struct vcpu *v)
     __atomic_store_n(&v->pv.pv_unhalted, false, __ATOMIC_SEQ_CST);
 }
 
+void vcpu_init_reset(struct vcpu *v)
+{
+    vm_devices_reset_vcpu(v->vm, v);
+    nmi_reset(&v->nmi);
+}
+
 void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
 {
     if (trace_on(TRACE_SCHED))
