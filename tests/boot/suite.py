@@ -346,10 +346,24 @@ def bystander_overlapped(hostile, bystander):
     return check
 
 
+def virtio_macs(*vms):
+    """Each VM's driver read the MAC that @vm_start gives it, and no two are the same."""
+    def check(log):
+        starts = {e["vm"]: e for e in log.all("vm_start")}
+        for vm in vms:
+            said = [ln for ln in log.guest_lines.get(vm, []) if ln.startswith("net mac ")]
+            assert said == [f"net mac {starts[vm]['mac']}"], \
+                f"[{vm}] read {said}, @vm_start says {starts[vm].get('mac')}"
+        assert len({starts[vm]["mac"] for vm in vms}) == len(vms), "two VMs share a MAC"
+    check.__name__ = "virtio_macs"
+    return check
+
+
 VIRTIOCHECK_CHECKS = [
     checks_passed("virtiocheck", "virtiocheck", VIRTIOCHECK_HOSTILE),
     checks_passed("virtiocheck", "bystander", VIRTIOCHECK_BYSTANDER),
-    virtio_warnings("virtiocheck"), bystander_overlapped("virtiocheck", "bystander")]
+    virtio_warnings("virtiocheck"), bystander_overlapped("virtiocheck", "bystander"),
+    virtio_macs("virtiocheck", "bystander")]
 VIRTIOCHECK_STOPS = {"virtiocheck": (0, "debug-exit"), "bystander": (0, "debug-exit")}
 
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
