@@ -170,6 +170,19 @@ def guest_done(vm, prefix):
     return check
 
 
+def disks(**expected):
+    """vm name -> the file of its disk= for every VM that has one (@vm_start disk, disk_bytes)."""
+    def check(log):
+        got = {e["vm"]: e for e in log.all("vm_start") if e.get("disk") is not None}
+        assert sorted(got) == sorted(expected), f"VMs with a disk {sorted(got)}, want {sorted(expected)}"
+        for vm, path in expected.items():
+            e = got[vm]
+            assert e["disk"].endswith("-" + os.path.basename(path)), f"{vm} disk {e['disk']}"
+            assert e["disk_bytes"] == os.path.getsize(path), \
+                f"{vm} disk_bytes {e['disk_bytes']}, want {os.path.getsize(path)}"
+    return check
+
+
 def rejects(*modules):
     def check(log):
         got = [e["module"] for e in log.all("vm_reject")]
@@ -262,8 +275,11 @@ def cpuid_follows_table(vm):
 
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
-# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
-GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
+# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU. The second hello has a
+# virtio-blk disk it never reads (any file does; its size is not whole sectors): the disk module
+# after it becomes its disk, not a VM.
+DISK_FILE = os.path.join(ROOT, "LICENSE")
+GUESTS_OK = f"hello hello:disk={DISK_FILE} exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
 # Under QEMU a fifth: exitbench's ops in 64-bit code with 4-level paging (bench's qemu-svm-paging).
 EXITBENCH_LONG_ITERS = 20
 # And memsum, which checksums its RAM around the 64-bit guest's run: under QEMU 7.2 a
@@ -292,7 +308,7 @@ def guests_ok_checks(long_mode=False):
         checks.append(benches("exitbench", EXITBENCH_OPS, EXITBENCH_LONG_ITERS,
                               vm="exitbench-long", mode="long", vcpus=1))
         checks.append(memsum_outlived("exitbench-long"))
-    return checks + [vm_stops(**stops), rejects(), shutdown(0)]
+    return checks + [vm_stops(**stops), disks(**{"hello-2": DISK_FILE}), rejects(), shutdown(0)]
 
 
 GUESTS_OK_CHECKS = guests_ok_checks()
