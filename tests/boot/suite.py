@@ -16,6 +16,8 @@ import cpuid_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CPUID_TABLE = os.path.join(ROOT, "docs", "cpuid.md")
+# make_fixtures' files; "{fixtures}" in a Test's words stands for it (tools/test.py).
+FIXTURES = os.path.join(ROOT, "build", "test", "fixtures")
 
 
 class Test:
@@ -170,6 +172,19 @@ def guest_done(vm, prefix):
     return check
 
 
+def disks(**expected):
+    """vm name -> the file of its disk= for every VM that has one (@vm_start disk, disk_bytes)."""
+    def check(log):
+        got = {e["vm"]: e for e in log.all("vm_start") if e.get("disk") is not None}
+        assert sorted(got) == sorted(expected), f"VMs with a disk {sorted(got)}, want {sorted(expected)}"
+        for vm, path in expected.items():
+            e = got[vm]
+            assert e["disk"].endswith("-" + os.path.basename(path)), f"{vm} disk {e['disk']}"
+            assert e["disk_bytes"] == os.path.getsize(path), \
+                f"{vm} disk_bytes {e['disk_bytes']}, want {os.path.getsize(path)}"
+    return check
+
+
 def rejects(*modules):
     def check(log):
         got = [e["module"] for e in log.all("vm_reject")]
@@ -266,6 +281,7 @@ def cpuid_follows_table(vm):
 # both its devices until the hostile VM is done. Both disks are make_fixtures' virtiocheck.disk.
 VIRTIO_DISK_SECTORS = 128
 VIRTIO_DISK = "{fixtures}/virtiocheck.disk"
+VIRTIO_DISK_FILE = os.path.join(FIXTURES, "virtiocheck.disk")
 VIRTIOCHECK_GUESTS = (f"virtiocheck:mem=4M:net=vcheck:disk={VIRTIO_DISK}:args=peer "
                       f"virtiocheck:name=bystander:mem=4M:net=vcheck:disk={VIRTIO_DISK}:"
                       "args=bystander")
@@ -368,8 +384,11 @@ VIRTIOCHECK_STOPS = {"virtiocheck": (0, "debug-exit"), "bystander": (0, "debug-e
 
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
-# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
-GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
+# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU. The second hello has a
+# virtio-blk disk it never reads (any file does; its size is not whole sectors): the disk module
+# after it becomes its disk, not a VM.
+DISK_FILE = os.path.join(ROOT, "LICENSE")
+GUESTS_OK = f"hello hello:disk={DISK_FILE} exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
 # Under QEMU a fifth: exitbench's ops in 64-bit code with 4-level paging (bench's qemu-svm-paging).
 EXITBENCH_LONG_ITERS = 20
 # And memsum, which checksums its RAM around the 64-bit guest's run: under QEMU 7.2 a
@@ -386,6 +405,7 @@ def guests_ok_checks(qemu=False):
     """GUESTS_OK's checks; with qemu, GUESTS_OK_QEMU's (the long-mode, memsum and virtio VMs)."""
     stops = {"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
              "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}
+    disk = {"hello-2": DISK_FILE}
     checks = [
         guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                    "hypervisor bit: 1"),
@@ -402,7 +422,8 @@ def guests_ok_checks(qemu=False):
         checks.append(memsum_outlived("exitbench-long"))
         stops.update(VIRTIOCHECK_STOPS)
         checks += VIRTIOCHECK_CHECKS
-    return checks + [vm_stops(**stops), rejects(), shutdown(0)]
+        disk.update({vm: VIRTIO_DISK_FILE for vm in VIRTIOCHECK_STOPS})
+    return checks + [vm_stops(**stops), disks(**disk), rejects(), shutdown(0)]
 
 
 GUESTS_OK_CHECKS = guests_ok_checks()
