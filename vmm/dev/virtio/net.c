@@ -126,8 +126,7 @@ static long tx_take(struct virtio_net *n, uint8_t frame[NET_FRAME_MAX])
         len = (long)(bytes - VIRTIO_NET_HDR_LEN);
         virtq_chain_read(&q->chain, VIRTIO_NET_HDR_LEN, frame, (size_t)len);
     }
-    /* The interrupt for used transmit buffers too: a driver may wait for them (Firecracker #1436).
-     */
+    /* Used transmit buffers interrupt too: a driver may wait for them (Firecracker #1436). */
     virtq_push(&q->vq, &t->ram, q->chain.head, 0);
     virtio_mmio_used(t, VIRTIO_NET_TXQ);
     return len;
