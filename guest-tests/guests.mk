@@ -21,6 +21,7 @@ GUEST_NAMES += idletick
 GUEST_NAMES += cpucheck
 GUEST_NAMES += selfipi
 GUEST_NAMES += pvcheck
+GUEST_NAMES += virtiocheck
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj
@@ -31,10 +32,11 @@ GUEST_ASFLAGS := -m32 -MMD -MP -I.
 GUEST_LDFLAGS := -m elf_i386 -T guest-tests/guest.ld -nostdlib -z max-page-size=0x1000 \
 	-z noexecstack --build-id=none
 GUEST_RUNTIME := $(GUEST_OBJ)/runtime/entry.o $(GUEST_OBJ)/runtime/runtime.o
-# The multiprocessor runtime (CPUs, local APIC, AP trampoline, timing) is an
-# archive, so a guest links only the parts it uses and the others none.
+# The multiprocessor runtime (CPUs, local APIC, AP trampoline, timing) and the
+# polled virtio driver are an archive, so a guest links only the parts it uses
+# and the others none.
 GUEST_SMP_LIB := $(GUEST_OBJ)/runtime/libsmp.a
-GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline ping fault)
+GUEST_SMP_OBJS := $(patsubst %,$(GUEST_OBJ)/runtime/%.o,cpu lapic timing trampoline ping fault virtio)
 GUEST_ELFS := $(patsubst %,$(GUEST_OUT)/%.elf,$(GUEST_NAMES))
 
 .PHONY: guests

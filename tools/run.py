@@ -56,7 +56,8 @@ def parse_guests(spec):
     space. Every module gets `name=` (the image name unless given; duplicates
     get a numeric suffix) and `path=/boot/<file>`, because GRUB passes only
     the arguments after the file name. `initrd=FILE` adds FILE as the next
-    module (command line `initrd`), the VM's initramfs. The image `linux` is
+    module (command line `initrd`), the VM's initramfs; `disk=FILE` adds FILE
+    after it (command line `disk`), the VM's virtio-blk disk. The image `linux` is
     the Debian kernel with its initramfs, LINUX_ARGS before any args= and
     mem=256M unless given.
     """
@@ -86,20 +87,24 @@ def parse_guests(spec):
         initrd = keys.pop("initrd", None)
         if initrd and not os.path.exists(initrd):
             sys.exit(f"run: initrd '{initrd}' of '{word}' not found")
+        disk = keys.pop("disk", None)
+        if disk is not None and not os.path.isfile(disk):
+            sys.exit(f"run: disk '{disk}' of '{word}' not found")
         base = keys.pop("name", os.path.splitext(os.path.basename(image))[0])
         count = names.get(base, 0)
         names[base] = count + 1
         name = base if count == 0 else f"{base}-{count + 1}"
         fname = f"{len(modules)}-{os.path.basename(path)}"
         line = [f"name={name}", f"path=/boot/{fname}"] + [f"{k}={v}" for k, v in keys.items()]
-        initrd_fname = f"{len(modules) + 1}-{os.path.basename(initrd)}" if initrd else None
-        if initrd:
-            line.append(f"initrd=/boot/{initrd_fname}")
+        # The VM's own modules follow it: its initramfs, then its disk (vmm/vmm.c finds them there).
+        companions = [(f, kind) for f, kind in ((initrd, "initrd"), (disk, "disk")) if f]
+        for n, (f, kind) in enumerate(companions, 1):
+            line.append(f"{kind}=/boot/{len(modules) + n}-{os.path.basename(f)}")
         if args is not None:
             line.append(f"args={args}")
         modules.append((path, fname, " ".join(line)))
-        if initrd:
-            modules.append((initrd, initrd_fname, "initrd"))
+        for f, kind in companions:
+            modules.append((f, f"{len(modules)}-{os.path.basename(f)}", kind))
     return modules
 
 

@@ -136,7 +136,7 @@ def run_flags_check():
     return built and not probed, lines, None
 
 
-FIXTURES = os.path.join(BUILD, "test", "fixtures")
+FIXTURES = suite.FIXTURES
 # Console logs of failed boot tests, kept across runs (a test's own directory is
 # emptied when it runs again): build/test-failures/<time>-<test>/.
 FAILURES = os.path.join(BUILD, "test-failures")

@@ -27,6 +27,7 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
@@ -67,6 +68,28 @@ static uint64_t trace_ring_pages(uint64_t records)
     return (trace_ring_bytes(records) + PAGE_SIZE - 1) / PAGE_SIZE;
 }
 
+static uint64_t disk_pages(uint64_t sectors)
+{
+    return (sectors * VIRTIO_BLK_SECTOR + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
+static uint64_t blk_pages(void)
+{
+    return (sizeof(struct virtio_blk) + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
+/* The VM's virtio-blk and its disk (vm_attach_disk), if it has them. */
+static void disk_free(struct vm *vm)
+{
+    struct virtio_blk *b = vm->blk;
+    if (!b)
+        return;
+    if (b->data)
+        pmm_free(&host_pmm, (uint64_t)b->data, disk_pages(b->sectors));
+    pmm_free(&host_pmm, (uint64_t)b, blk_pages());
+    vm->blk = NULL;
+}
+
 static void vm_free(struct vm *vm)
 {
     virtio_net_free(vm); /* first: until its port leaves, other VMs may write into its RAM */
@@ -86,6 +109,7 @@ static void vm_free(struct vm *vm)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     if (vm->trace)
         pmm_free(&host_pmm, (uint64_t)vm->trace, trace_ring_pages(vm->trace->size));
+    disk_free(vm);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
@@ -121,6 +145,12 @@ static void zero_guest_memory(struct vm *vm)
 static bool is_initrd_module(const struct boot_module *mod)
 {
     return !strcmp(mod->cmdline, LINUX_INITRD_MODULE);
+}
+
+/* So does one whose command line is the word "disk", after the initramfs if there is one. */
+static bool is_disk_module(const struct boot_module *mod)
+{
+    return !strcmp(mod->cmdline, VIRTIO_BLK_MODULE);
 }
 
 /*
@@ -232,6 +262,58 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, s
     return true;
 }
 
+/* GET_ID's answer: the disk's file name (the path's last part; virtio_blk_init cuts it to 20). */
+static const char *disk_id(const char *path)
+{
+    const char *name = path;
+    for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/'))
+        name = slash + 1;
+    return name;
+}
+
+/*
+ * disk=: the VM's virtio-blk (vm->blk; its transport starts with the device
+ * table). Its disk is the module after the VM's (and its initramfs's),
+ * copied into host RAM and zero-padded to whole sectors: the guest's writes
+ * change the copy only, and go with the VM.
+ */
+static bool vm_attach_disk(struct vm *vm, const struct boot_info *bi, unsigned index)
+{
+    unsigned at = index + 1 + (vm->cfg.initrd[0] ? 1 : 0);
+    char err[256];
+    if (at >= bi->mod_count || !is_disk_module(&bi->mods[at])) {
+        snprintf(err, sizeof(err), "disk=%s: the module after the VM's%s is not a disk ('%s')",
+                 vm->cfg.disk, vm->cfg.initrd[0] ? " and its initramfs" : "", VIRTIO_BLK_MODULE);
+        reject(vm->cfg.name, err);
+        return false;
+    }
+    const uint8_t *bytes = (const uint8_t *)bi->mods[at].start;
+    uint64_t size = bi->mods[at].end - bi->mods[at].start;
+    uint64_t sectors = (size + VIRTIO_BLK_SECTOR - 1) / VIRTIO_BLK_SECTOR;
+    struct virtio_blk *b = page_alloc_zeroed(blk_pages());
+    uint8_t *data =
+        sectors ? (uint8_t *)pmm_alloc(&host_pmm, disk_pages(sectors), PAGE_SIZE, 0) : NULL;
+    if (!b || (sectors && !data)) {
+        if (b)
+            pmm_free(&host_pmm, (uint64_t)b, blk_pages());
+        snprintf(err, sizeof(err), "disk=%s: out of host memory for its %lu KiB", vm->cfg.disk,
+                 size >> 10);
+        reject(vm->cfg.name, err);
+        return false;
+    }
+    /* In pieces, beating the watchdog, as zero_guest_memory does: a big disk takes seconds. */
+    for (uint64_t off = 0; off < size; off += TWO_MIB) {
+        uint64_t len = size - off < TWO_MIB ? size - off : TWO_MIB;
+        memcpy(data + off, bytes + off, len);
+        watchdog_beat();
+    }
+    if (sectors)
+        memset(data + size, 0, sectors * VIRTIO_BLK_SECTOR - size);
+    virtio_blk_init(b, data, sectors, size, disk_id(vm->cfg.disk));
+    vm->blk = b;
+    return true;
+}
+
 /*
  * Nested paging over guest RAM, and the trace ring: when trace= names a
  * trace, or the key console, which can turn traces on, reads keys.
@@ -327,6 +409,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
     vm->kvm_features = vm_policy_kvm_features(vm->cfg.policy.pv, start.linux);
     vm->hw.name = vm->cfg.name;
     vm->hw.tsc_offset = -rdtsc();
+    if (vm->cfg.disk[0] && !vm_attach_disk(vm, bi, index))
+        goto fail;
     if (vm->cfg.net[0] && virtio_net_create(vm, err, sizeof(err))) {
         reject(vm->cfg.name, err);
         goto fail;
@@ -361,7 +445,7 @@ unsigned vmm_start(const struct boot_info *bi)
     msr_owner_init();
     vcpu_stats_register();
     for (unsigned i = 0; i < bi->mod_count; i++) {
-        if (is_initrd_module(&bi->mods[i]))
+        if (is_initrd_module(&bi->mods[i]) || is_disk_module(&bi->mods[i]))
             continue;
         vms[i] = vm_create(bi, i, vms);
         if (!vms[i])
@@ -371,7 +455,7 @@ unsigned vmm_start(const struct boot_info *bi)
         struct vm *vm = vms[i];
         if (!vm)
             continue;
-        char buf[768];
+        char buf[1024];
         struct json j;
         json_begin(&j, buf, sizeof(buf));
         json_str(&j, "vm", vm->cfg.name);
@@ -382,6 +466,10 @@ unsigned vmm_start(const struct boot_info *bi)
         char pv[96];
         vm_policy_pv_names(vm->kvm_features, pv, sizeof(pv));
         json_str(&j, "pv", pv);
+        if (vm->blk) {
+            json_str(&j, "disk", vm->cfg.disk);
+            json_u64(&j, "disk_bytes", vm->blk->bytes);
+        }
         if (vm->net) {
             char mac[18];
             virtio_net_mac_text(vm->net->mac, mac);

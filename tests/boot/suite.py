@@ -16,6 +16,8 @@ import cpuid_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CPUID_TABLE = os.path.join(ROOT, "docs", "cpuid.md")
+# make_fixtures' files; "{fixtures}" in a Test's words stands for it (tools/test.py).
+FIXTURES = os.path.join(ROOT, "build", "test", "fixtures")
 
 
 class Test:
@@ -170,6 +172,19 @@ def guest_done(vm, prefix):
     return check
 
 
+def disks(**expected):
+    """vm name -> the file of its disk= for every VM that has one (@vm_start disk, disk_bytes)."""
+    def check(log):
+        got = {e["vm"]: e for e in log.all("vm_start") if e.get("disk") is not None}
+        assert sorted(got) == sorted(expected), f"VMs with a disk {sorted(got)}, want {sorted(expected)}"
+        for vm, path in expected.items():
+            e = got[vm]
+            assert e["disk"].endswith("-" + os.path.basename(path)), f"{vm} disk {e['disk']}"
+            assert e["disk_bytes"] == os.path.getsize(path), \
+                f"{vm} disk_bytes {e['disk_bytes']}, want {os.path.getsize(path)}"
+    return check
+
+
 def rejects(*modules):
     def check(log):
         got = [e["module"] for e in log.all("vm_reject")]
@@ -260,10 +275,120 @@ def cpuid_follows_table(vm):
     return check
 
 
+# virtiocheck (guest-tests/virtiocheck.c): the virtio devices under a good driver and a hostile
+# one (issue 24): each hostile ring sets DEVICE_NEEDS_RESET, stops the device until its reset and
+# prints a @warning, while a bystander on the same switch, with a disk of its own, keeps using
+# both its devices until the hostile VM is done. Both disks are make_fixtures' virtiocheck.disk.
+VIRTIO_DISK_SECTORS = 128
+VIRTIO_DISK = "{fixtures}/virtiocheck.disk"
+VIRTIO_DISK_FILE = os.path.join(FIXTURES, "virtiocheck.disk")
+VIRTIOCHECK_GUESTS = (f"virtiocheck:mem=4M:net=vcheck:disk={VIRTIO_DISK}:args=peer "
+                      f"virtiocheck:name=bystander:mem=4M:net=vcheck:disk={VIRTIO_DISK}:"
+                      "args=bystander")
+# The guest's hostile rings in its order: (scenario, device, queue, the @warning's fault).
+VIRTIO_HOSTILE = [
+    ("blk-loop", "blk", 0, "loop"),
+    ("blk-longer-than-queue", "blk", 0, "loop"),
+    ("blk-zero-length", "blk", 0, "zero_length"),
+    ("blk-writable-header", "blk", 0, "direction"),
+    ("blk-readable-after-writable", "blk", 0, "direction"),
+    ("blk-short-header", "blk", 0, "length"),
+    ("blk-indirect", "blk", 0, "indirect"),
+    ("blk-far-buffer", "blk", 0, "address"),
+    ("blk-buffer-across-ram-end", "blk", 0, "address"),
+    ("blk-head", "blk", 0, "head"),
+    ("blk-next", "blk", 0, "next"),
+    ("blk-avail-advance", "blk", 0, "avail_advance"),
+    ("net-tx-writable", "net", 1, "direction"),
+    ("net-tx-zero-length", "net", 1, "zero_length"),
+    ("net-tx-head", "net", 1, "head"),
+    ("blk-ring-outside-ram", "blk", 0, "ring_address"),
+    ("net-rx-readable", "net", 0, "direction"),  # with args=peer: the bystander's frame trips it
+]
+VIRTIOCHECK_GOOD = (
+    "blk-probe blk-features blk-features-need-version-1 blk-start blk-capacity blk-seg-max "
+    "blk-read-sector-0 blk-read-last-sector blk-read-two-sectors blk-write-read-back blk-flush "
+    "blk-get-id blk-unsupported blk-beyond-disk blk-across-end blk-still-good net-probe "
+    "net-features net-features-need-version-1 net-start net-mac net-link-up net-tx "
+    "net-tx-one-buffer net-tx-oversized net-still-good").split()
+VIRTIOCHECK_HOSTILE = VIRTIOCHECK_GOOD + [scenario for scenario, _, _, _ in VIRTIO_HOSTILE] + [
+    "peer-ack"]
+VIRTIOCHECK_BYSTANDER = VIRTIOCHECK_GOOD + [
+    "bystander-blk", "bystander-net", "bystander-rx", "bystander-peer-done",
+    "bystander-peer-frames"]
+
+
+def checks_passed(guest, vm, names):
+    """A contract checker's verdicts: exactly these checks ran and passed, and its summary."""
+    def check(log):
+        lines = log.guest_lines.get(vm, [])
+        results = dict(ln[len("check "):].partition(": ")[::2] for ln in lines
+                       if ln.startswith("check "))
+        bad = {n: o for n, o in results.items() if o != "ok"}
+        assert not bad, f"[{vm}] failed checks: {bad}"
+        assert sorted(results) == sorted(names), \
+            f"[{vm}] checks {sorted(set(results) ^ set(names))} differ"
+        assert f"{guest}: {len(results)} checks, 0 failed" in lines, f"[{vm}] no summary"
+    check.__name__ = f"checks_passed({vm})"
+    return check
+
+
+def virtio_warnings(vm):
+    """One @warning per hostile ring, in the guest's order, naming its VM, device, queue and
+    fault; none for any other VM."""
+    def check(log):
+        got = [e for e in log.all("warning") if e.get("kind") == "virtio"]
+        others = [e for e in got if e["vm"] != vm]
+        assert not others, f"virtio warnings for other VMs: {others}"
+        want = [(vm, dev, queue, fault) for _, dev, queue, fault in VIRTIO_HOSTILE]
+        have = [(e["vm"], e["device"], e["queue"], e["fault"]) for e in got]
+        assert have == want, f"virtio warnings {have}, want {want}"
+    check.__name__ = f"virtio_warnings({vm})"
+    return check
+
+
+def bystander_overlapped(hostile, bystander):
+    """The bystander's first round came before the hostile VM's last fault, its summary after:
+    its devices worked while the other VM broke its own."""
+    def check(log):
+        first = log.lines.index(f"[{bystander}] bystander: round 1 ok")
+        last = max(i for i, ln in enumerate(log.lines)
+                   if ln.startswith("@warning ") and '"virtio"' in ln and f'"{hostile}"' in ln)
+        done = [i for i, ln in enumerate(log.lines)
+                if ln.startswith(f"[{bystander}] bystander: ") and " rounds, " in ln]
+        assert first < last < done[0], \
+            f"bystander round 1 at line {first}, last fault at {last}, its summary at {done}"
+    check.__name__ = f"bystander_overlapped({bystander})"
+    return check
+
+
+def virtio_macs(*vms):
+    """Each VM's driver read the MAC that @vm_start gives it, and no two are the same."""
+    def check(log):
+        starts = {e["vm"]: e for e in log.all("vm_start")}
+        for vm in vms:
+            said = [ln for ln in log.guest_lines.get(vm, []) if ln.startswith("net mac ")]
+            assert said == [f"net mac {starts[vm]['mac']}"], \
+                f"[{vm}] read {said}, @vm_start says {starts[vm].get('mac')}"
+        assert len({starts[vm]["mac"] for vm in vms}) == len(vms), "two VMs share a MAC"
+    check.__name__ = "virtio_macs"
+    return check
+
+
+VIRTIOCHECK_CHECKS = [
+    checks_passed("virtiocheck", "virtiocheck", VIRTIOCHECK_HOSTILE),
+    checks_passed("virtiocheck", "bystander", VIRTIOCHECK_BYSTANDER),
+    virtio_warnings("virtiocheck"), bystander_overlapped("virtiocheck", "bystander"),
+    virtio_macs("virtiocheck", "bystander")]
+VIRTIOCHECK_STOPS = {"virtiocheck": (0, "debug-exit"), "bystander": (0, "debug-exit")}
+
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
-# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU.
-GUESTS_OK = "hello hello exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
+# Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU. The second hello has a
+# virtio-blk disk it never reads (any file does; its size is not whole sectors): the disk module
+# after it becomes its disk, not a VM.
+DISK_FILE = os.path.join(ROOT, "LICENSE")
+GUESTS_OK = f"hello hello:disk={DISK_FILE} exitbench:args=200 cpucheck:vcpus=2:pin=0,0:mem=8M"
 # Under QEMU a fifth: exitbench's ops in 64-bit code with 4-level paging (bench's qemu-svm-paging).
 EXITBENCH_LONG_ITERS = 20
 # And memsum, which checksums its RAM around the 64-bit guest's run: under QEMU 7.2 a
@@ -271,13 +396,16 @@ EXITBENCH_LONG_ITERS = 20
 # guest on that CPU then ran on host-physical memory (docs/robustness.md; cpucheck's
 # lme-paging-off check makes that exit on purpose).
 MEMSUM_MS = 1000
+# And virtiocheck with its bystander (above).
 GUESTS_OK_QEMU = (f"{GUESTS_OK} exitbench:name=exitbench-long:args={EXITBENCH_LONG_ITERS}+long "
-                  f"memsum:mem=4M:args={MEMSUM_MS}")
+                  f"memsum:mem=4M:args={MEMSUM_MS} {VIRTIOCHECK_GUESTS}")
 
 
-def guests_ok_checks(long_mode=False):
+def guests_ok_checks(qemu=False):
+    """GUESTS_OK's checks; with qemu, GUESTS_OK_QEMU's (the long-mode, memsum and virtio VMs)."""
     stops = {"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
              "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}
+    disk = {"hello-2": DISK_FILE}
     checks = [
         guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                    "hypervisor bit: 1"),
@@ -286,13 +414,16 @@ def guests_ok_checks(long_mode=False):
         cpucheck_passed("cpucheck"),
         cpuid_follows_table("cpucheck"),
     ]
-    if long_mode:
+    if qemu:
         stops["exitbench-long"] = (0, "debug-exit")
         stops["memsum"] = (0, "debug-exit")
         checks.append(benches("exitbench", EXITBENCH_OPS, EXITBENCH_LONG_ITERS,
                               vm="exitbench-long", mode="long", vcpus=1))
         checks.append(memsum_outlived("exitbench-long"))
-    return checks + [vm_stops(**stops), rejects(), shutdown(0)]
+        stops.update(VIRTIOCHECK_STOPS)
+        checks += VIRTIOCHECK_CHECKS
+        disk.update({vm: VIRTIO_DISK_FILE for vm in VIRTIOCHECK_STOPS})
+    return checks + [vm_stops(**stops), disks(**disk), rejects(), shutdown(0)]
 
 
 GUESTS_OK_CHECKS = guests_ok_checks()
@@ -316,15 +447,10 @@ GUESTS_PVCHECK = f"{PVCHECK_VM} pvcheck:name=pvnone:pv=none:args=none"
 
 def pvcheck_passed(vm, names, pv):
     """Exactly the checks of its pv= set ran, all passed; @vm_start reported that set."""
+    passed = checks_passed("pvcheck", vm, names.split())
+
     def check(log):
-        lines = log.guest_lines.get(vm, [])
-        results = dict(ln[len("check "):].partition(": ")[::2] for ln in lines
-                       if ln.startswith("check "))
-        bad = {n: o for n, o in results.items() if o != "ok"}
-        assert not bad, f"[{vm}] failed checks: {bad}"
-        assert sorted(results) == sorted(names.split()), \
-            f"[{vm}] checks {sorted(results)}, want {sorted(names.split())}"
-        assert f"pvcheck: {len(results)} checks, 0 failed" in lines, f"[{vm}] no summary"
+        passed(log)
         start = [e for e in log.all("vm_start") if e["vm"] == vm]
         assert start and start[0]["pv"] == pv, f"[{vm}] @vm_start pv {start}, want {pv}"
     check.__name__ = f"pvcheck_passed({vm})"
@@ -1409,6 +1535,10 @@ def make_fixtures(directory, build):
         f.write(hello[:0x1100])  # ELF and multiboot headers intact, segments cut off
     with open(os.path.join(directory, "noheader.bin"), "wb") as f:
         f.write(bytes(range(256)) * 64)
+    # virtiocheck's disk: sector s holds s (le64), then byte i is (i + s) & 0xff.
+    with open(os.path.join(directory, "virtiocheck.disk"), "wb") as f:
+        for s in range(VIRTIO_DISK_SECTORS):
+            f.write(s.to_bytes(8, "little") + bytes((i + s) & 0xff for i in range(8, 512)))
 
 
 def tests(full=False):
@@ -1441,14 +1571,14 @@ def tests(full=False):
              emu="bochs", smp=2, guests=PVCHECK_VM, timeout=240),
         Test("bochs-ryzen-smp1", [boot_line(1, "svm", ["npt", "nrips", "pause_filter"]),
                                   shutdown(0)], emu="bochs", cpu="ryzen", smp=1, timeout=240),
-        Test("qemu-guests", guests_ok_checks(long_mode=True), smp=2, guests=GUESTS_OK_QEMU),
+        Test("qemu-guests", guests_ok_checks(qemu=True), smp=2, guests=GUESTS_OK_QEMU),
         Test("qemu-guests-bad", guests_bad_checks(isolation=True), smp=2,
              guests=guests_bad(isolation=True)),
         Test("bochs-ryzen-guests", GUESTS_OK_CHECKS, emu="bochs", cpu="ryzen", smp=2,
              guests=GUESTS_OK, timeout=300),
         Test("bochs-ryzen-guests-bad", guests_bad_checks(bochs_svm=True), emu="bochs",
              cpu="ryzen", smp=2, guests=guests_bad(bochs_svm=True), timeout=300),
-        Test("qemu-guests-smp1", guests_ok_checks(long_mode=True), smp=1, guests=GUESTS_OK_QEMU,
+        Test("qemu-guests-smp1", guests_ok_checks(qemu=True), smp=1, guests=GUESTS_OK_QEMU,
              full_only=True),
         Test("qemu-smp-guests", GUESTS_SMP_CHECKS, smp=2, guests=GUESTS_SMP, timeout=240),
         Test("qemu-selfipi", selfipi_checks(1000, "delivers_at_equal_tpr", True), smp=1,

@@ -25,6 +25,8 @@ FUZZ_TARGETS += gpt
 fuzz_gpt_SRCS := vmm/exit/gpt.c
 FUZZ_TARGETS += virtqueue
 fuzz_virtqueue_SRCS := vmm/dev/virtio/virtqueue.c
+FUZZ_TARGETS += virtio_blk
+fuzz_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
 FUZZ_TARGETS += virtio_net
 fuzz_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c \
 	vmm/dev/virtio/virtqueue.c lib/json.c

@@ -255,6 +255,28 @@ def virtqueue():
                                             tables=[(0x180, table)]))
 
 
+# ---- virtio_blk: segment count and disk, readable count, le16 length - 1 each, then the bytes
+
+
+def blk_input(lens, nread, type_, sector, payload=b"", no_disk=False):
+    head = bytes([(len(lens) - 1) | (0x80 if no_disk else 0), nread])
+    head += b"".join(struct.pack("<H", n - 1) for n in lens)
+    return head + struct.pack("<IIQ", type_, 0, sector) + payload
+
+
+def virtio_blk():
+    t_in, t_out, t_flush, t_get_id = 0, 1, 4, 8
+    write("virtio_blk", "in-2-sectors", blk_input([16, 1024, 1], 1, t_in, 2))
+    write("virtio_blk", "out-1-sector", blk_input([16, 512, 1], 2, t_out, 7, bytes(range(256)) * 2))
+    write("virtio_blk", "flush", blk_input([16, 1], 1, t_flush, 0))
+    write("virtio_blk", "get-id", blk_input([16, 20, 1], 1, t_get_id, 0))
+    write("virtio_blk", "discard-unsupp", blk_input([16, 16, 1], 2, 11, 0))
+    write("virtio_blk", "split-header-status", blk_input([7, 9, 300, 725], 2, t_in, 3))
+    write("virtio_blk", "in-past-the-end", blk_input([16, 512, 1], 1, t_in, 8))
+    write("virtio_blk", "no-disk", blk_input([16, 512, 1], 1, t_in, 0, no_disk=True))
+    write("virtio_blk", "short-header", blk_input([8, 513], 1, t_in, 0))
+
+
 # ---- virtio_net: u8 flags (1 EVENT_IDX, 2 INDIRECT), u8 log2 num, u8 kicks, u8 0, le32 desc,
 # avail, used, then A's RAM from 0. Both of A's queues on rings of 8 at 0, 0x80 and 0xa0.
 
@@ -302,7 +324,8 @@ def virtio_net():
 
 
 def main():
-    for gen in (bootinfo, loader, cmdline, acpi, mmio_decode, insn, gpt, virtqueue, virtio_net):
+    for gen in (bootinfo, loader, cmdline, acpi, mmio_decode, insn, gpt, virtqueue, virtio_blk,
+                virtio_net):
         gen()
     return 0
 

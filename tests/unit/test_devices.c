@@ -31,6 +31,7 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/virtio/virtio_vm.h"
+#include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
 #include "arch/x86/mm.h"
 #include <stdlib.h>
@@ -175,6 +176,9 @@ void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 
 static struct vm vm;
 static struct vcpu vcpus[NVCPUS];
+/* The VM's disk= (vmm/vmm.c makes these from the disk module): 2 sectors. */
+static struct virtio_blk blk;
+static uint8_t disk[2 * VIRTIO_BLK_SECTOR];
 
 static void make_vm(bool pc)
 {
@@ -187,6 +191,9 @@ static void make_vm(bool pc)
     vm.cfg.vcpus = NVCPUS;
     vm.pc_platform = pc;
     vm.nvcpus = NVCPUS;
+    strcpy(vm.cfg.disk, "/boot/1-disk.img");
+    virtio_blk_init(&blk, disk, 2, sizeof(disk), "1-disk.img");
+    vm.blk = &blk;
     vm.index = 3;
     strcpy(vm.cfg.net, "lan0");
     char err[256];
@@ -415,11 +422,14 @@ static void test_every_mmio_range_finds_its_device(void **state)
                     assert_ptr_equal(d->dev, dev);
                     assert_ptr_equal(d->vcpu, dev->per_vcpu ? &vcpus[v] : NULL);
                 }
-            assert_null(vm_devices_find_mmio(&vm, &vcpus[0], dev->mmio.ranges[r].first - 1));
-            assert_null(vm_devices_find_mmio(&vm, &vcpus[0], dev->mmio.ranges[r].last + 1));
+            /* The neighbours are someone else's (the virtio slots are adjacent pages). */
+            struct dev_entry *below = vm_devices_find_mmio(&vm, &vcpus[0], ends[0] - 1);
+            struct dev_entry *above = vm_devices_find_mmio(&vm, &vcpus[0], ends[1] + 1);
+            assert_true(below == NULL || below->dev != dev);
+            assert_true(above == NULL || above->dev != dev);
         }
     }
-    assert_int_equal(ranges, 3); /* the xAPIC page, the I/O APIC's, virtio-net's */
+    assert_int_equal(ranges, 4); /* the xAPIC page, the I/O APIC's, virtio-net's, virtio-blk's */
 }
 
 static void test_xapic_page(void **state)
@@ -646,6 +656,33 @@ static void test_builtin_devices_do_not_overlap(void **state)
     assert_true(vm.devices.count >= builtin_device_count);
 }
 
+/* disk=: virtio-blk's page is its transport's register file, started by the device table. */
+static void test_virtio_blk_page(void **state)
+{
+    (void)state;
+    const uint64_t page = VIRTIO_MMIO_BASE + VIRTIO_SLOT_BLK * VIRTIO_MMIO_SIZE;
+    assert_ptr_equal(vm.virtio[VIRTIO_SLOT_BLK], &blk.transport);
+    assert_int_equal(npf(1, page + VIRTIO_MMIO_MAGIC_VALUE, false, 4, 0), VIRTIO_MMIO_MAGIC);
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_DEVICE_ID, false, 4, 0), VIRTIO_ID_BLOCK);
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_CONFIG, false, 4, 0), 2); /* capacity */
+    npf(0, page + VIRTIO_MMIO_STATUS, true, 4, VIRTIO_STATUS_ACKNOWLEDGE);
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_STATUS, false, 4, 0), VIRTIO_STATUS_ACKNOWLEDGE);
+    vm_devices_reset_all(&vm);
+    assert_int_equal(npf(0, page + VIRTIO_MMIO_STATUS, false, 4, 0), 0);
+    assert_int_equal(blk.sectors, 2); /* a reset is the transport's: the disk stays */
+    assert_int_equal(failed_accesses + stops, 0);
+    /* Without disk=, the page is nobody's. */
+    vm.cfg.disk[0] = '\0';
+    vm.blk = NULL;
+    vm.virtio[VIRTIO_SLOT_BLK] = NULL;
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    char err[256];
+    assert_int_equal(
+        vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
+    assert_null(vm_devices_find_mmio(&vm, &vcpus[0], page));
+    assert_null(vm.virtio[VIRTIO_SLOT_BLK]);
+}
+
 /* ---------------------------------------------------------------- reset and statistics */
 
 /* Every device that has a reset hook is reset by vm_devices_reset_all; INIT resets a vCPU's own. */
@@ -671,7 +708,7 @@ static void test_reset_reaches_every_device_with_one(void **state)
         }
         list[k] = &counted[k];
     }
-    assert_int_equal(with_reset, 9); /* all but debug-exit, acpi-pm and pc-msrs */
+    assert_int_equal(with_reset, 10); /* all but debug-exit, acpi-pm and pc-msrs */
     memset(&vm.devices, 0, sizeof(vm.devices));
     memset(resets, 0, sizeof(resets));
     char err[256];
@@ -904,6 +941,7 @@ int main(void)
         PC(test_virtio_net_page),
         PC(test_xapic_page),
         PC(test_ioapic_page),
+        PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),
         PC(test_msrs_reach_the_vcpus_entry),
         PC(test_unclaimed_ports_are_unhandled_io),

@@ -106,7 +106,8 @@ unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
 unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
 	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c \
-	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/net.c vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
+	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
+	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/console/serial_mux.c
 UNIT_TESTS += mce
@@ -115,6 +116,8 @@ UNIT_TESTS += virtqueue
 unit_virtqueue_SRCS := vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_mmio
 unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
+UNIT_TESTS += virtio_blk
+unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += net_switch
 unit_net_switch_SRCS := vmm/net/switch.c
 UNIT_TESTS += virtio_net

@@ -18,6 +18,7 @@ extern const struct device lapic_device;         /* per vCPU: the xAPIC page, th
 extern const struct device kvm_msrs_device;      /* per vCPU: 0x4b564d00-0x4b564dff */
 extern const struct device pc_msrs_device;       /* per vCPU: the MTRRs, AMD's 0xc001xxxx */
 extern const struct device mce_msrs_device;      /* per vCPU: the machine-check bank */
+extern const struct device virtio_blk_device;    /* virtio slot VIRTIO_SLOT_BLK (disk= VMs) */
 extern const struct device virtio_net_device;    /* virtio slot VIRTIO_SLOT_NET (net= VMs) */
 
 #endif

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* virtio-blk from host RAM (vmm/dev/virtio/blk.h). */
+#include "vmm/dev/virtio/blk.h"
+
+#include "lib/bytes.h"
+#include "lib/string.h"
+
+static struct virtio_blk *blk_of(struct virtio_mmio *t)
+{
+    return (struct virtio_blk *)t; /* the transport is the device's first member */
+}
+
+void virtio_blk_init(struct virtio_blk *b, uint8_t *data, uint64_t sectors, uint64_t bytes,
+                     const char *id)
+{
+    memset(b, 0, sizeof(*b));
+    b->data = data;
+    b->sectors = sectors;
+    b->bytes = bytes;
+    for (unsigned i = 0; i < VIRTIO_BLK_ID_BYTES && id[i]; i++)
+        b->id[i] = id[i];
+}
+
+/* The configuration space (5.2.4), little-endian: capacity, size_max, seg_max, blk_size. */
+static void config_read(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsigned len)
+{
+    const struct virtio_blk *b = blk_of(t);
+    uint8_t config[VIRTIO_BLK_CONFIG_LEN] = {0};
+    put_le64(config + 0, b->sectors);
+    put_le32(config + 8, VIRTIO_BLK_SIZE_MAX);
+    put_le32(config + 12, VIRTIO_BLK_SEG_MAX);
+    put_le32(config + 20, VIRTIO_BLK_SECTOR);
+    memcpy(buf, config + off, len);
+}
+
+/*
+ * Is the data of an IN or OUT, `len` bytes at `sector`, whole sectors inside
+ * the disk, and fewer than 4 GiB (an IN's used length, data and status, is a
+ * u32)? Else IOERR.
+ */
+static bool in_disk(const struct virtio_blk *b, uint64_t sector, uint64_t len)
+{
+    if (len % VIRTIO_BLK_SECTOR || len >= UINT32_MAX)
+        return false;
+    return sector <= b->sectors && len / VIRTIO_BLK_SECTOR <= b->sectors - sector;
+}
+
+int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32_t *written,
+                       enum virtq_fault *fault)
+{
+    if (c->read_bytes < VIRTIO_BLK_HDR_LEN || !c->write_bytes) {
+        *fault = !c->nread || !c->write_bytes ? VIRTQ_FAULT_DIRECTION : VIRTQ_FAULT_LENGTH;
+        return -1;
+    }
+    uint8_t hdr[VIRTIO_BLK_HDR_LEN];
+    virtq_chain_read(c, 0, hdr, sizeof(hdr));
+    uint32_t type = get_le32(hdr);
+    uint64_t sector = get_le64(hdr + 8);
+    /* Everything writable before the status byte, everything readable after the header. */
+    uint64_t in_len = c->write_bytes - 1, out_len = c->read_bytes - VIRTIO_BLK_HDR_LEN;
+    uint8_t status = VIRTIO_BLK_S_OK;
+    uint64_t data = 0; /* bytes written before the status */
+    switch (type) {
+    case VIRTIO_BLK_T_IN:
+        if (!in_disk(b, sector, in_len)) {
+            status = VIRTIO_BLK_S_IOERR;
+            break;
+        }
+        /* No data, no copy: an empty disk has no buffer to point into. */
+        data = in_len ? virtq_chain_write(c, 0, b->data + sector * VIRTIO_BLK_SECTOR, in_len) : 0;
+        b->stats.reads++;
+        b->stats.read_bytes += in_len;
+        break;
+    case VIRTIO_BLK_T_OUT:
+        if (!in_disk(b, sector, out_len)) {
+            status = VIRTIO_BLK_S_IOERR;
+            break;
+        }
+        if (out_len)
+            virtq_chain_read(c, VIRTIO_BLK_HDR_LEN, b->data + sector * VIRTIO_BLK_SECTOR, out_len);
+        b->stats.writes++;
+        b->stats.write_bytes += out_len;
+        break;
+    case VIRTIO_BLK_T_FLUSH:
+        b->stats.flushes++; /* the disk is RAM: nothing waits to be written */
+        break;
+    case VIRTIO_BLK_T_GET_ID:
+        data = virtq_chain_write(c, 0, b->id,
+                                 in_len < VIRTIO_BLK_ID_BYTES ? in_len : VIRTIO_BLK_ID_BYTES);
+        b->stats.get_ids++;
+        break;
+    default:
+        status = VIRTIO_BLK_S_UNSUPP;
+        break;
+    }
+    if (status != VIRTIO_BLK_S_OK)
+        b->stats.errors++;
+    virtq_chain_write(c, in_len, &status, 1);
+    *written = (uint32_t)(data + 1); /* data < 4 GiB - 1: in_disk, or the 20-byte id */
+    return 0;
+}
+
+/*
+ * QueueNotify: serve every available chain, then turn notifications back on
+ * (with EVENT_IDX: avail_event at the next buffer) and serve what came
+ * meanwhile, so that no buffer waits for a notify that will not come.
+ */
+static void notify(struct virtio_mmio *t, unsigned queue)
+{
+    struct virtio_blk *b = blk_of(t);
+    struct virtio_queue *q = &t->queues[queue];
+    enum virtq_fault fault = VIRTQ_OK;
+    bool pushed = false;
+    uint64_t flags = spin_lock_irqsave(&q->lock);
+    /* A reset (which takes this lock) may have come between the transport's check and here. */
+    if (!q->vq.ready || !virtio_mmio_live(t))
+        goto out;
+    do {
+        int r;
+        while ((r = virtq_pop(&q->vq, &t->ram, &q->chain, &fault)) == 1) {
+            uint32_t written;
+            if (virtio_blk_request(b, &q->chain, &written, &fault))
+                goto done;
+            virtq_push(&q->vq, &t->ram, q->chain.head, written);
+            pushed = true;
+        }
+        if (r < 0)
+            goto done;
+    } while (virtq_set_notify(&q->vq, &t->ram, true));
+done:
+    if (pushed)
+        virtio_mmio_used(t, queue);
+    if (fault != VIRTQ_OK)
+        virtio_mmio_fail(t, queue, fault);
+out:
+    spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/* Status 0: nothing to drop, every request is answered inside the notify that took it. */
+static void reset(struct virtio_mmio *t)
+{
+    (void)t;
+}
+
+const struct virtio_device_ops virtio_blk_ops = {
+    .name = "blk",
+    .device_id = VIRTIO_ID_BLOCK,
+    .features = VIRTIO_BIT(VIRTIO_BLK_F_SIZE_MAX) | VIRTIO_BIT(VIRTIO_BLK_F_SEG_MAX) |
+                VIRTIO_BIT(VIRTIO_BLK_F_BLK_SIZE) | VIRTIO_BIT(VIRTIO_BLK_F_FLUSH),
+    .nqueues = 1,
+    .config_len = VIRTIO_BLK_CONFIG_LEN,
+    .config_read = config_read,
+    .notify = notify,
+    .reset = reset,
+};

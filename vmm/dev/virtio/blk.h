@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * virtio-blk (virtio 1.x, 5.2) over the virtio-mmio transport, served from
+ * host RAM (docs/virtio.md): the disk= module's bytes, copied in when the VM
+ * is created and rounded up to whole sectors with zeros. Writes stay in that
+ * copy and are gone when the VM stops. Pure: it sees the disk as a buffer
+ * and the guest through the transport, so the host unit tests and the
+ * fuzzer drive it with plain buffers. The VM's side: vmm/vmm.c makes it
+ * from the disk module (disk=), vmm/dev/virtio/blk_vm.c is its `struct
+ * device`.
+ *
+ * Features: VERSION_1 (the transport's), SIZE_MAX, SEG_MAX, BLK_SIZE, FLUSH.
+ * One queue. A request is a 16-byte readable header (le32 type, le32
+ * reserved, le64 sector), its data, and a status byte, the last byte of the
+ * chain's writable part. IN reads into the writable bytes before the status,
+ * OUT writes the readable bytes after the header; both must be whole sectors
+ * inside the disk, else VIRTIO_BLK_S_IOERR. FLUSH answers OK (RAM has
+ * nothing to flush), GET_ID writes the 20-byte id, any other type answers
+ * VIRTIO_BLK_S_UNSUPP. A chain without a whole header or a writable status
+ * byte is a fault: the device breaks (DEVICE_NEEDS_RESET).
+ */
+#ifndef POLLUX_VMM_DEV_VIRTIO_BLK_H
+#define POLLUX_VMM_DEV_VIRTIO_BLK_H
+
+#include <stdint.h>
+
+#include "vmm/dev/virtio/virtio_mmio.h"
+
+/* The command line of a VM's disk module: the module after the VM's (and its initramfs's). */
+#define VIRTIO_BLK_MODULE "disk"
+
+#define VIRTIO_BLK_HDR_LEN 16 /* le32 type, le32 reserved, le64 sector */
+/*
+ * Without INDIRECT_DESC a request's descriptors must fit the ring: header,
+ * data segments and status, so seg_max is QueueNumMax - 2 (Linux 6.1's
+ * virtio_blk does not clamp it, and a larger request stalls).
+ */
+#define VIRTIO_BLK_SEG_MAX  (VIRTQ_NUM_MAX - 2)
+#define VIRTIO_BLK_SIZE_MAX (1u << 20) /* any segment length works: a memcpy each */
+#define VIRTIO_BLK_CONFIG_LEN                                                                      \
+    24 /* capacity, size_max, seg_max, geometry (unused), blk_size (5.2.4) */
+
+/* Statistics (@stats, docs/console.md), under the queue's lock. */
+struct virtio_blk_stats {
+    uint64_t reads, writes, flushes, get_ids; /* requests answered OK */
+    uint64_t read_bytes, write_bytes;         /* data moved by them */
+    uint64_t errors;                          /* requests answered IOERR or UNSUPP */
+};
+
+struct virtio_blk {
+    struct virtio_mmio transport; /* first: the transport's callbacks find the device */
+    uint8_t *data;                /* sectors * VIRTIO_BLK_SECTOR bytes */
+    uint64_t sectors;             /* the capacity, in 512-byte sectors */
+    uint64_t bytes;               /* the disk module's size (data beyond it is zeros) */
+    char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID's answer: NUL-padded, not terminated at 20 */
+    struct virtio_blk_stats stats;
+};
+
+/*
+ * Set up b over its disk: data holds sectors whole sectors (bytes of them
+ * the module's); id is cut to VIRTIO_BLK_ID_BYTES. The transport is the
+ * caller's to set up next, with virtio_blk_ops (virtio_vm_init in a VM).
+ */
+void virtio_blk_init(struct virtio_blk *b, uint8_t *data, uint64_t sectors, uint64_t bytes,
+                     const char *id);
+
+/*
+ * Serve one request chain: the data moved, the status byte written.
+ * 0 and the bytes written into the chain (data and status: the used
+ * length), or -1 and the fault in *fault: the chain has no whole header
+ * (VIRTQ_FAULT_LENGTH; none at all: VIRTQ_FAULT_DIRECTION) or no writable
+ * status byte (VIRTQ_FAULT_DIRECTION); nothing then was read or written.
+ * Under the queue's lock.
+ */
+int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32_t *written,
+                       enum virtq_fault *fault);
+
+/* The device's ops: QueueNotify drains the queue (virtio_blk_request each chain). */
+extern const struct virtio_device_ops virtio_blk_ops;
+
+#endif
