@@ -24,8 +24,9 @@
 #define VIRTIO_SLOT_BLK  1 /* disk=: 0xd0001000, GSI 6 */
 #define VIRTIO_SLOTS     2
 /*
- * A VM's MAC: locally administered unicast, 02:50:4c:58:00:<VM index>; the
- * Linux guest's init takes 10.0.0.<index + 1> from it.
+ * A VM's MAC: locally administered unicast, 02:50:4c:58:00:<VM number>, its
+ * place among the boot's VMs from 0 (initramfs and disk modules are no VMs);
+ * the Linux guest's init takes 10.0.0.<number + 1> from it.
  */
 #define VIRTIO_NET_MAC_PREFIX 0x02, 0x50, 0x4c, 0x58, 0x00
 #define VIRTIO_ACPI_HID                                                                            \

@@ -157,7 +157,9 @@ struct virtio_mmio;
 struct vm {
     struct virt_vm hw;   /* the backend's view: nested paging, TSC offset, RAM, name */
     struct vmconfig cfg; /* name, memory size, vCPU count, ... */
-    unsigned index;
+    unsigned index;      /* its module's */
+    unsigned number;     /* its place among the boot's VMs from 0 (initramfs and disk modules are
+                            not VMs): its MAC (abi/virtio.h) */
     uint64_t mem_hpa;
     struct vcpu *vcpus[VM_MAX_VCPUS];
     unsigned nvcpus;

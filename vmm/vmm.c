@@ -391,7 +391,8 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
 }
 
 /* Build one VM from a module; NULL (after @vm_reject) if it cannot run. */
-static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct vm **vms)
+static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned number,
+                            struct vm **vms)
 {
     struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
     if (!vm) {
@@ -406,6 +407,7 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, struct v
         !vm_map(vm))
         goto fail;
     vm->index = index;
+    vm->number = number;
     vm->kvm_features = vm_policy_kvm_features(vm->cfg.policy.pv, start.linux);
     vm->hw.name = vm->cfg.name;
     vm->hw.tsc_offset = -rdtsc();
@@ -444,10 +446,10 @@ unsigned vmm_start(const struct boot_info *bi)
         cpu_model_init();
     msr_owner_init();
     vcpu_stats_register();
-    for (unsigned i = 0; i < bi->mod_count; i++) {
+    for (unsigned i = 0, number = 0; i < bi->mod_count; i++) {
         if (is_initrd_module(&bi->mods[i]) || is_disk_module(&bi->mods[i]))
             continue;
-        vms[i] = vm_create(bi, i, vms);
+        vms[i] = vm_create(bi, i, number++, vms);
         if (!vms[i])
             rejected++;
     }

@@ -194,7 +194,8 @@ static void make_vm(bool pc)
     strcpy(vm.cfg.disk, "/boot/1-disk.img");
     virtio_blk_init(&blk, disk, 2, sizeof(disk), "1-disk.img");
     vm.blk = &blk;
-    vm.index = 3;
+    vm.index = 5;
+    vm.number = 3;
     strcpy(vm.cfg.net, "lan0");
     char err[256];
     assert_int_equal(virtio_net_create(&vm, err, sizeof(err)), 0);

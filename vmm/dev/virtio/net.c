@@ -14,12 +14,12 @@ static struct virtio_net *net_of(struct virtio_mmio *t)
     return (struct virtio_net *)t;
 }
 
-void virtio_net_mac(unsigned vm_index, uint8_t mac[NET_ETH_ALEN])
+void virtio_net_mac(unsigned vm_number, uint8_t mac[NET_ETH_ALEN])
 {
     const uint8_t prefix[] = {VIRTIO_NET_MAC_PREFIX};
     _Static_assert(sizeof(prefix) == NET_ETH_ALEN - 1, "the MAC rule: a prefix, then the index");
     memcpy(mac, prefix, sizeof(prefix));
-    mac[NET_ETH_ALEN - 1] = (uint8_t)vm_index;
+    mac[NET_ETH_ALEN - 1] = (uint8_t)vm_number;
 }
 
 void virtio_net_mac_text(const uint8_t mac[NET_ETH_ALEN], char out[18])

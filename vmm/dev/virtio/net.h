@@ -38,8 +38,8 @@ struct virtio_net {
     uint8_t mac[NET_ETH_ALEN];
 };
 
-/* The MAC of the VM with this index: 02:50:4c:58:00:<index> (abi/virtio.h). */
-void virtio_net_mac(unsigned vm_index, uint8_t mac[NET_ETH_ALEN]);
+/* The MAC of the VM with this number: 02:50:4c:58:00:<number> (abi/virtio.h). */
+void virtio_net_mac(unsigned vm_number, uint8_t mac[NET_ETH_ALEN]);
 
 /* "02:50:4c:58:00:01": 18 bytes with the NUL. */
 void virtio_net_mac_text(const uint8_t mac[NET_ETH_ALEN], char out[18]);

@@ -26,7 +26,7 @@ int virtio_net_create(struct vm *vm, char *err, size_t errlen)
         return -1;
     }
     uint8_t mac[NET_ETH_ALEN];
-    virtio_net_mac(vm->index, mac);
+    virtio_net_mac(vm->number, mac);
     char why[128];
     /* The port's lock is the receive queue's: zero, unlocked, until the transport starts. */
     if (virtio_net_join(n, mac, vm->cfg.net, why, sizeof(why))) {
