@@ -1414,6 +1414,71 @@ LINUX_GUEST_NOPVSPIN = LINUX_GUEST + "+nopvspin"
 LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False) + [linux_marked("lx")]
 
 
+# Two Linux VMs on one switch (docs/virtio.md): the client reads and writes its disk, pings the
+# server, runs a short sockperf ping-pong (UDP, then TCP) against it and stops it.
+LINUX_DISK_BYTES = 1 << 20
+LINUX_NET_GUESTS = ("linux:name=srv:net=lan0:args=workload=net-server "
+                    "linux:name=cli:net=lan0:disk={fixtures}/linux.disk:"
+                    "args=workload=disk:1,net-client:10.0.0.1:2")
+
+
+def linux_disk_pattern():
+    """The Linux disk fixture: byte i is (i * 7 + i // 4096) & 0xff, so no two sectors match."""
+    return bytes((i * 7 + i // 4096) & 0xff for i in range(LINUX_DISK_BYTES))
+
+
+def linux_disk(vm, content):
+    """The disk workload: the device's checksum is the file's; its write read back the same."""
+    import hashlib
+    def check(log):
+        bench = {e.get("op"): e for e in log.all("bench") if e.vm == vm}
+        read, write = bench.get("disk_read"), bench.get("disk_write")
+        assert read and write, f"[{vm}] no disk_read/disk_write: {sorted(bench)}"
+        assert read["sectors"] == len(content) // 512, f"[{vm}] {read}"
+        assert read["sha256"] == hashlib.sha256(content).hexdigest(), \
+            f"[{vm}] read {read['sha256']}, the file is {hashlib.sha256(content).hexdigest()}"
+        assert write["readback"] == "ok" and write["bytes"] == len(content), f"[{vm}] {write}"
+    check.__name__ = f"linux_disk({vm})"
+    return check
+
+
+def linux_net(client, server):
+    """The client's pings all came back and both sockperf runs measured round trips; the server
+    was stopped by the client; each VM's virtio-net counted traffic both ways, dropped nothing
+    on a full port, and no virtio device broke."""
+    def check(log):
+        bench = [e for e in log.all("bench") if e.vm == client]
+        ping = [e for e in bench if e.get("op") == "ping"]
+        assert ping and ping[0]["sent"] == 5 and ping[0]["received"] == 5, f"[{client}] {ping}"
+        runs = {e["proto"]: e for e in bench if e.get("op") == "sockperf"}
+        assert sorted(runs) == ["tcp", "udp"], f"[{client}] sockperf results: {runs}"
+        for e in runs.values():
+            assert e["count"] > 0 and 0 < e["median_us"] <= e["p99_us"], f"[{client}] {e}"
+        stop = [e for e in log.all("bench") if e.vm == server and e.get("op") == "net-server"]
+        assert stop and stop[0]["stop"] == "client", f"[{server}] {stop}"
+        for vm in (client, server):
+            dev = [e for e in log.all("stats") if e.get("scope") == "devices" and e["vm"] == vm]
+            assert dev, f"[{vm}] no @stats devices record"
+            net = dev[-1]["virtio-net"]
+            assert net["tx_packets"] > 0 and net["rx_packets"] > 0, f"[{vm}] {net}"
+            assert net["rx_drops_full"] == 0 and net["faults"] == 0, f"[{vm}] {net}"
+        warned = [e for e in log.all("warning") if e.get("kind") == "virtio"]
+        assert not warned, f"virtio warnings: {warned}"
+    check.__name__ = f"linux_net({client},{server})"
+    return check
+
+
+LINUX_NET_CHECKS = [
+    linux_devices("srv", net="eth0", ip="10.0.0.1"),
+    linux_devices("cli", net="eth0", ip="10.0.0.2", disk="vda", sectors=LINUX_DISK_BYTES // 512),
+    linux_disk("cli", linux_disk_pattern()),
+    linux_net("cli", "srv"),
+    linux_log_clean("srv"), linux_log_clean("cli"),
+    vm_stops(srv=(0, "poweroff"), cli=(0, "poweroff")),
+    shutdown(0),
+]
+
+
 # ---- statistics rounds and the key console ----------------------------------
 
 def stats_kinds():
@@ -1535,6 +1600,8 @@ def make_fixtures(directory, build):
         f.write(hello[:0x1100])  # ELF and multiboot headers intact, segments cut off
     with open(os.path.join(directory, "noheader.bin"), "wb") as f:
         f.write(bytes(range(256)) * 64)
+    with open(os.path.join(directory, "linux.disk"), "wb") as f:
+        f.write(linux_disk_pattern())
     # virtiocheck's disk: sector s holds s (le64), then byte i is (i + s) & 0xff.
     with open(os.path.join(directory, "virtiocheck.disk"), "wb") as f:
         for s in range(VIRTIO_DISK_SECTORS):
@@ -1631,6 +1698,8 @@ def tests(full=False):
              "trace_records=65536",
              guests=LINUX_GUEST_NOPVSPIN, timeout=300),
         Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
+             timeout=300),
+        Test("qemu-linux-net", LINUX_NET_CHECKS, smp=2, mem=768, guests=LINUX_NET_GUESTS,
              timeout=300),
         # About 80 s alone.
         Test("bochs-skylake-linux", LINUX_CHECKS, emu="bochs", smp=2, guests=LINUX_GUEST,
