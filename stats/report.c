@@ -139,11 +139,11 @@ static void report_host(const struct round *r)
     }
 }
 
-void stats_report_vm_stop(const struct stats_vm *vm)
+void stats_report_vm(const struct stats_vm *vm, bool tables)
 {
     struct round r;
     uint64_t flags = spin_lock_irqsave(&round_lock);
-    begin(&r, stats_tables);
+    begin(&r, tables);
     report_vm(vm, &r);
     spin_unlock_irqrestore(&round_lock, flags);
 }

@@ -55,8 +55,9 @@ struct stats_cpus {
 #define STATS_BASE_MAX 256
 void stats_register_cpus(const struct stats_cpus *cpus);
 
-/* The last vCPU of vm retired: its records and tables. */
-void stats_report_vm_stop(const struct stats_vm *vm);
+/* A round of one VM's records (and, if asked, its tables): when its last vCPU retires, and at
+ * each of its guest's trace marks. */
+void stats_report_vm(const struct stats_vm *vm, bool tables);
 
 /* Every live VM's records, every CPU's and the global one; tables if asked. */
 void stats_report_round(bool tables);

@@ -521,12 +521,17 @@ static void report_stop(struct vm *vm)
     }
     json_close(&j);
     console_event("vm_stop", &j);
+    vmm_report_vm(vm, stats_tables);
+}
+
+void vmm_report_vm(struct vm *vm, bool tables)
+{
     const void *bases[VM_MAX_VCPUS];
     struct stats_vm g;
     vcpu_stats_vm(vm, bases, &g);
     g.devices = vcpu_stats_devices;
     g.owner = vm;
-    stats_report_vm_stop(&g);
+    stats_report_vm(&g, tables);
 }
 
 void vmm_vcpu_retired(struct vm *vm)
