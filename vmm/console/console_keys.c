@@ -38,7 +38,7 @@ static void key_event(char key, const char *what)
 static void list_vm(struct vm *vm, void *ctx)
 {
     (void)ctx;
-    kprintf("pollux: vm %u %s: %u vCPU%s%s\n", vm->index, vm->cfg.name, vm->nvcpus,
+    kprintf("pollux: vm %u %s: %u vCPU%s%s\n", vm->number, vm->cfg.name, vm->nvcpus,
             vm->nvcpus == 1 ? "" : "s", vm->stopping ? ", stopping" : "");
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         const struct vcpu *v = vm->vcpus[i];
@@ -100,8 +100,8 @@ static void key(char c)
 }
 
 struct guest_input {
-    unsigned index;
-    bool send; /* else only look whether VM index runs */
+    unsigned number; /* the VM's (struct vm: its place among the boot's VMs) */
+    bool send;       /* else only look whether that VM runs */
     char c;
     bool found;
 };
@@ -109,17 +109,17 @@ struct guest_input {
 static void give(struct vm *vm, void *ctx)
 {
     struct guest_input *in = ctx;
-    if (vm->index != in->index)
+    if (vm->number != in->number)
         return;
     in->found = true;
     if (in->send)
         vm_uart_input(vm, in->c); /* the guest gets its receive interrupt too */
 }
 
-/* Give c to VM index (or only look for it without send); false if it does not run. */
-static bool to_guest(unsigned index, bool send, char c)
+/* Give c to VM number n (or only look for it without send); false if it does not run. */
+static bool to_guest(unsigned n, bool send, char c)
 {
-    struct guest_input in = {index, send, c, false};
+    struct guest_input in = {n, send, c, false};
     vmm_for_each_vm(give, &in);
     return in.found;
 }
