@@ -191,7 +191,7 @@ fuzz: deps $(FUZZ_BINS)
 B ?=
 RUNS ?=
 BENCH_FLAGS = $(if $(B),--only $(B)) $(if $(RUNS),--runs $(RUNS))
-bench: deps all floor counts
+bench: deps all floor counts $(BUILD)/linux/initrd.cpio
 	@$(PYTHON) tools/bench.py $(BENCH_FLAGS)
 
 # The whole matrix of every scenario at RUNS, and the Linux scenarios (README: its duration).

@@ -840,8 +840,16 @@ SCENARIOS = [("exit", exit_scenario, True), ("pingpong", pingpong_scenario, True
              ("yield", yield_scenario, True), ("locks", locks_scenario, True),
              ("countonly", count_only_scenario, True),
              ("selfipi", selfipi_scenario, True),
+             ("linux-net", lambda a: linux_net_scenario(a), True),
              ("linux-haltpoll", linux_haltpoll_scenario, False),
              ("linux-yield", linux_yield_scenario, False)]
+
+
+def linux_net_scenario(a):
+    """tools/bench_linux.py's virtio-net table: the claim's cells in make bench, the whole
+    matrix with --full."""
+    import bench_linux
+    return bench_linux.net_scenario(sys.modules[__name__], a)
 
 
 def linux_scenarios():

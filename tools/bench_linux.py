@@ -303,3 +303,168 @@ def pivot_scenario(bench, a):
             "another CPU, hand-offs that ended within 1 ms, and records dropped",
             head, rows, [r[0] for r in rows[:-1]], chart, ok)
     return bench.Scenario("linux-pivot", cells, table)
+
+
+# ---- virtio-net round trips (docs/virtio.md, "Benchmark"): the seeds' guest-to-guest table.
+# Two 1-vCPU Linux VMs on one switch, each pinned to its own CPU: the client idles, then runs
+# sockperf ping-pong (UDP, then TCP) against the server. The init script's marks around each
+# phase print a round of the client's records (docs/console.md), so a phase's counts are the
+# difference of two rounds.
+NET_SECONDS = 3  # of each sockperf run (sockperf drops about 1.2 s of each: docs/linux.md)
+NET_IDLE_S = 2
+NET_BOCHS = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2", "--mem", "768")
+NET_QEMU = ("--emu", "qemu", "--smp", "2", "--mem", "768", "--args", "watchdog_ms=10000")
+# Bochs' deterministic C-state model (docs/halt_polling.md): a halted CPU's wake-up costs this.
+NET_IDLE_EXIT_US = 133
+# (label, pollux options, the client's and server's extra kernel words)
+NET_POLICIES = (
+    ("`halt_poll_ns=0`", "halt_poll_ns=0", ""),
+    ("fixed", "halt_poll_mode=fixed", ""),
+    ("adaptive (default)", "", ""),
+    ("predict", "halt_poll_mode=predict", ""),
+    ("guest cpuidle-haltpoll", "", "+cpuidle_haltpoll.force=1"),
+)
+NET_EXIT_REASONS = ("npf", "msr_write", "msr_read", "io", "hlt", "external_interrupt",
+                    "preemption_timer", "cpuid")
+
+
+def net_guests(words):
+    return (f"linux:name=srv:pin=0:net=lan0:args=workload=net-server{words} "
+            f"linux:name=cli:pin=1:net=lan0:args=workload=idle:{NET_IDLE_S},"
+            f"net-client:10.0.0.1:{NET_SECONDS}{words}")
+
+
+def mark_rounds(log, vm):
+    """The VM's `vm` and `devices` records of the rounds its trace marks printed, in order:
+    [(vm record, devices record or {})] (a mark's round has no global record; the stop's
+    round comes after the VM's @vm_stop)."""
+    stats = log.all("stats")
+    global_rounds = {e["round"] for e in stats if e["scope"] == "global"}
+    stop_at = next((i for i, e in enumerate(log.events) if e.name == "vm_stop" and e["vm"] == vm),
+                   len(log.events))
+    devices = {e["round"]: e.body for e in stats if e["scope"] == "devices" and e["vm"] == vm}
+    out = []
+    for i, e in enumerate(log.events):
+        if i >= stop_at:
+            break
+        if e.name == "stats" and e["scope"] == "vm" and e["vm"] == vm and \
+                e["round"] not in global_rounds:
+            out.append((e.body, devices.get(e["round"], {})))
+    return out
+
+
+def delta(later, earlier, key):
+    a, b = later.get(key, 0), earlier.get(key, 0)
+    if isinstance(a, dict):
+        return {k: a.get(k, 0) - b.get(k, 0) for k in set(a) | set(b)}
+    return a - b
+
+
+def parse_net(log):
+    """{"ok", "error", and: udp/tcp {median_us, p99_us, mean_us, count}; idle_poll_ms_per_s (the
+    client's host polling while the pair idles); per_rt: exits by reason, notifies and
+    interrupts per round trip over the sockperf window (both protocols)}."""
+    bench = {}
+    for e in log.all("bench"):
+        if e.vm == "cli" and e.get("op") == "sockperf":
+            bench[e["proto"]] = e.body
+    errors = []
+    if sorted(bench) != ["tcp", "udp"]:
+        errors.append(f"sockperf results {sorted(bench)}")
+    stop = {e["vm"]: e["reason"] for e in log.all("vm_stop")}
+    if stop != {"srv": "poweroff", "cli": "poweroff"}:
+        errors.append(f"VM stops {stop}")
+    rounds = mark_rounds(log, "cli")
+    if len(rounds) < 4:
+        errors.append(f"{len(rounds)} mark rounds of the client, want 4")
+    if errors:
+        return {"ok": False, "error": "; ".join(errors)}
+    (idle0, _), (idle1, _), (net0, dev0), (net1, dev1) = rounds[:4]
+    idle_s = delta(idle1, idle0, "t") / 1e9
+    polled_ns = delta(idle1, idle0, "halt_poll_success_ns") + delta(idle1, idle0,
+                                                                    "halt_poll_fail_ns")
+    rts = bench["udp"]["count"] + bench["tcp"]["count"]
+    exits = delta(net1, net0, "exits")
+    net0d, net1d = dev0.get("virtio-net", {}), dev1.get("virtio-net", {})
+    per_rt = {k: exits.get(k, 0) / rts for k in NET_EXIT_REASONS}
+    per_rt["all"] = sum(exits.values()) / rts
+    per_rt["notifies"] = delta(net1d, net0d, "notifies") / rts
+    per_rt["interrupts"] = delta(net1d, net0d, "interrupts") / rts
+    return {"ok": True, "error": "",
+            **{p: {k: bench[p][k] for k in ("median_us", "p99_us", "mean_us", "count")}
+               for p in ("udp", "tcp")},
+            "idle_poll_ms_per_s": polled_ns / 1e6 / idle_s if idle_s > 0 else 0.0,
+            "per_rt": per_rt}
+
+
+def net_scenario(bench, a):
+    """The round trip per halt-polling policy: on Bochs with and without the C-state model
+    (seeded runs), and on QEMU TCG for information (one run). Without --full only the claim's
+    cells (fixed, adaptive, no polling; C-state model on) run, --runs times each."""
+    settings = [("bochs", idle) for idle in (NET_IDLE_EXIT_US, 0)] + [("qemu", 0)]
+    claim = {"`halt_poll_ns=0`", "fixed", "adaptive (default)"}
+    cells = {}
+    for platform, idle in settings:
+        for label, options, words in NET_POLICIES:
+            if not a.full and not (platform == "bochs" and idle and label in claim):
+                continue
+            hv = " ".join(w for w in (options, f"idle_exit_latency_us={idle}" if idle else "")
+                          if w)
+            base = list(NET_BOCHS if platform == "bochs" else NET_QEMU)
+            flags = bench.with_hv_args(base, hv) if hv else base
+            name = "-".join(["linux-net", platform, f"c{idle}",
+                             (options or "default").replace("=", "-"),
+                             "guesthp" if words else "host"])
+
+            def measure(name=name, flags=flags, words=words):
+                log, rundir = bench.boot(name, flags, net_guests(words))
+                got = parse_net(log)
+                if not got["ok"]:
+                    return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
+                return got, ""
+            seeds = bench.seeded(a.runs, a) if platform == "bochs" else bench.UNSEEDED
+            cells[(platform, idle, label)] = bench.Cell(flags, measure, seeds)
+
+    def table(got):
+        head = ["platform, policy", "UDP median us", "UDP p99 us", "TCP median us",
+                "TCP p99 us", "UDP / fixed", "UDP / no polling", "idle polling ms/s",
+                "exits per round trip (npf, msr_write, hlt, all)", "notifies, interrupts / RT"]
+        rows, chart, ok = [], {"UDP median us": []}, True
+        for platform, idle in settings:
+            where = ("Bochs" + (f", `idle_exit_latency_us={idle}`" if idle else "")
+                     if platform == "bochs" else "QEMU TCG (information)")
+            for label, _, _ in NET_POLICIES:
+                runs = got.get((platform, idle, label))
+                if runs is None:
+                    continue
+                est, text = bench.summary(runs, lambda v: v["udp"]["median_us"], 1)
+                chart["UDP median us"].append(est.value if est else None)
+                if not est:
+                    ok = False
+                    rows.append([f"{where}, {label}", text] + [""] * 8)
+                    continue
+                fixed = got.get((platform, idle, "fixed"))
+                off = got.get((platform, idle, "`halt_poll_ns=0`"))
+                pick = lambda v: v["udp"]["median_us"]  # noqa: E731
+                med = lambda f: statistics.median(f(r.value) for r in runs)  # noqa: E731
+                rows.append([
+                    f"{where}, {label}", text,
+                    bench.summary(runs, lambda v: v["udp"]["p99_us"], 1)[1],
+                    bench.summary(runs, lambda v: v["tcp"]["median_us"], 1)[1],
+                    bench.summary(runs, lambda v: v["tcp"]["p99_us"], 1)[1],
+                    bench.ratio(runs, fixed, pick) if fixed and len(runs) > 1 else "",
+                    bench.ratio(runs, off, pick) if off and len(runs) > 1 else "",
+                    bench.summary(runs, lambda v: v["idle_poll_ms_per_s"], 1)[1],
+                    ", ".join(f"{med(lambda v, k=k: v['per_rt'][k]):.2f}"
+                              for k in ("npf", "msr_write", "hlt", "all")),
+                    f"{med(lambda v: v['per_rt']['notifies']):.2f}, "
+                    f"{med(lambda v: v['per_rt']['interrupts']):.2f}"])
+        return bench.Table(
+            "virtio-net round trips between two 1-vCPU Linux VMs on one switch (each on its own "
+            f"CPU; sockperf ping-pong --full-rtt, {NET_SECONDS} s of UDP then of TCP): per "
+            "halt-polling policy, the median of the runs [95% CI] of the round trip's median "
+            "and p99 in guest us, the ratio of the UDP medians [95% CI] to fixed polling's and "
+            "to no polling's, the client's host polling while the pair idles, and the client's "
+            "exits, notifies and interrupts per round trip (the medians of the runs)",
+            head, rows, [r[0] for r in rows], chart, ok)
+    return bench.Scenario("linux-net", cells, table)
