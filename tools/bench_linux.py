@@ -400,7 +400,9 @@ def parse_net(log):
 def net_scenario(bench, a):
     """The round trip per halt-polling policy: on Bochs with and without the C-state model
     (seeded runs), and on QEMU TCG for information (one run). Without --full only the claim's
-    cells (fixed, adaptive, no polling; C-state model on) run, --runs times each."""
+    cells (fixed, adaptive, no polling; C-state model on) run, --scan-runs times each: a boot
+    of two Linux VMs costs about 4.5 minutes of Bochs, and make bench has 30 minutes in all;
+    bench-full runs every cell --runs times."""
     settings = [("bochs", idle) for idle in (NET_IDLE_EXIT_US, 0)] + [("qemu", 0)]
     claim = {"`halt_poll_ns=0`", "fixed", "adaptive (default)"}
     cells = {}
@@ -422,7 +424,8 @@ def net_scenario(bench, a):
                 if not got["ok"]:
                     return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
                 return got, ""
-            seeds = bench.seeded(a.runs, a) if platform == "bochs" else bench.UNSEEDED
+            runs = a.runs if a.full else a.scan_runs
+            seeds = bench.seeded(runs, a) if platform == "bochs" else bench.UNSEEDED
             cells[(platform, idle, label)] = bench.Cell(flags, measure, seeds)
 
     def table(got):
@@ -465,6 +468,8 @@ def net_scenario(bench, a):
             "halt-polling policy, the median of the runs [95% CI] of the round trip's median "
             "and p99 in guest us, the ratio of the UDP medians [95% CI] to fixed polling's and "
             "to no polling's, the client's host polling while the pair idles, and the client's "
-            "exits, notifies and interrupts per round trip (the medians of the runs)",
+            "exits, notifies and interrupts per round trip (the medians of the runs); "
+            f"{'--runs' if a.full else '--scan-runs'} {a.runs if a.full else a.scan_runs} "
+            "seeded runs per Bochs cell",
             head, rows, [r[0] for r in rows], chart, ok)
     return bench.Scenario("linux-net", cells, table)
