@@ -59,16 +59,24 @@ static bool name_char(char c)
            c == '.' || c == '-';
 }
 
+/* A VM's or a switch's name: it appears in messages, file names and JSON. */
+static bool name_ok(struct token val)
+{
+    for (size_t i = 0; i < val.len; i++) {
+        if (!name_char(val.s[i]))
+            return false;
+    }
+    return true;
+}
+
 static const char *set_name(struct token word, struct token val, void *ctx)
 {
     struct vmparse *vp = ctx;
     (void)word;
     if (val.len > VM_NAME_MAX)
         return option_reason("name longer than %u characters", VM_NAME_MAX);
-    for (size_t i = 0; i < val.len; i++) {
-        if (!name_char(val.s[i]))
-            return "name may hold only A-Z, a-z, 0-9, '_', '.' and '-'";
-    }
+    if (!name_ok(val))
+        return "name may hold only A-Z, a-z, 0-9, '_', '.' and '-'";
     copy_token(vp->out->name, val);
     return NULL;
 }
@@ -90,10 +98,8 @@ static const char *set_net(struct token word, struct token val, void *ctx)
     (void)word;
     if (!val.len || val.len > VM_NET_NAME_MAX)
         return option_reason("a switch name of 1 to %u characters", VM_NET_NAME_MAX);
-    for (size_t i = 0; i < val.len; i++) {
-        if (!name_char(val.s[i]))
-            return "a switch name may hold only A-Z, a-z, 0-9, '_', '.' and '-'";
-    }
+    if (!name_ok(val))
+        return "a switch name may hold only A-Z, a-z, 0-9, '_', '.' and '-'";
     copy_token(vp->out->net, val);
     return NULL;
 }

@@ -307,11 +307,15 @@ bool virtq_has_avail(struct virtq *q, const struct guest_ram *ram)
     return avail_idx != q->last_avail;
 }
 
-size_t virtq_chain_read(const struct virtq_chain *c, uint64_t off, void *dst, size_t len)
+/*
+ * Copy between buf and the chain's segments [first, first + count), from byte off of them:
+ * into the guest's memory when to_guest, out of it otherwise. Returns the bytes copied.
+ */
+static size_t chain_copy(const struct virtq_chain *c, unsigned first, unsigned count, uint64_t off,
+                         uint8_t *buf, size_t len, bool to_guest)
 {
-    uint8_t *out = dst;
     size_t done = 0;
-    for (unsigned i = 0; i < c->nread && done < len; i++) {
+    for (unsigned i = first; i < first + count && done < len; i++) {
         const struct virtq_seg *s = &c->segs[i];
         if (off >= s->len) {
             off -= s->len;
@@ -320,29 +324,23 @@ size_t virtq_chain_read(const struct virtq_chain *c, uint64_t off, void *dst, si
         size_t n = s->len - off;
         if (n > len - done)
             n = len - done;
-        memcpy(out + done, s->host + off, n);
+        if (to_guest)
+            memcpy(s->host + off, buf + done, n);
+        else
+            memcpy(buf + done, s->host + off, n);
         done += n;
         off = 0;
     }
     return done;
 }
 
+size_t virtq_chain_read(const struct virtq_chain *c, uint64_t off, void *dst, size_t len)
+{
+    return chain_copy(c, 0, c->nread, off, dst, len, false);
+}
+
 size_t virtq_chain_write(const struct virtq_chain *c, uint64_t off, const void *src, size_t len)
 {
-    const uint8_t *in = src;
-    size_t done = 0;
-    for (unsigned i = c->nread; i < c->nread + c->nwrite && done < len; i++) {
-        const struct virtq_seg *s = &c->segs[i];
-        if (off >= s->len) {
-            off -= s->len;
-            continue;
-        }
-        size_t n = s->len - off;
-        if (n > len - done)
-            n = len - done;
-        memcpy(s->host + off, in + done, n);
-        done += n;
-        off = 0;
-    }
-    return done;
+    /* chain_copy only reads buf when to_guest. */
+    return chain_copy(c, c->nread, c->nwrite, off, (uint8_t *)(uintptr_t)src, len, true);
 }
