@@ -1651,6 +1651,11 @@ def tests(full=False):
              [boot_line(2, "vmx", ["ept", "unrestricted_guest", "ple", "preemption_timer", "vpid"])]
              + PVCHECK_CHECKS + [vm_stops(pvcheck=(0, "debug-exit")), shutdown(0)],
              emu="bochs", smp=2, guests=PVCHECK_VM, timeout=240),
+        # The PV interfaces on AMD's SVM with NRIPS and the pause filter (about 14 s).
+        Test("bochs-ryzen-pvcheck",
+             [boot_line(2, "svm", ["npt", "nrips", "pause_filter"])]
+             + PVCHECK_CHECKS + [vm_stops(pvcheck=(0, "debug-exit")), shutdown(0)],
+             emu="bochs", cpu="ryzen", smp=2, guests=PVCHECK_VM, timeout=300),
         Test("bochs-ryzen-smp1", [boot_line(1, "svm", ["npt", "nrips", "pause_filter"]),
                                   shutdown(0)], emu="bochs", cpu="ryzen", smp=1, timeout=240),
         Test("qemu-guests", guests_ok_checks(qemu=True), smp=2, guests=GUESTS_OK_QEMU),
