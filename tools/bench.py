@@ -865,13 +865,17 @@ def linux_scenarios():
     return [(name, make, False) for name, make in bench_linux.scenarios(sys.modules[__name__])]
 
 
+def job_key_text(key):
+    return key if isinstance(key, str) else ", ".join(str(k) for k in key)
+
+
 class Job:
     def __init__(self, scenario, key, cell, index, seed):
         self.scenario, self.key, self.cell = scenario, key, cell
         self.run = Run(index, seed)
 
     def describe(self):
-        key = self.key if isinstance(self.key, str) else ", ".join(str(k) for k in self.key)
+        key = job_key_text(self.key)
         seed = f" (seed {self.run.seed})" if self.run.seed is not None else ""
         return f"{self.scenario.name}: {key} run {self.run.index}{seed}"
 
@@ -953,6 +957,8 @@ def main():
                    help="run r of a cell uses seed BASE+r")
     p.add_argument("--seedcheck-seeds", type=int, default=5,
                    help="distinct seeds of the seedcheck scenario")
+    p.add_argument("--cells", default="", help="comma-separated substrings: only the cells whose "
+                   "key (as printed in the progress lines) holds one of them")
     p.add_argument("--order-seed", type=int, default=None,
                    help="the shuffle of the jobs (default: drawn, and printed)")
     p.add_argument("--jobs", type=int, default=MAX_EMULATORS,
@@ -969,6 +975,11 @@ def main():
         sys.exit(f"bench: no scenario {', '.join(sorted(unknown))} (scenarios: "
                  f"{', '.join(makers)})")
     scenarios = [s for s in (makers[name][0](a) for name in makers if name in wanted) if s]
+    if a.cells:
+        wanted_cells = a.cells.split(",")
+        for s in scenarios:
+            s.cells = {key: cell for key, cell in s.cells.items()
+                       if any(w in job_key_text(key) for w in wanted_cells)}
     jobs = [Job(s, key, cell, index, seed) for s in scenarios for key, cell in s.cells.items()
             for index, seed in enumerate(cell.seeds)]
     order_seed = a.order_seed if a.order_seed is not None else random.SystemRandom().randrange(
