@@ -957,7 +957,7 @@ def main():
                    help="run r of a cell uses seed BASE+r")
     p.add_argument("--seedcheck-seeds", type=int, default=5,
                    help="distinct seeds of the seedcheck scenario")
-    p.add_argument("--cells", default="", help="comma-separated substrings: only the cells whose "
+    p.add_argument("--cells", default="", help="substrings separated by '|': only the cells whose "
                    "key (as printed in the progress lines) holds one of them")
     p.add_argument("--order-seed", type=int, default=None,
                    help="the shuffle of the jobs (default: drawn, and printed)")
@@ -976,7 +976,7 @@ def main():
                  f"{', '.join(makers)})")
     scenarios = [s for s in (makers[name][0](a) for name in makers if name in wanted) if s]
     if a.cells:
-        wanted_cells = a.cells.split(",")
+        wanted_cells = a.cells.split("|")
         for s in scenarios:
             s.cells = {key: cell for key, cell in s.cells.items()
                        if any(w in job_key_text(key) for w in wanted_cells)}
