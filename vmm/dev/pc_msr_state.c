@@ -3,9 +3,9 @@
 
 #include "lib/string.h"
 
-#define HWCR_TSC_FREQ_SEL    (1ull << 24)
-#define MTRR_DEF_WRITABLE    0xcffull /* type, FE, E */
-#define MTRR_TYPE_VALID(t)   ((t) == 0 || (t) == 1 || (t) == 4 || (t) == 5 || (t) == 6)
+#define HWCR_TSC_FREQ_SEL  (1ull << 24)
+#define MTRR_DEF_WRITABLE  0xcffull /* type, FE, E */
+#define MTRR_TYPE_VALID(t) ((t) == 0 || (t) == 1 || (t) == 4 || (t) == 5 || (t) == 6)
 
 static const uint32_t fixed_index[MTRR_FIXED_COUNT] = {0x250, 0x258, 0x259, 0x268, 0x269, 0x26a,
                                                        0x26b, 0x26c, 0x26d, 0x26e, 0x26f};
