@@ -528,9 +528,7 @@ void vmm_report_vm(struct vm *vm, bool tables)
 {
     const void *bases[VM_MAX_VCPUS];
     struct stats_vm g;
-    vcpu_stats_vm(vm, bases, &g);
-    g.devices = vcpu_stats_devices;
-    g.owner = vm;
+    vcpu_stats_vm_devices(vm, bases, &g);
     stats_report_vm(&g, tables);
 }
 

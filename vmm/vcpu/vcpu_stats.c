@@ -236,9 +236,17 @@ void vcpu_stats_vm(const struct vm *vm, const void *bases[VM_MAX_VCPUS], struct 
 
 #ifndef HOST_TEST
 /* The devices' counters are read racily, as every round's are: each is one aligned load. */
-bool vcpu_stats_devices(const void *vm, struct json *j)
+static bool devices_stats(const void *vm, struct json *j)
 {
     return vm_devices_stats((struct vm *)vm, j);
+}
+
+void vcpu_stats_vm_devices(const struct vm *vm, const void *bases[VM_MAX_VCPUS],
+                           struct stats_vm *out)
+{
+    vcpu_stats_vm(vm, bases, out);
+    out->devices = devices_stats;
+    out->owner = vm;
 }
 
 struct visit {
@@ -251,9 +259,7 @@ static void visit_vm(struct vm *vm, void *ctx)
     const struct visit *v = ctx;
     const void *bases[VM_MAX_VCPUS];
     struct stats_vm g;
-    vcpu_stats_vm(vm, bases, &g);
-    g.devices = vcpu_stats_devices;
-    g.owner = vm;
+    vcpu_stats_vm_devices(vm, bases, &g);
     v->fn(&g, v->ctx);
 }
 

@@ -17,11 +17,11 @@ extern const struct stats_table vcpu_stats_table;
 extern const struct stats_table vm_stop_table, vm_stop_vcpu_table;
 
 /* vm as stats/ reads it: bases holds its vCPUs' pointers. */
-/* stats_vm.devices for a VM (owner): its devices' hooks (vm_devices_stats). */
-struct json;
-bool vcpu_stats_devices(const void *vm, struct json *j);
-
 void vcpu_stats_vm(const struct vm *vm, const void *bases[VM_MAX_VCPUS], struct stats_vm *out);
+
+/* The same, with its devices' statistics hooks (vm_devices_stats): the hypervisor's rounds. */
+void vcpu_stats_vm_devices(const struct vm *vm, const void *bases[VM_MAX_VCPUS],
+                           struct stats_vm *out);
 
 /* At boot: the vCPU table and the live VMs, for the rounds. */
 void vcpu_stats_register(void);
