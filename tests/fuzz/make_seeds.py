@@ -235,14 +235,19 @@ def gpt():
 VQ_NEXT, VQ_WRITE, VQ_INDIRECT = 1, 2, 4
 
 
-def vq_input(flags, written, descs, heads, tables=(), num=8, size=0x400):
+def ring_ram(size, descs, heads, tables=()):
+    """Guest RAM holding a descriptor table at 0, indirect tables, and the avail ring at 0x80
+    with heads (for the virtqueue and virtio_net harnesses)."""
     ram = bytearray(size)
-    for i, (addr, length, fl, nxt) in enumerate(descs):
-        struct.pack_into("<QIHH", ram, 16 * i, addr, length, fl, nxt)
-    for at, entries in tables:
+    for at, entries in [(0, descs)] + list(tables):
         for i, (addr, length, fl, nxt) in enumerate(entries):
             struct.pack_into("<QIHH", ram, at + 16 * i, addr, length, fl, nxt)
     struct.pack_into(f"<HH{len(heads)}H", ram, 0x80, 0, len(heads), *heads)
+    return ram
+
+
+def vq_input(flags, written, descs, heads, tables=(), num=8, size=0x400):
+    ram = ring_ram(size, descs, heads, tables)
     return struct.pack("<HBBIII", num, flags, written, 0, 0x80, 0xa0) + bytes(ram)
 
 
@@ -280,7 +285,6 @@ def virtio_blk():
 # ---- virtio_net: u8 flags (1 EVENT_IDX, 2 INDIRECT), u8 log2 num, u8 kicks, u8 0, le32 desc,
 # avail, used, then A's RAM from 0. Both of A's queues on rings of 8 at 0, 0x80 and 0xa0.
 
-NET_NEXT, NET_WRITE, NET_INDIRECT = 1, 2, 4
 NET_HDR = 12
 
 
@@ -291,15 +295,9 @@ def net_frame(dst, length):
 
 
 def net_input(flags, descs, heads, blobs, tables=(), kicks=1, size=0x1000):
-    ram = bytearray(size)
-    for i, (addr, length, fl, nxt) in enumerate(descs):
-        struct.pack_into("<QIHH", ram, 16 * i, addr, length, fl, nxt)
-    for at, entries in tables:
-        for i, (addr, length, fl, nxt) in enumerate(entries):
-            struct.pack_into("<QIHH", ram, at + 16 * i, addr, length, fl, nxt)
+    ram = ring_ram(size, descs, heads, tables)
     for at, blob in blobs:
         ram[at:at + len(blob)] = blob
-    struct.pack_into(f"<HH{len(heads)}H", ram, 0x80, 0, len(heads), *heads)
     return struct.pack("<BBBBIII", flags, 3, kicks - 1, 0, 0, 0x80, 0xA0) + bytes(ram)
 
 
@@ -308,19 +306,19 @@ def virtio_net():
     to_b = [0x02, 0x50, 0x4C, 0x58, 0x00, 0x01]
     hdr = bytes(NET_HDR)
     write("virtio_net", "header-then-frame",
-          net_input(0, [(0x100, NET_HDR, NET_NEXT, 1), (0x200, 60, 0, 0)], [0],
+          net_input(0, [(0x100, NET_HDR, VQ_NEXT, 1), (0x200, 60, 0, 0)], [0],
                     [(0x200, net_frame(bcast, 60))]))
     write("virtio_net", "event-idx-two-frames",
           net_input(1, [(0x300, NET_HDR + 98, 0, 0), (0x400, NET_HDR + 60, 0, 0)], [0, 1],
                     [(0x300, hdr + net_frame(to_b, 98)), (0x400, hdr + net_frame(bcast, 60))],
                     kicks=2))
     write("virtio_net", "indirect",
-          net_input(3, [(0x180, 32, NET_INDIRECT, 0)], [0], [(0x200, net_frame(to_b, 64))],
-                    tables=[(0x180, [(0x100, NET_HDR, NET_NEXT, 1), (0x200, 64, 0, 0)])]))
+          net_input(3, [(0x180, 32, VQ_INDIRECT, 0)], [0], [(0x200, net_frame(to_b, 64))],
+                    tables=[(0x180, [(0x100, NET_HDR, VQ_NEXT, 1), (0x200, 64, 0, 0)])]))
     write("virtio_net", "too-long",
           net_input(0, [(0x100, NET_HDR + 1519, 0, 0)], [0], [], size=0x1000))
     write("virtio_net", "wrong-direction",
-          net_input(0, [(0x100, NET_HDR + 60, NET_WRITE, 0)], [0], []))
+          net_input(0, [(0x100, NET_HDR + 60, VQ_WRITE, 0)], [0], []))
 
 
 def main():
