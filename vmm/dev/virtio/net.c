@@ -40,6 +40,18 @@ static void config_read(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsig
 }
 
 /*
+ * virtq_pop, and on an empty ring notifications back on: buffers the driver added meanwhile
+ * (while they were off) are taken now, since no notify will come for them.
+ */
+static int pop_or_notify(struct virtio_mmio *t, struct virtio_queue *q, enum virtq_fault *fault)
+{
+    int got = virtq_pop(&q->vq, &t->ram, &q->chain, fault);
+    if (!got && virtq_set_notify(&q->vq, &t->ram, true))
+        got = virtq_pop(&q->vq, &t->ram, &q->chain, fault);
+    return got;
+}
+
+/*
  * A frame from the switch, under the receive queue's lock (the port's). No
  * buffer: ask to be notified of the next one (avail_event, or NO_NOTIFY
  * cleared), which re-reads the ring, since the driver may have added one
@@ -53,9 +65,7 @@ static enum net_rx rx_deliver(struct net_port *p, const uint8_t *frame, unsigned
     if (!virtio_mmio_live(t) || !q->vq.ready)
         return NET_RX_DROPPED;
     enum virtq_fault fault;
-    int got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
-    if (!got && virtq_set_notify(&q->vq, &t->ram, true))
-        got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
+    int got = pop_or_notify(t, q, &fault);
     if (!got)
         return NET_RX_NO_BUFFER;
     if (got < 0) {
@@ -106,10 +116,7 @@ static long tx_take(struct virtio_net *n, uint8_t frame[NET_FRAME_MAX])
     struct virtio_mmio *t = &n->transport;
     struct virtio_queue *q = &t->queues[VIRTIO_NET_TXQ];
     enum virtq_fault fault;
-    int got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
-    /* Empty: notifications back on; buffers added meanwhile are taken now. */
-    if (!got && virtq_set_notify(&q->vq, &t->ram, true))
-        got = virtq_pop(&q->vq, &t->ram, &q->chain, &fault);
+    int got = pop_or_notify(t, q, &fault);
     if (!got)
         return -1;
     if (got < 0) {
