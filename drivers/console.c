@@ -9,7 +9,9 @@
  * another CPU's lines), unless the ring is full, and then it drains until
  * its own call fits rather than lose anything.
  * After a panic, during an NMI state dump and at shutdown the console
- * writes synchronously, after what was buffered.
+ * writes synchronously, after what was buffered: the writer becomes the
+ * drainer and returns once its call is on the line. The ring's lock is only
+ * ever held to copy bytes, never while the UART is slow.
  */
 #include "drivers/console.h"
 
@@ -72,21 +74,55 @@ static void uart_sink(char c, void *ctx)
     uart_putc(c);
 }
 
-/* Ring lock held, synchronous, no drainer left: send everything buffered. */
-static void send_all_locked(void)
+/*
+ * The drainer's step, the UART ready for a burst: take up to a FIFO's worth
+ * from the ring under the lock and send it outside the lock. 0: the ring
+ * was empty. The lock is never held while the UART is slow: a CPU spinning
+ * on it has interrupts off, and a whole ring is seconds of serial line.
+ */
+static unsigned send_burst(void)
 {
-    while (ring_tail != ring_head) {
-        uart_putc(ring[ring_tail++ % RING_SIZE]);
-        if (ring_tail % UART_FIFO_BYTES == 0)
-            beat();
+    char chunk[UART_FIFO_BYTES];
+    unsigned n = 0;
+    uint64_t flags = spin_lock_irqsave(&ring_lock);
+    while (n < UART_FIFO_BYTES && ring_tail != ring_head)
+        chunk[n++] = ring[ring_tail++ % RING_SIZE];
+    spin_unlock_irqrestore(&ring_lock, flags);
+    if (n)
+        uart_tx_burst(chunk, n);
+    return n;
+}
+
+/* Become the drainer, waiting for the one there is: its bursts are progress, not a lockup. */
+static void claim_uart(void)
+{
+    while (__atomic_exchange_n(&draining, true, __ATOMIC_ACQUIRE)) {
+        beat();
+        cpu_relax();
     }
 }
 
-/* Synchronous: a drainer sends the chunk it took, then takes no more. */
-static void wait_for_drainer(void)
+static void wait_uart(bool (*ready)(void))
 {
-    while (__atomic_load_n(&draining, __ATOMIC_ACQUIRE))
+    while (!ready()) {
+        beat();
         cpu_relax();
+    }
+}
+
+/*
+ * Synchronous: every byte written to the ring before end is on the line
+ * when this returns (a power-off may follow: a FIFO's worth would be lost).
+ */
+static void drain_through(uint64_t end)
+{
+    claim_uart();
+    while (__atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE) < end) {
+        wait_uart(uart_tx_ready);
+        send_burst();
+    }
+    wait_uart(uart_tx_done);
+    __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
 }
 
 void console_drain(void)
@@ -112,15 +148,8 @@ void console_drain_while(bool (*more)(void *ctx), void *ctx)
                 cpu_relax();
                 continue;
             }
-            char chunk[UART_FIFO_BYTES];
-            unsigned n = 0;
-            uint64_t flags = spin_lock_irqsave(&ring_lock);
-            while (!synchronous && n < UART_FIFO_BYTES && ring_tail != ring_head)
-                chunk[n++] = ring[ring_tail++ % RING_SIZE];
-            spin_unlock_irqrestore(&ring_lock, flags);
-            if (!n)
+            if (!send_burst())
                 break;
-            uart_tx_burst(chunk, n);
             if (more && !more(ctx))
                 break;
         }
@@ -156,6 +185,27 @@ static bool no_room(void *ctx)
            RING_SIZE;
 }
 
+/*
+ * Only a bug prints more than the ring holds: it goes straight to the UART,
+ * after everything buffered, and from then on the console is synchronous.
+ */
+static void write_unbuffered(const char *fmt, va_list ap, uint64_t len)
+{
+    __atomic_store_n(&synchronous, true, __ATOMIC_SEQ_CST);
+    claim_uart();
+    for (;;) {
+        wait_uart(uart_tx_ready);
+        if (!send_burst())
+            break;
+    }
+    vformat(uart_sink, 0, fmt, ap);
+    wait_uart(uart_tx_done);
+    uint64_t flags = spin_lock_irqsave(&ring_lock);
+    bytes_written += len;
+    spin_unlock_irqrestore(&ring_lock, flags);
+    __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
+}
+
 void kvprintf(const char *fmt, va_list ap)
 {
     uint64_t len = 0;
@@ -163,13 +213,14 @@ void kvprintf(const char *fmt, va_list ap)
     va_copy(count, ap);
     vformat(count_sink, &len, fmt, count);
     va_end(count);
-    /* Only a bug prints more than the ring at once: from then on, write synchronously. */
-    if (len > RING_SIZE)
-        __atomic_store_n(&synchronous, true, __ATOMIC_RELEASE);
+    if (len > RING_SIZE) {
+        write_unbuffered(fmt, ap, len);
+        return;
+    }
     uint64_t flags;
     for (;;) {
         flags = spin_lock_irqsave(&ring_lock);
-        if (synchronous || ring_head - ring_tail + len <= RING_SIZE)
+        if (ring_head - ring_tail + len <= RING_SIZE)
             break;
         full_waits++;
         spin_unlock_irqrestore(&ring_lock, flags);
@@ -178,19 +229,15 @@ void kvprintf(const char *fmt, va_list ap)
         beat();
         cpu_relax();
     }
-    if (synchronous) {
-        spin_unlock_irqrestore(&ring_lock, flags);
-        wait_for_drainer();
-        flags = spin_lock_irqsave(&ring_lock);
-        send_all_locked();
-        vformat(uart_sink, 0, fmt, ap);
-        bytes_written += len;
-        spin_unlock_irqrestore(&ring_lock, flags);
-        return;
-    }
     vformat(ring_sink, 0, fmt, ap);
     bytes_written += len;
+    uint64_t end = ring_head;
+    bool sync = __atomic_load_n(&synchronous, __ATOMIC_SEQ_CST);
     spin_unlock_irqrestore(&ring_lock, flags);
+    if (sync) {
+        drain_through(end);
+        return;
+    }
     /*
      * Before the scheduler runs (boot), the writer drains; after, an idle
      * CPU, or the next CPU between time slices.
@@ -225,10 +272,10 @@ void console_counts(uint64_t *bytes, uint64_t *waits)
 void console_sync(void)
 {
     __atomic_store_n(&synchronous, true, __ATOMIC_SEQ_CST);
-    wait_for_drainer();
     uint64_t flags = spin_lock_irqsave(&ring_lock);
-    send_all_locked();
+    uint64_t end = ring_head;
     spin_unlock_irqrestore(&ring_lock, flags);
+    drain_through(end);
 }
 
 /* Wait a while for the interrupted holder to finish; true if it did. */

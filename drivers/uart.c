@@ -55,3 +55,8 @@ void uart_tx_burst(const char *s, unsigned n)
     for (unsigned i = 0; i < n; i++)
         outb(COM1 + UART_THR, (uint8_t)s[i]);
 }
+
+bool uart_tx_done(void)
+{
+    return !present || (inb(COM1 + UART_LSR) & LSR_TEMT);
+}

@@ -16,6 +16,8 @@ void uart_putc(char c);
 /* The transmit FIFO is empty: uart_tx_burst may write up to UART_FIFO_BYTES at once. */
 bool uart_tx_ready(void);
 void uart_tx_burst(const char *s, unsigned n);
+/* Every byte written has left the transmitter: a power-off now loses none. */
+bool uart_tx_done(void);
 /* A received byte, or -1 if none is waiting. */
 int uart_getc(void);
 

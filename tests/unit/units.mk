@@ -110,6 +110,8 @@ unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/ex
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
 UNIT_TESTS += serial_mux
 unit_serial_mux_SRCS := vmm/console/serial_mux.c
+UNIT_TESTS += console
+unit_console_SRCS := drivers/console.c lib/format.c lib/json.c
 UNIT_TESTS += mce
 unit_mce_SRCS := vmm/dev/mce_state.c
 UNIT_TESTS += virtqueue
