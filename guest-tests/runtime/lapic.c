@@ -9,7 +9,6 @@
 #define APIC_BASE_EXTD   (1u << 10) /* x2APIC mode */
 #define MSR_X2APIC_FIRST 0x800
 #define MSR_X2APIC_ICR   0x830
-#define MSR_TSC_DEADLINE 0x6e0
 
 #define CPUID1_ECX_X2APIC       (1u << 21)
 #define CPUID1_ECX_TSC_DEADLINE (1u << 24)

@@ -25,6 +25,7 @@
 
 #define LAPIC_SPURIOUS_VECTOR 0xff
 #define LVT_MASKED            (1u << 16)
+#define MSR_TSC_DEADLINE      0x6e0 /* IA32_TSC_DEADLINE */
 
 enum lapic_timer_mode {
     LAPIC_TIMER_ONESHOT = 0,

@@ -839,8 +839,16 @@ static void test_tsc_deadline(void **state)
     assert_int_equal(vlapic_timer_deadline(&a), 0);
     assert_false(vlapic_timer_expire(&a, 8000));
 
-    assert_true(mwr(MSR_TSC_DEADLINE, 100, 6200)); /* already passed: expires at once */
-    assert_true(vlapic_timer_expire(&a, 6200));
+    /* Already passed (or now): it fires as the write retires, and the MSR reads 0. */
+    vlapic_ack(&a, 0x50);
+    assert_true(mwr(MSR_TSC_DEADLINE, 100, 6200));
+    assert_true(irr_has(0x50));
+    assert_int_equal(mrd_ok(MSR_TSC_DEADLINE, 6200), 0);
+    assert_false(vlapic_timer_expire(&a, 6200));
+    vlapic_ack(&a, 0x50);
+    assert_true(mwr(MSR_TSC_DEADLINE, 6300, 6300));
+    assert_true(irr_has(0x50));
+    assert_int_equal(vlapic_timer_deadline(&a), 0);
 
     wr(LVT_TMR, MASKED | TSCDL | 0x50, 0);
     vlapic_ack(&a, 0x50);

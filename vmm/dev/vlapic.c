@@ -701,9 +701,13 @@ bool vlapic_msr_write(struct vlapic *a, uint32_t msr, uint64_t value, uint64_t n
     if (msr == MSR_IA32_APIC_BASE)
         return write_apic_base(a, value);
     if (msr == MSR_TSC_DEADLINE) {
-        /* Ignored outside TSC-deadline mode; 0 disarms. */
-        if (timer_mode(a) == TIMER_TSC)
+        /* Ignored outside TSC-deadline mode; 0 disarms. A deadline already passed fires
+         * now, as the write retires (SDM 10.5.4.1): the guest's next instruction finds its
+         * interrupt pending and the MSR 0, not a later timer exit's. */
+        if (timer_mode(a) == TIMER_TSC) {
             a->tsc_deadline = a->timer_deadline = value;
+            vlapic_timer_expire(a, now);
+        }
         return true;
     }
     if (msr < MSR_X2APIC_FIRST || msr > MSR_X2APIC_LAST || !vlapic_x2apic(a))
