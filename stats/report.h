@@ -71,7 +71,7 @@ void stats_round_due(void);
 /* A round with tables, printed by stats_poll (the key console's `s`). */
 void stats_request_round(void);
 
-/* Between time slices, on any CPU: print a round that is due. */
+/* Between time slices or between two exits, on any CPU: print a round that is due. */
 void stats_poll(void);
 
 #endif

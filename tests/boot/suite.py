@@ -1583,9 +1583,17 @@ def vm_sums_vcpus(vm):
     return check
 
 
-STATS_GUESTS = "pingpong:vcpus=2:args=400 idletick:vcpus=2:args=200+20"
+# Under single-threaded TCG a CPU can wait up to QEMU's 100 ms round-robin period for its
+# turn, and a round with it: pingpong lives about 800 ms, so that two rounds 100 ms apart come
+# in its life however late (400 round trips, 280 ms, missed one about one run in 25).
+STATS_GUESTS = "pingpong:vcpus=2:args=1200 idletick:vcpus=2:args=200+20"
 STATS_CHECKS = [stats_rounds_consistent, periodic_rounds_before_stop("pingpong", 2),
                 vm_sums_vcpus("pingpong"), vm_sums_vcpus("idletick"), shutdown(0)]
+# Two CPU-bound vCPUs, each alone on its CPU, never go back to the scheduler loop: the rounds
+# come between their exits (1.5 s of cpuhog printed 2 rounds, both after it stopped).
+STATS_BUSY_GUESTS = "cpuhog:vcpus=2:pin=0,1:args=1000"
+STATS_BUSY_CHECKS = [stats_rounds_consistent, periodic_rounds_before_stop("cpuhog", 4),
+                     shutdown(0)]
 
 CTRL_A = "\u0001"
 # The key console: help, the VMs, a trace setting and the tables; then a line for the echo guest
@@ -1765,6 +1773,8 @@ def tests(full=False):
         # Statistics rounds every 100 ms, and the key console typed to over QEMU's stdin.
         Test("qemu-stats-periodic", STATS_CHECKS, smp=2, args="stats_interval_ms=100 stats_tables=off",
              guests=STATS_GUESTS),
+        Test("qemu-stats-busy", STATS_BUSY_CHECKS, smp=2,
+             args="stats_interval_ms=100 stats_tables=off", guests=STATS_BUSY_GUESTS),
         Test("qemu-keys", KEYS_CHECKS, smp=2, guests="echo pingpong:vcpus=2:args=100000",
              keys=KEYS),
         Test("bochs-lynnfield", [boot_line(1, "none"), virt_reason("unrestricted guest"),

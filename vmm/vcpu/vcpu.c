@@ -10,6 +10,7 @@
 #include "lib/format.h"
 #include "sched/sched.h"
 #include "sched/watchdog.h"
+#include "stats/report.h"
 #include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/exit/exits.h"
 #include "vmm/vcpu/fastpath.h"
@@ -229,6 +230,11 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         if (virt->vcpu_run(&v->hw, &e) == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
         v->stats.exit_cycles[e.reason] += rdtsc() - v->exited_at;
+        /*
+         * A lone vCPU on its CPU never goes back to the scheduler loop: a
+         * round due (the timer's, the key console's) is printed here, on time.
+         */
+        stats_poll();
         /*
          * vcpu_halt's own decision, not v->se.state: a waker may already have
          * made the vCPU RUNNABLE and queued it again.
