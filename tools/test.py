@@ -5,7 +5,10 @@
 Prints one line per test and a final `N passed, N failed` line; exits non-zero
 on any failure. --only takes a name or a glob; --full adds the long matrix
 (`make test-full`). Boot tests are defined in tests/boot/suite.py and assert
-on the console's @event lines, never on prose.
+on the console's @event lines, never on prose. --layouts N runs each boot test
+N more times, each with the kernel in another memory layout: under Bochs a
+run is deterministic, so a failure that depends on timing shows in some
+layouts every time, and never in others (docs/robustness.md).
 """
 import argparse
 import concurrent.futures
@@ -142,9 +145,9 @@ FIXTURES = suite.FIXTURES
 FAILURES = os.path.join(BUILD, "test-failures")
 
 
-def keep_failure(test, rundir):
+def keep_failure(name, rundir):
     """Copy what a failed boot left (console, emulator output, Bochs log) where it stays."""
-    dest = os.path.join(FAILURES, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{test.name}")
+    dest = os.path.join(FAILURES, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{name}")
     os.makedirs(dest, exist_ok=True)
     for name in ("console.log", "emulator.out", "qemu.log", "bochs.log", "com1.txt"):
         src = os.path.join(rundir, name)
@@ -153,11 +156,29 @@ def keep_failure(test, rundir):
     return os.path.join(dest, "console.log")
 
 
-def run_boot(test):
-    rundir = os.path.join(BUILD, "test", test.name)
+def padded_kernel(pad, name):
+    """build/pollux.elf with a pad-byte section that is never loaded as code or data. GRUB
+    still copies every section into memory and places the modules after them, so the guests,
+    the hypervisor's heap and every timing after the first module read move."""
+    where = os.path.join(BUILD, "test", "layouts")
+    os.makedirs(where, exist_ok=True)
+    blob = os.path.join(where, f"{name}.pad")
+    with open(blob, "wb") as f:
+        f.write(bytes(pad))
+    out = os.path.join(where, f"{name}.elf")
+    subprocess.run(["objcopy", f"--add-section=.layout_pad={blob}",
+                    os.path.join(BUILD, "pollux.elf"), out], check=True)
+    return out
+
+
+def run_boot(test, pad=0):
+    name = f"{test.name}@pad{pad}" if pad else test.name
+    rundir = os.path.join(BUILD, "test", name)
     shutil.rmtree(rundir, ignore_errors=True)
     os.makedirs(rundir)
     flags = [f.replace("{fixtures}", FIXTURES) for f in test.run_flags()]
+    if pad:
+        flags += ["--kernel", padded_kernel(pad, name)]
     cmd = [sys.executable, os.path.join(ROOT, "tools", "run.py"), "--rundir", rundir,
            "--accel", "tcg", "--timeout", str(test.timeout)] + flags
     res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -178,7 +199,7 @@ def run_boot(test):
             except (LookupError, TypeError, ValueError) as e:  # what the log lacks
                 problems.append(f"{check.__name__}: {type(e).__name__} {e}")
     if problems:
-        return False, problems, keep_failure(test, rundir)
+        return False, problems, keep_failure(name, rundir)
     shutil.rmtree(os.path.join(rundir, "iso"), ignore_errors=True)
     for iso in glob.glob(os.path.join(rundir, "*.iso")):
         os.remove(iso)
@@ -194,6 +215,8 @@ def main():
     p.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     p.add_argument("--units", default="", help="the unit-test binaries make built")
     p.add_argument("--fuzz", default="", help="the fuzz harnesses make built")
+    p.add_argument("--layouts", type=int, default=0, metavar="N",
+                   help="also run each boot test in N other layouts (the kernel padded by 4 KiB steps)")
     a = p.parse_args()
 
     suite.make_fixtures(FIXTURES, BUILD)
@@ -207,7 +230,7 @@ def main():
     for path in a.fuzz.split():
         path = os.path.join(ROOT, path)
         jobs.append(("fuzz/" + harness_name(path), lambda path=path: run_fuzz(path)))
-    if not a.soak:
+    if not a.soak and not a.layouts:
         jobs.append(("tools/plot", run_plot))
         jobs.append(("tools/unittest", run_tool_tests))
         jobs.append(("tools/floors", lambda: run_tree_check("floors.py")))
@@ -215,8 +238,10 @@ def main():
         jobs.append(("tools/build-flags", run_flags_check))
     for t in suite.soak_tests(a.soak) if a.soak else suite.tests(full=a.full):
         jobs.append((t.name, lambda t=t: run_boot(t)))
+        for k in range(1, a.layouts + 1):
+            jobs.append((f"{t.name}@pad{k * 4096}", lambda t=t, k=k: run_boot(t, k * 4096)))
     if a.only:
-        jobs = [j for j in jobs if fnmatch.fnmatch(j[0], a.only) or j[0] == a.only
+        jobs = [j for j in jobs if fnmatch.fnmatch(j[0].split("@")[0], a.only) or j[0] == a.only
                 or j[0].split("/")[-1] == a.only]
         if not jobs:
             print(f"test: nothing matches '{a.only}'")
