@@ -37,13 +37,17 @@
 #define VECTOR_TIMER 0x40
 #define VECTOR_GO    0x41
 
-#define RFLAGS_TF   (1u << 8)
-#define DR6_INIT    0xffff0ff0u
-#define DR6_BS      (1u << 14)
-#define CR4_LA57    (1u << 12)
-#define CR4_OSXSAVE (1u << 18)
-#define CR4_PKE     (1u << 22)
-#define CR4_PKS     (1u << 24)
+#define RFLAGS_TF        (1u << 8)
+#define DR6_INIT         0xffff0ff0u
+#define DR6_BS           (1u << 14)
+#define CR4_LA57         (1u << 12)
+#define CR4_OSXSAVE      (1u << 18)
+#define CR4_PKE          (1u << 22)
+#define CR4_PKS          (1u << 24)
+#define CR4_RESERVED_BIT (1u << 31) /* reserved on every CPU pollux offers */
+#define EFLAGS_RF        (1u << 16)
+#define MSR_NOBODY_HAS   0x4b564eff /* past KVM's range, in no vendor's: #GP */
+#define VENDOR_INTEL_EBX 0x756e6547 /* "Genu" */
 
 #define MSR_TSC_ADJUST       0x3b
 #define MSR_SPEC_CTRL        0x48
@@ -381,6 +385,34 @@ static void check_machine_check_msrs(void)
                (unsigned long)cap, fault_name(r), cpuid_ok, (unsigned long)ctl, wcap, rctl, gctl0,
                gctl1, gbad, c0, c1, cbad, s0, sbad, a, past);
     vcheck(ok, "machine-check", "the machine-check MSRs do not follow KVM's model");
+}
+
+/*
+ * A fault's pushed EFLAGS has RF set (SDM 6.12.1): the handler's IRET back
+ * to the instruction must not hit its instruction breakpoint again. Both
+ * faults here are pollux's to inject: an MSR it has not (every RDMSR
+ * exits), and on VMX a MOV to CR4 with a reserved bit (the CR4 guest/host
+ * mask owns it). SVM leaves CR4 writes to the CPU, and QEMU 7.2's SVM takes
+ * the reserved bit without a fault (VMRUN then rejects the VMCB): that half
+ * runs on Intel only.
+ */
+static void check_fault_rf(void)
+{
+    uint64_t unused;
+    unsigned msr = try_rdmsr(MSR_NOBODY_HAS, &unused);
+    uint32_t msr_eflags = fault_eflags;
+    bool ok = msr == VECTOR_GP && (msr_eflags & EFLAGS_RF);
+    if (!ok)
+        printf("  rdmsr 0x%x: %s, eflags 0x%x\n", MSR_NOBODY_HAS, fault_name(msr), msr_eflags);
+    if (cpuid(0, 0).ebx == VENDOR_INTEL_EBX) {
+        unsigned cr4 = try_write_cr4(read_cr4() | CR4_RESERVED_BIT);
+        uint32_t cr4_eflags = fault_eflags;
+        if (cr4 != VECTOR_GP || !(cr4_eflags & EFLAGS_RF)) {
+            printf("  mov cr4 with a reserved bit: %s, eflags 0x%x\n", fault_name(cr4), cr4_eflags);
+            ok = false;
+        }
+    }
+    vcheck(ok, "fault-rf", "a fault's pushed EFLAGS lacks RF");
 }
 
 static void check_msrs(void)
@@ -994,6 +1026,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     set_interrupt_handler(VECTOR_GO, go_handler);
     check_state_dependent_cpuid();
     check_msrs();
+    check_fault_rf();
     if (two)
         check_two_vcpus();
     else

@@ -11,6 +11,7 @@
 
 #define RFLAGS_TF (1u << 8)
 #define RFLAGS_IF (1u << 9)
+#define RFLAGS_RF (1u << 16)
 
 struct cpuid_regs {
     uint32_t eax, ebx, ecx, edx;

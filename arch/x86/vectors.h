@@ -7,6 +7,8 @@
 #ifndef POLLUX_ARCH_X86_VECTORS_H
 #define POLLUX_ARCH_X86_VECTORS_H
 
+#include <stdbool.h>
+
 #define VECTOR_DE  0 /* divide error */
 #define VECTOR_DB  1 /* debug */
 #define VECTOR_NMI 2
@@ -25,5 +27,17 @@
 #define VECTOR_AC  17 /* alignment check */
 #define VECTOR_MC  18 /* machine check */
 #define VECTOR_XM  19 /* SIMD floating point */
+
+/*
+ * The exception's class is fault (SDM table 6-1): the RFLAGS image it pushes
+ * has RF set, so that an instruction breakpoint does not fire again when the
+ * handler returns to the instruction (SDM 17.3.1.1; KVM's exception_type).
+ * #DB counts as a trap: pollux injects it for single steps only.
+ */
+static inline bool exception_is_fault(unsigned vector)
+{
+    return vector < 32 && vector != VECTOR_DB && vector != VECTOR_NMI && vector != VECTOR_BP &&
+           vector != VECTOR_OF && vector != VECTOR_DF && vector != VECTOR_MC;
+}
 
 #endif

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "guest-tests/runtime/fault.h"
 
-volatile uint32_t fault_vector = NO_FAULT, fault_recover_eip;
+volatile uint32_t fault_vector = NO_FAULT, fault_recover_eip, fault_eflags;
 
 __attribute__((interrupt)) static void ud_handler(struct interrupt_frame *f)
 {
     fault_vector = VECTOR_UD;
+    fault_eflags = f->eflags;
     f->eip = fault_recover_eip;
 }
 
@@ -13,6 +14,7 @@ __attribute__((interrupt)) static void gp_handler(struct interrupt_frame *f, uns
 {
     (void)error;
     fault_vector = VECTOR_GP;
+    fault_eflags = f->eflags;
     f->eip = fault_recover_eip;
 }
 

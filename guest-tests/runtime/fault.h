@@ -12,6 +12,8 @@
 #define NO_FAULT 0xffu
 
 extern volatile uint32_t fault_vector, fault_recover_eip;
+/* The EFLAGS image the last caught fault pushed. */
+extern volatile uint32_t fault_eflags;
 
 /* Install the #UD and #GP handlers (after smp_start or cpu_init, which load the IDT). */
 void fault_catch_install(void);

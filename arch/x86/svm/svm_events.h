@@ -14,7 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/svm/svm_backend.h"
+#include "arch/x86/vectors.h"
+#include "arch/x86/virt.h"
 
 struct virt_vcpu;
 
@@ -23,6 +26,9 @@ static inline void svm_inject_exception(struct virt_vcpu *v, uint8_t vector, boo
                                         uint32_t error)
 {
     uint64_t ev = vector | SVM_EVTINJ_TYPE_EXEPT | SVM_EVTINJ_VALID;
+    /* VMRUN pushes the VMCB's RFLAGS as they are: a fault's image needs RF (vectors.h). */
+    if (exception_is_fault(vector))
+        v->regs.rflags |= RFLAGS_RF;
     if (has_error)
         ev |= SVM_EVTINJ_VALID_ERR | ((uint64_t)error << 32);
     svm(v)->vmcb->event_inj = ev;

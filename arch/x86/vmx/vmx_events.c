@@ -15,6 +15,9 @@ void vmx_inject_exception(struct virt_vcpu *v, uint8_t vector, bool has_error, u
 {
     struct vmx_vcpu *s = loaded(v);
     uint32_t info = vector | (INTR_TYPE_HW_EXCEPT << INTR_INFO_TYPE_SHIFT) | INTR_INFO_VALID;
+    /* Entry pushes the VMCS's RFLAGS as they are: a fault's image needs RF (vectors.h). */
+    if (exception_is_fault(vector))
+        v->regs.rflags |= RFLAGS_RF;
     /* Real mode (unrestricted guest) delivers exceptions without error codes. */
     if (has_error && (vmx_guest_cr0(s) & CR0_PE)) {
         info |= INTR_INFO_ERROR;
