@@ -146,8 +146,11 @@ GUESTS ?= pingpong:vcpus=2:args=4000 spinlock:vcpus=4:args=5000000000 idletick:v
 TIMEOUT ?= 0
 ACCEL ?= auto
 BOOT ?= grub
+# What the terminal shows (tools/run.py --console): auto is the human view on a terminal (the
+# @event JSON only in the run's console.log), every line to a pipe; all shows every line.
+CONSOLE ?= auto
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" $(if $(MEM),--mem $(MEM)) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
-	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT)
+	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT) --console $(CONSOLE)
 
 .PHONY: deps run debug test test-full test-layouts soak bench bench-full unit fuzz format clean
 deps:

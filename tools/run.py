@@ -233,11 +233,25 @@ clock: sync=none
     return ["bochs-bin", "-q", "-f", rc, "-rc", dbg], com1
 
 
-class Console:
-    """Echo console lines and remember the events tools care about."""
+# What a person at a terminal sees of pollux's own @event lines (the whole console goes to the
+# run's console.log): the short decisive ones; @vm_stop as one line of its own.
+EVENTS_SHOWN = {"shutdown", "panic", "warning", "key"}
 
-    def __init__(self, out, keys=(), typist=None):
+
+def vm_stop_line(body):
+    detail = f": {body['detail']}" if body.get("detail") else ""
+    return (f"run: VM {body.get('vm')} stopped, code {body.get('code')} "
+            f"({body.get('reason')}{detail})")
+
+
+class Console:
+    """Echo console lines and remember the events tools care about. With a log, every line goes
+    there and out gets the human view: pollux's @event lines (kilobytes of JSON each) stay in the
+    log, but for EVENTS_SHOWN and a line per @vm_stop."""
+
+    def __init__(self, out, keys=(), typist=None, log=None):
         self.out = out
+        self.log = log
         self.status = None
         self.panicked = False
         self.done = threading.Event()
@@ -246,16 +260,25 @@ class Console:
 
     def line(self, text):
         text = text.rstrip("\r\n").replace("\r", "")
-        self.out.write(text + "\n")
+        m = EVENT_RE.match(text)
+        own_event = m and not text.startswith("[")
+        if self.log:
+            self.log.write(text + "\n")
+            self.log.flush()
+        body = None
+        if own_event:
+            try:
+                body = json.loads(m.group(2))
+            except ValueError:
+                body = None
+        if not self.log or not own_event or m.group(1) in EVENTS_SHOWN:
+            self.out.write(text + "\n")
+        elif m.group(1) == "vm_stop" and body is not None:
+            self.out.write(vm_stop_line(body) + "\n")
         self.out.flush()
         if self.keys and self.keys[0][0] in text:
             self.typist(self.keys.pop(0)[1])
-        m = EVENT_RE.match(text)
-        if not m or text.startswith("["):
-            return
-        try:
-            body = json.loads(m.group(2))
-        except ValueError:
+        if body is None:
             return
         if m.group(1) == "shutdown":
             self.status = body.get("status")
@@ -330,6 +353,9 @@ def main():
     p.add_argument("--rundir", default="")
     p.add_argument("--iso-only", metavar="OUT", help="only build the ISO at OUT")
     p.add_argument("--kernel", default=os.path.join(BUILD, "pollux.elf"))
+    p.add_argument("--console", default="auto", choices=["auto", "human", "all"],
+                   help="what stdout gets: human (the @event JSON only in the run's console.log), "
+                   "all (every line), auto (human on a terminal, all otherwise)")
     p.add_argument("--keys", default="[]", help="QEMU: type on COM1, a JSON list of "
                    "[text, keys]: once a console line contains text, type keys")
     a = p.parse_args()
@@ -373,8 +399,14 @@ def main():
         proc.stdin.write(data)
         proc.stdin.flush()
 
-    console = Console(sys.stdout, keys, typist)
+    # A person at a terminal gets the human view, a tool reading the pipe every line (--console).
+    human = a.console == "human" or (a.console == "auto" and sys.stdout.isatty())
+    log_path = os.path.join(rundir, "console.log")
+    log = open(log_path, "w") if human else None
+    console = Console(sys.stdout, keys, typist, log)
     print(shlex.join(cmd), flush=True)
+    if human:
+        print(f"run: the whole console, @event lines included, goes to {log_path}", flush=True)
     if stdin is None:
         print("run: keys on this terminal go to pollux's key console (h lists them)", flush=True)
     elif a.emu == "bochs":
@@ -414,6 +446,9 @@ def main():
     proc.wait()
     reader.join(timeout=2)
 
+    if log:
+        log.close()
+        print(f"run: the whole console is in {log_path}", flush=True)
     if timed_out:
         print(f"run: timeout after {a.timeout:g} s, emulator killed", flush=True)
         return 124
