@@ -59,6 +59,25 @@ static void test_guest_cannot_forge_events(void **state)
     assert_string_equal(printed, "[vm1] a\\x1b[2Jb\\x5cc\\x7f\n");
 }
 
+static void test_tabs_pass_through(void **state)
+{
+    (void)state;
+    write_str("a\tb\n");
+    assert_string_equal(printed, "[vm1] a\tb\n");
+}
+
+static void test_a_guest_json_line_stays_whole(void **state)
+{
+    (void)state;
+    /* A guest's @bench line of 600 bytes (a Linux guest's sockperf summary is about 400). */
+    char line[602];
+    memset(line, 'j', 600);
+    line[600] = '\n';
+    line[601] = 0;
+    write_str(line);
+    assert_int_equal(strlen(printed), strlen("[vm1] \n") + 600);
+}
+
 static void test_long_lines_are_split(void **state)
 {
     (void)state;
@@ -67,6 +86,19 @@ static void test_long_lines_are_split(void **state)
     assert_int_equal(strlen(printed), strlen("[vm1] \n") + VUART_LINE_MAX);
     vuart_flush(&u);
     assert_non_null(strstr(printed, "\n[vm1] xxxxx\n"));
+}
+
+static void test_an_escape_is_never_cut(void **state)
+{
+    (void)state;
+    /* One byte short of the line, then a byte that takes four printed: it starts the next. */
+    for (int i = 0; i < VUART_LINE_MAX - 1; i++)
+        vuart_write(&u, 0, 'x');
+    vuart_write(&u, 0, 0x1b);
+    vuart_write(&u, 0, '\n');
+    assert_int_equal(strlen(printed),
+                     2 * strlen("[vm1] \n") + (VUART_LINE_MAX - 1) + strlen("\\x1b"));
+    assert_non_null(strstr(printed, "x\n[vm1] \\x1b\n"));
 }
 
 static void test_registers(void **state)
@@ -226,7 +258,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_lines_are_prefixed, setup),
         cmocka_unit_test_setup(test_guest_cannot_forge_events, setup),
+        cmocka_unit_test_setup(test_tabs_pass_through, setup),
+        cmocka_unit_test_setup(test_a_guest_json_line_stays_whole, setup),
         cmocka_unit_test_setup(test_long_lines_are_split, setup),
+        cmocka_unit_test_setup(test_an_escape_is_never_cut, setup),
         cmocka_unit_test_setup(test_registers, setup),
         cmocka_unit_test_setup(test_puts_and_empty_lines, setup),
         cmocka_unit_test_setup(test_cr_ends_a_line_once, setup),

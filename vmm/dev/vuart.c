@@ -17,24 +17,29 @@ void vuart_flush(struct vuart *u)
 {
     if (!u->len)
         return;
-    /* Escaping can quadruple the length. */
-    char out[VUART_LINE_MAX * 4 + 1];
-    unsigned n = 0;
-    static const char hex[] = "0123456789abcdef";
-    for (unsigned i = 0; i < u->len; i++) {
-        unsigned char c = (unsigned char)u->line[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            out[n++] = (char)c;
-        } else {
-            out[n++] = '\\';
-            out[n++] = 'x';
-            out[n++] = hex[c >> 4];
-            out[n++] = hex[c & 15];
-        }
-    }
-    out[n] = 0;
-    kprintf("[%s] %s\n", u->owner, out);
+    kprintf("[%s] %.*s\n", u->owner, (int)u->len, u->line);
     u->len = 0;
+}
+
+/*
+ * Kept escaped as it comes: printable ASCII and tabs as they are, anything
+ * else (and the backslash) as \xNN, so a guest can neither forge an event
+ * nor move the cursor of the terminal reading the console.
+ */
+static void append(struct vuart *u, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    bool plain = (c >= 0x20 && c < 0x7f && c != '\\') || c == '\t';
+    if (u->len + (plain ? 1 : 4) > VUART_LINE_MAX)
+        vuart_flush(u);
+    if (plain) {
+        u->line[u->len++] = (char)c;
+        return;
+    }
+    u->line[u->len++] = '\\';
+    u->line[u->len++] = 'x';
+    u->line[u->len++] = hex[c >> 4];
+    u->line[u->len++] = hex[c & 15];
 }
 
 static void put(struct vuart *u, char c)
@@ -50,9 +55,7 @@ static void put(struct vuart *u, char c)
             kprintf("[%s] \n", u->owner);
         return;
     }
-    u->line[u->len++] = c;
-    if (u->len == VUART_LINE_MAX)
-        vuart_flush(u);
+    append(u, (unsigned char)c);
 }
 
 void vuart_puts(struct vuart *u, const char *s, uint64_t len)

@@ -24,7 +24,7 @@
 #define VUART_BASE     0x3f8
 #define VUART_PORTS    8
 #define VUART_IRQ      4   /* its I/O APIC pin (the DSDT's Interrupt) */
-#define VUART_LINE_MAX 200 /* a longer line is printed in pieces */
+#define VUART_LINE_MAX 1024 /* bytes of a printed line, escapes included: a longer one continues */
 #define VUART_RX_MAX   64
 
 struct vuart {
@@ -32,7 +32,7 @@ struct vuart {
     uint8_t ier, lcr, mcr, scr, dll, dlm, lsr_errors, msr_delta, fcr;
     bool thre_pending; /* a THR-empty interrupt not yet acknowledged */
     bool last_cr;      /* the previous output byte was CR: a LF after it ends no new line */
-    char line[VUART_LINE_MAX];
+    char line[VUART_LINE_MAX]; /* the line so far, escaped as it will be printed */
     unsigned len;
     uint8_t rx[VUART_RX_MAX];
     unsigned rx_head, rx_count;
