@@ -196,10 +196,10 @@ struct vm_entry {
 static bool vm_configure(struct vm *vm, const struct boot_module *mod, unsigned index,
                          struct vm **vms)
 {
-    char err[256], label[16];
-    snprintf(label, sizeof(label), "%u", index);
+    char err[256];
     if (vmconfig_parse(mod->cmdline, index, VM_MAX_VCPUS, &vm->cfg, err, sizeof(err))) {
-        reject(label, err);
+        /* Named as it asked (tools/run.py puts name= first), else as it would be: vm<index>. */
+        reject(vm->cfg.name, err);
         return false;
     }
     struct earlier_vms earlier = {vms, index};
@@ -396,9 +396,9 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
 {
     struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
     if (!vm) {
-        char label[16];
-        snprintf(label, sizeof(label), "%u", index);
-        reject(label, "out of memory for the VM");
+        char name[16];
+        snprintf(name, sizeof(name), "vm%u", index); /* vmconfig's name for a VM without name= */
+        reject(name, "out of memory for the VM");
         return 0;
     }
     struct vm_entry start;

@@ -607,8 +607,9 @@ def guests_bad(bochs_svm=False, isolation=False):
               for seed in FUZZ_SEEDS]
     # Every vCPU faults at once: the runtime's exception lines come out whole.
     words.append("smp:name=smpfault:vcpus=3:pin=0,0,0:mem=8M:args=1+fault")
+    # Rejected, each under its name: a bad ELF, no header, too much memory, a bad option.
     words += ["{fixtures}/truncated.elf", "{fixtures}/noheader.bin",
-              "hello:name=nomem:mem=1G:vcpus=2"]
+              "hello:name=nomem:mem=1G:vcpus=2", "hello:name=badopt:vcpus=0"]
     if isolation:
         words += ISOLATION_GUESTS
     return " ".join(words)
@@ -636,7 +637,7 @@ def guests_bad_checks(bochs_svm=False, isolation=False):
         guest_says("ioports", "port 0x80 reads 0xff, port 0x1234 reads 0xffffffff"),
         guest_says("nmi", "caught 2 NMIs, 0 nested"),
         exception_lines_whole("smpfault"),
-        rejects("truncated", "noheader", "nomem"),
+        rejects("truncated", "noheader", "nomem", "badopt"),
         shutdown(1),
     ]
 
