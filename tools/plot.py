@@ -9,12 +9,14 @@ results.json (its medians) as a bar chart, <scenario>.png. From a log:
   `kvm_halt_poll_ns` trace lines (`trace=halt_poll`), as steps;
 - exits.png: exits by reason per VM, from the last `@stats` record of scope
   `vm` of each VM (its totals);
-- bench.png: the guests' `@bench` round trips, one bar per VM and operation.
+- bench.png: the guests' `@bench` measurements, one bar per VM and operation, a panel
+  (its own labelled axis) per unit: round trips in cycles, tick counts, ...
 A chart is skipped when the log has nothing for it. Uses matplotlib, Debian's python3-matplotlib (`make deps`).
 """
 import json
 import os
 import sys
+import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -85,14 +87,44 @@ def plot_exits(log, outdir):
     return save(fig, outdir, "exits.png")
 
 
+# What a @bench value counts, by op, where docs/console.md says (else the panel says "value").
+VALUE_UNITS = {"ticks": "timer ticks taken", "periodic": "us to the last tick"}
+
+
+def guest_bench_panels(log):
+    """The guests' @bench measurements, one panel per unit: {y label: [(bar label, value)]}.
+    Round trips in guest TSC cycles share a panel; each op's `value` has its own."""
+    panels = {}
+    for e in log.all("bench"):
+        label = f"{e.vm} {e['op']}" + (f" vcpu {e['vcpu']}" if "vcpu" in e.body else "")
+        if "cycles" in e.body:
+            unit = "guest TSC cycles per round trip"
+            value = e["cycles"]
+        elif "value" in e.body:
+            unit = f"{e['op']}: {VALUE_UNITS.get(e['op'], 'value')}"
+            value = e["value"]
+        else:
+            continue
+        panels.setdefault(unit, []).append((label, value))
+    return panels
+
+
 def plot_guest_bench(log, outdir):
-    bars = [(f"{e.vm} {e['op']}" + (f" vcpu {e['vcpu']}" if "vcpu" in e.body else ""),
-             e.get("cycles", e.get("value", 0))) for e in log.all("bench")]
-    if not bars:
+    panels = guest_bench_panels(log)
+    if not panels:
         return None
-    return bench_chart("guest measurements (@bench: cycles, or value)",
-                       [label for label, _ in bars], {"": [v for _, v in bars]}, outdir,
-                       "bench.png")
+    widest = max(len(bars) for bars in panels.values())
+    fig, axes = plt.subplots(1, len(panels), squeeze=False,
+                             figsize=(max(6, 2 + 1.3 * widest * len(panels)), 4.5),
+                             gridspec_kw={"width_ratios": [len(b) for b in panels.values()]})
+    for ax, (unit, bars) in zip(axes[0], panels.items()):
+        ax.bar(range(len(bars)), [v for _, v in bars], width=0.6)
+        ax.set_xticks(range(len(bars)), [label for label, _ in bars], rotation=20, ha="right",
+                      fontsize="small")
+        ax.set_ylabel(unit)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle("guest measurements (@bench), one axis per unit", fontsize="medium")
+    return save(fig, outdir, "bench.png")
 
 
 def bench_chart(title, rows, columns, outdir, name):
@@ -104,7 +136,9 @@ def bench_chart(title, rows, columns, outdir, name):
         ax.bar(xs, [v or 0 for v in values], width=width, label=label or None)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))], rows, rotation=20,
                   ha="right", fontsize="small")
-    ax.set_title(title, fontsize="medium")
+    # Wrapped to the figure, never cut.
+    chars = int(fig.get_figwidth() * 100 / 8.5)
+    ax.set_title(textwrap.fill(title, chars), fontsize="medium")
     if any(columns):
         ax.legend(fontsize="small")
     ax.grid(axis="y", alpha=0.3)
@@ -124,8 +158,7 @@ def plot_bench_results(path, outdir):
     with open(path) as f:
         tables = json.load(f)["tables"]
     for name, t in tables.items():
-        title = t["title"] if len(t["title"]) <= 90 else t["title"][:87] + "..."
-        print("plot: wrote " + bench_chart(title, t["chart"]["rows"], t["chart"]["columns"],
+        print("plot: wrote " + bench_chart(t["title"], t["chart"]["rows"], t["chart"]["columns"],
                                            outdir, f"{name}.png"))
     return 0
 
