@@ -21,7 +21,8 @@
  *     while the other device goes on working, read Status 0 after a reset,
  *     and then work again. pollux prints a @warning naming VM, device, queue
  *     and fault for each; the boot test matches them with this list.
- *   - "peer": at the end, broadcast a done frame until the bystander acks it.
+ *   - "peer": before the hostile rings, wait for the bystander's first round
+ *     (its ready frame); at the end, broadcast a done frame until it acks it.
  * With "bystander": the good paths of both devices in a loop, a round every
  * ROUND_US, checking every answer, until the peer's done frame comes (at
  * most BYSTANDER_MS), then an ack: its own devices keep working while the
@@ -91,7 +92,7 @@ static uint8_t mac[6];
 static uint32_t ram_end; /* the guest's RAM: [0, ram_end) */
 
 /* What the receive queue brought since the last look. */
-static unsigned peer_good, peer_done, peer_ack, rx_bad;
+static unsigned peer_good, peer_done, peer_ack, peer_ready, rx_bad;
 
 static uint64_t gpa(const volatile void *p)
 {
@@ -349,6 +350,7 @@ static void rx_poll(void)
             peer_good += same(f + ETH_HLEN, "vc-good", TAG_LEN);
             peer_done += same(f + ETH_HLEN, "vc-done", TAG_LEN);
             peer_ack += same(f + ETH_HLEN, "vc-ack", 7);
+            peer_ready += same(f + ETH_HLEN, "vc-rdy", 7);
         }
         rx_post((uint16_t)e.id);
         posted = true;
@@ -670,6 +672,21 @@ static void check_hostile(const struct hostile *h)
 
 /* ------------------------------------------------------------ the two roles */
 
+/*
+ * The hostile rings wait for the bystander's first round: it must be seen
+ * working while they break, however the two VMs were scheduled (under TCG
+ * the peer could finish all of them first).
+ */
+static void await_bystander_round(void)
+{
+    uint64_t end = rdtsc() + us_to_tsc(BYSTANDER_MS * 1000ull);
+    while (peer_ready == 0 && rdtsc() < end) {
+        rx_poll();
+        spin_us(SETTLE_POLL_US);
+    }
+    vcheck(peer_ready > 0, "peer-ready", "the bystander's first round never came");
+}
+
 /* Broadcast done until the bystander's ack comes. */
 static void await_peer_ack(void)
 {
@@ -710,8 +727,10 @@ static void bystander(void)
         blk_failed += !(blk_good() && blk_write_read_back(rounds));
         net_failed += !net_good();
         rx_poll();
-        if (rounds == 1)
+        if (rounds == 1) {
             printf("bystander: round 1 %s\n", blk_failed + net_failed ? "FAIL" : "ok");
+            net_send("vc-rdy", ETH_MIN, false); /* the peer's hostile rings may begin */
+        }
         for (uint32_t seen = ticks; ticks == seen;)
             wait_for_interrupt();
     }
@@ -742,6 +761,8 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         return check_summary("virtiocheck");
     }
     bool peer = word_is(args, "peer");
+    if (peer)
+        await_bystander_round();
     for (unsigned i = 0; i < sizeof(HOSTILE) / sizeof(HOSTILE[0]); i++)
         if (peer || !HOSTILE[i].needs_peer)
             check_hostile(&HOSTILE[i]);

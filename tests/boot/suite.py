@@ -311,8 +311,8 @@ VIRTIOCHECK_GOOD = (
     "blk-get-id blk-unsupported blk-beyond-disk blk-across-end blk-still-good net-probe "
     "net-features net-features-need-version-1 net-start net-mac net-link-up net-tx "
     "net-tx-one-buffer net-tx-oversized net-still-good").split()
-VIRTIOCHECK_HOSTILE = VIRTIOCHECK_GOOD + [scenario for scenario, _, _, _ in VIRTIO_HOSTILE] + [
-    "peer-ack"]
+VIRTIOCHECK_HOSTILE = (VIRTIOCHECK_GOOD + ["peer-ready"]
+                       + [scenario for scenario, _, _, _ in VIRTIO_HOSTILE] + ["peer-ack"])
 VIRTIOCHECK_BYSTANDER = VIRTIOCHECK_GOOD + [
     "bystander-blk", "bystander-net", "bystander-rx", "bystander-peer-done",
     "bystander-peer-frames"]
