@@ -19,7 +19,9 @@
  *   - in long mode (five levels where LA57 is offered), from a high alias of
  *     its code: CPUID and an MMIO load that pollux decodes by walking the
  *     guest's page tables, TPR written through the xAPIC page and read from
- *     CR8 and the reverse, and CR0.WP toggled (argument: how often)
+ *     CR8 and the reverse, a self-IPI that CR8 = 15 holds back taken as soon
+ *     as CR8 is lowered to 0 (SVM intercepts that write while a vector waits),
+ *     and CR0.WP toggled (argument: how often)
  * Run it with two vCPUs on one host CPU (vcpus=2:pin=0,0). Each check
  * prints "check <name>: ok" or "check <name>: FAIL ..."; the exit code is
  * the number of failures.
@@ -36,6 +38,7 @@
 
 #define VECTOR_TIMER 0x40
 #define VECTOR_GO    0x41
+#define VECTOR_TPR   0x42 /* class 4: the self-IPI that CR8 holds back (long mode) */
 
 #define RFLAGS_TF        (1u << 8)
 #define DR6_INIT         0xffff0ff0u
@@ -842,12 +845,16 @@ struct long_mode_run {
     uint32_t cr8_after_tpr;    /* 32: CR8 after the xAPIC TPR was written */
     uint32_t tpr_after_cr8;    /* 36: the xAPIC TPR after CR8 was written */
     uint32_t gdtr[2];          /* 40: the runtime's GDTR, restored afterwards */
+    uint32_t idtr[2];          /* 48: the runtime's IDTR, restored afterwards */
+    uint32_t tpr_ipi_lowered;  /* 56: VECTOR_TPR taken right after CR8 went to 0 */
+    uint32_t tpr_ipi_late;     /* 60: taken by the exit of an xAPIC TPR write after that */
 };
 _Static_assert(offsetof(struct long_mode_run, wp_toggles) == 16 &&
                    offsetof(struct long_mode_run, saved_cr4) == 20 &&
                    offsetof(struct long_mode_run, vendor_ebx) == 24 &&
                    offsetof(struct long_mode_run, tpr_after_cr8) == 36 &&
-                   offsetof(struct long_mode_run, gdtr) == 40,
+                   offsetof(struct long_mode_run, gdtr) == 40 &&
+                   offsetof(struct long_mode_run, tpr_ipi_late) == 60,
                "struct long_mode_run layout");
 
 /* The runtime's flat code (0x08) and data (0x10), and 64-bit code at 0x18. */
@@ -857,6 +864,18 @@ struct {
     uint16_t limit;
     uint32_t base;
 } __attribute__((packed)) long_mode_gdtr = {sizeof(long_mode_gdt) - 1, (uint32_t)long_mode_gdt};
+
+/*
+ * Long mode's IDT: only VECTOR_TPR's 64-bit interrupt gate, to
+ * long_mode_tpr_handler (it counts in long_mode_tpr_taken and sends the EOI).
+ */
+uint64_t long_mode_idt[2 * (VECTOR_TPR + 1)] __attribute__((aligned(16)));
+struct {
+    uint16_t limit;
+    uint64_t base;
+} __attribute__((packed)) long_mode_idtr = {sizeof(long_mode_idt) - 1, 0};
+volatile uint32_t long_mode_tpr_taken;
+void long_mode_tpr_handler(void);
 
 /* void long_mode_run(struct long_mode_run *r): cdecl, interrupts off, paging off. */
 void long_mode_run(struct long_mode_run *r);
@@ -870,6 +889,7 @@ __asm__(".text\n"
         "push %edi\n\t"
         "mov 20(%esp), %esi\n\t"
         "sgdt 40(%esi)\n\t"
+        "sidt 48(%esi)\n\t"
         "lgdt long_mode_gdtr\n\t"
         "mov %cr4, %eax\n\t"
         "mov %eax, 20(%esi)\n\t"
@@ -913,6 +933,35 @@ __asm__(".text\n"
         "mov %eax, 36(%rsi)\n\t"
         "xor %eax, %eax\n\t"
         "mov %rax, %cr8\n\t"
+        /*
+         * A self-IPI of class 4 under CR8 = 15 waits in IRR; lowering CR8
+         * must deliver it before the instruction after the next serializing
+         * one (an IRETQ to itself: no exit), with nothing else to exit on.
+         */
+        "lidt long_mode_idtr(%rip)\n\t"
+        "mov $15, %eax\n\t"
+        "mov %rax, %cr8\n\t"
+        "movl $0x44042, 0x280(%rbx)\n\t" /* ICR: fixed, asserted, to self, VECTOR_TPR */
+        "sti\n\t"
+        "nop\n\t"
+        "xor %eax, %eax\n\t"
+        "mov %rax, %cr8\n\t"
+        "mov %rsp, %rax\n\t"
+        "pushq $0x10\n\t"
+        "push %rax\n\t"
+        "pushfq\n\t"
+        "pushq $0x18\n\t"
+        "lea 7f(%rip), %rax\n\t"
+        "push %rax\n\t"
+        "iretq\n"
+        "7:\n\t"
+        "mov long_mode_tpr_taken(%rip), %eax\n\t"
+        "mov %eax, 56(%rsi)\n\t"
+        /* If it still waits, the exit of a TPR write delivers it before the IDT goes back. */
+        "movl $0, (%rbx)\n\t"
+        "mov long_mode_tpr_taken(%rip), %eax\n\t"
+        "mov %eax, 60(%rsi)\n\t"
+        "cli\n\t"
         /* CR0.WP back and forth. */
         "mov 16(%rsi), %ecx\n\t"
         "test %ecx, %ecx\n\t"
@@ -945,11 +994,21 @@ __asm__(".text\n"
         "mov 20(%esi), %eax\n\t"
         "mov %eax, %cr4\n\t"
         "lgdt 40(%esi)\n\t"
+        "lidt 48(%esi)\n\t"
         "pop %edi\n\t"
         "pop %esi\n\t"
         "pop %ebx\n\t"
         "pop %ebp\n\t"
-        "ret\n");
+        "ret\n"
+        ".code64\n"
+        "long_mode_tpr_handler:\n\t"
+        "incl long_mode_tpr_taken(%rip)\n\t"
+        "push %rax\n\t"
+        "mov $0xfee000b0, %eax\n\t" /* EOI, through the identity map */
+        "movl $0, (%rax)\n\t"
+        "pop %rax\n\t"
+        "iretq\n"
+        ".code32\n");
 
 /*
  * EFER.LME set with paging and PAE still off, as a guest sets it on its way
@@ -986,6 +1045,11 @@ static void build_page_tables(void)
     pdpt[3] = (uint32_t)pd_apic | PTE_RW | PTE_P;
     pml4[0] = pml4[256] = (uint32_t)pdpt | PTE_RW | PTE_P;
     pml5[0] = pml5[256] = (uint32_t)pml4 | PTE_RW | PTE_P;
+    /* The 64-bit interrupt gate: offset 15:0, selector 0x18, present DPL 0 type 0xE, 31:16. */
+    uint32_t handler = (uint32_t)long_mode_tpr_handler;
+    long_mode_idt[2 * VECTOR_TPR] =
+        (handler & 0xffffull) | 0x18ull << 16 | 0x8e00ull << 32 | (uint64_t)(handler >> 16) << 48;
+    long_mode_idtr.base = (uint32_t)long_mode_idt;
 }
 
 static void check_long_mode(uint32_t wp_toggles)
@@ -1009,6 +1073,11 @@ static void check_long_mode(uint32_t wp_toggles)
                r.tpr_after_cr8);
     vcheck(r.cr8_after_tpr == 5 && r.tpr_after_cr8 == 0x30, "tpr-cr8",
            "the xAPIC TPR and CR8 disagree");
+    if (r.tpr_ipi_lowered != 1 || r.tpr_ipi_late != 1)
+        printf("  held-back self-IPI taken: %u after CR8 0, %u after a TPR write\n",
+               r.tpr_ipi_lowered, r.tpr_ipi_late);
+    vcheck(r.tpr_ipi_lowered == 1 && r.tpr_ipi_late == 1, "tpr-cr8-lower",
+           "lowering CR8 did not deliver the interrupt it held back");
 }
 
 int guest_main(uint32_t magic, const struct mb_info *info)

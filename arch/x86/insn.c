@@ -96,3 +96,33 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
         return -1;
     return (int)(i + o->len);
 }
+
+int insn_mov_to_cr8(const uint8_t *bytes, size_t avail, int mode, uint8_t *gpr)
+{
+    if (mode != 16 && mode != 32 && mode != 64)
+        return -1;
+    size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
+    size_t i = 0;
+    bool lock = false;
+    uint8_t rex = 0;
+    for (; i < limit; i++) {
+        uint8_t b = bytes[i];
+        if (legacy_prefix(b)) {
+            lock |= b == 0xf0;
+            rex = 0; /* a REX counts only right before the opcode */
+        } else if (mode == 64 && (b & 0xf0) == 0x40) {
+            rex = b;
+        } else {
+            break;
+        }
+    }
+    if (limit - i < 3 || bytes[i] != 0x0f || bytes[i + 1] != 0x22)
+        return -1;
+    /* MOV CR ignores ModRM.mod: the operand is always a register. */
+    uint8_t modrm = bytes[i + 2];
+    unsigned cr = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0) | (lock ? 8 : 0);
+    if (cr != 8)
+        return -1;
+    *gpr = (uint8_t)((modrm & 7) | (rex & 1 ? 8 : 0));
+    return (int)(i + 3);
+}

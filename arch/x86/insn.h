@@ -71,4 +71,13 @@ static inline bool insn_is_plain(enum insn_kind kind, uint32_t code)
 /* mode: 16, 32 or 64 (the guest's code-segment size). */
 int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mode);
 
+/*
+ * MOV to CR8 from a register (0F 22 /r with CR8 as its control register:
+ * REX.R in 64-bit mode, or AMD's LOCK prefix for CR8 in any mode), for a
+ * CR8-write exit that does not name the register (SVM without decode
+ * assists). Returns the length and the register in *gpr (x86 numbering,
+ * REX.B included), or -1 when the bytes are not such a MOV.
+ */
+int insn_mov_to_cr8(const uint8_t *bytes, size_t avail, int mode, uint8_t *gpr);
+
 #endif

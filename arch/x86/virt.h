@@ -38,7 +38,7 @@ enum exit_reason {
     EXIT_INVD,
     EXIT_WBINVD,
     EXIT_XSETBV,
-    EXIT_CR8, /* MOV to/from CR8: the guest's task priority (VMX; SVM syncs V_TPR at entry/exit) */
+    EXIT_CR8, /* MOV to/from CR8, the guest's task priority (VMX; SVM: writes while intercepted) */
     EXIT_UNDEFINED,    /* an instruction pollux refuses: the guest gets #UD */
     EXIT_ENTRY_FAILED, /* the CPU refused the guest state */
     EXIT_UNKNOWN,      /* a vendor exit pollux does not expect */
@@ -72,13 +72,16 @@ struct exit_record {
         } fail;
         struct {
             bool write;
-            uint8_t gpr; /* x86 register number, see guest_gpr() */
+            uint8_t gpr; /* x86 register number (guest_gpr()), or EXIT_GPR_UNKNOWN */
         } cr8;
         struct {
             uint8_t cpl; /* the caller's, for the privilege check */
         } hypercall;
     };
 };
+
+/* The CPU did not name the instruction's register (SVM without decode assists): vmm decodes it. */
+#define EXIT_GPR_UNKNOWN 0xff
 
 /* Guest general-purpose registers, plus the ones vendors keep elsewhere. */
 struct guest_regs {
@@ -259,6 +262,15 @@ struct virt_ops {
      * tpr: the local APIC's TPR, which V_TPR carries (arch/x86/svm/svm_intr.h).
      */
     bool (*offer_interrupt)(struct virt_vcpu *v, int vector, uint32_t tpr);
+    /*
+     * Before each entry, and after a TPR write the fast path handled: tpr is
+     * the TPR's class (CR8), max_irr the highest IRR vector's class (-1:
+     * none). Where the guest's MOV CR8 does not exit (SVM V_TPR), make its
+     * writes exit (EXIT_CR8) while max_irr <= tpr, so that the write lowering
+     * the TPR below a held-back vector delivers it at once. KVM's
+     * update_cr8_intercept. NULL on VMX: every MOV CR8 exits there.
+     */
+    void (*update_cr8_intercept)(struct virt_vcpu *v, int tpr, int max_irr);
     /* NMIs are blocked from delivery until the guest's IRET (virtual NMI blocking). */
     bool (*nmi_allowed)(struct virt_vcpu *v);
     /* An NMI is being injected, or the guest is in its handler (before the IRET). */

@@ -198,8 +198,8 @@ def rejects(*modules):
 CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "machine-check", "spec-ctrl-absent",
                    "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
                    "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
-                   "step-hypercall", "step-mmio", "tpr-cr8", "insn-cpuid-slow-length",
-                   "insn-hypercall-slow-length", "fault-rf"}
+                   "step-hypercall", "step-mmio", "tpr-cr8", "tpr-cr8-lower",
+                   "insn-cpuid-slow-length", "insn-hypercall-slow-length", "fault-rf"}
 # Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
 CPUCHECK_BY_BIT = {
     ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),

@@ -215,6 +215,40 @@ static uint32_t word(uint8_t b0, uint8_t b1, uint8_t b2, uint8_t b3)
 }
 
 /* insn_is_plain, the inline check on 4 loaded bytes, against this file's own opcode table. */
+static int mov_cr8(int mode, uint8_t *gpr, const uint8_t *bytes, size_t n)
+{
+    return insn_mov_to_cr8(bytes, n, mode, gpr);
+}
+#define MOV_CR8(mode, gpr, ...) mov_cr8(mode, gpr, BYTES(__VA_ARGS__), sizeof(BYTES(__VA_ARGS__)))
+
+static void test_mov_to_cr8(void **state)
+{
+    (void)state;
+    uint8_t gpr = 0xee;
+    /* mov %rax, %cr8; mov %r13, %cr8 (REX.B); mod bits ignored. */
+    assert_int_equal(MOV_CR8(64, &gpr, 0x44, 0x0f, 0x22, 0xc0), 4);
+    assert_int_equal(gpr, 0);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x45, 0x0f, 0x22, 0xc5), 4);
+    assert_int_equal(gpr, 13);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x4c, 0x0f, 0x22, 0x03), 4);
+    assert_int_equal(gpr, 3);
+    /* AMD's LOCK MOV CR0 is CR8, in any mode; a prefix before it counts in the length. */
+    assert_int_equal(MOV_CR8(32, &gpr, 0xf0, 0x0f, 0x22, 0xc1), 4);
+    assert_int_equal(gpr, 1);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x2e, 0xf0, 0x0f, 0x22, 0xc2), 5);
+    assert_int_equal(gpr, 2);
+    /* Not CR8: CR0, CR3, CR4 (and CR8's REX before a legacy prefix, which drops it). */
+    assert_int_equal(MOV_CR8(64, &gpr, 0x0f, 0x22, 0xc0), -1);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x44, 0x0f, 0x22, 0xd8), -1);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x0f, 0x22, 0xe0), -1);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x44, 0x66, 0x0f, 0x22, 0xc0), -1);
+    /* REX is no prefix outside 64-bit mode; MOV from CR8 (0F 20) is not a write; truncated. */
+    assert_int_equal(MOV_CR8(32, &gpr, 0x44, 0x0f, 0x22, 0xc0), -1);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x44, 0x0f, 0x20, 0xc0), -1);
+    assert_int_equal(MOV_CR8(64, &gpr, 0x44, 0x0f, 0x22), -1);
+    assert_int_equal(MOV_CR8(48, &gpr, 0xf0, 0x0f, 0x22, 0xc0), -1);
+}
+
 static void test_plain_word(void **state)
 {
     (void)state;
@@ -267,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_wrong_opcode),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_mov_to_cr8),
         cmocka_unit_test(test_plain_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,6 +50,22 @@ static void test_nrips_gives_length(void **state)
     assert_int_equal(e.insn_len, 0);
 }
 
+/* The CR8-write intercept: the register from EXITINFO1 with decode assists, else unknown. */
+static void test_cr8_write(void **state)
+{
+    (void)state;
+    memset(&vmcb, 0, sizeof(vmcb));
+    vmcb.exit_info1 = SVM_CR_EXIT_VALID | 13;
+    struct exit_record e = decode(SVM_EXIT_WRITE_CR8, false);
+    assert_int_equal(e.reason, EXIT_CR8);
+    assert_true(e.cr8.write);
+    assert_int_equal(e.cr8.gpr, 13);
+    vmcb.exit_info1 = 0; /* no decode assists */
+    e = decode(SVM_EXIT_WRITE_CR8, false);
+    assert_int_equal(e.reason, EXIT_CR8);
+    assert_int_equal(e.cr8.gpr, EXIT_GPR_UNKNOWN);
+}
+
 static void test_ioio_decoding(void **state)
 {
     (void)state;
@@ -168,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_invalid_compares_low_32_bits),
         cmocka_unit_test(test_refused_instructions_are_undefined),
         cmocka_unit_test(test_other_reasons),
+        cmocka_unit_test(test_cr8_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

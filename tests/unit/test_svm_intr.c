@@ -19,6 +19,8 @@
 _Static_assert(offsetof(struct vmcb, intercept_misc1) == 0x0c, "HLT intercept word");
 _Static_assert(offsetof(struct vmcb, intercept_misc3) == 0x14, "Idle HLT intercept word");
 _Static_assert(offsetof(struct vmcb, vintr) == 0x60, "V_IRQ word");
+_Static_assert(offsetof(struct vmcb, intercept_cr) == 0x00, "CR intercept word");
+_Static_assert(SVM_INTERCEPT_CR8_WRITE == 1u << (16 + 8), "CR8 write: bit 16 + 8");
 
 static void test_hlt_intercept_bits(void **state)
 {
@@ -206,6 +208,61 @@ static void test_tpr_masking(void **state)
     assert_false(delivers_exact((vintr & ~0xfull) | 4));
 }
 
+/*
+ * The CR8-write intercept is on exactly while the TPR holds the highest IRR
+ * vector back (its class <= CR8): every CR8 the guest then writes exits,
+ * the one that releases it included; with nothing held back, none does.
+ */
+static void test_cr8_write_intercept(void **state)
+{
+    (void)state;
+    const uint32_t others = 0xffffffffu & ~SVM_INTERCEPT_CR8_WRITE;
+    for (int tpr = 0; tpr < 16; tpr++) {
+        assert_int_equal(svm_cr8_write_intercept(0, tpr, -1), 0);
+        assert_int_equal(svm_cr8_write_intercept(0xffffffffu, tpr, -1), others);
+        for (int irr = 1; irr < 16; irr++) {
+            bool held_back = irr <= tpr;
+            uint32_t cr = svm_cr8_write_intercept(0, tpr, irr);
+            assert_int_equal(cr, held_back ? SVM_INTERCEPT_CR8_WRITE : 0);
+            assert_int_equal(svm_cr8_write_intercept(others, tpr, irr),
+                             others | (held_back ? SVM_INTERCEPT_CR8_WRITE : 0));
+            /* Cleared again once nothing is held back. */
+            assert_int_equal(svm_cr8_write_intercept(cr, tpr, held_back ? -1 : irr), 0);
+        }
+    }
+}
+
+/*
+ * The case of docs/virtual_interrupts.md: CR8 = 15 holds a vector of class 4
+ * back, so it is not offered; the intercept makes the guest's MOV CR8 exit
+ * instead of changing only V_TPR, and after it the vector is deliverable
+ * and the intercept comes off.
+ */
+static void test_cr8_lowering_releases_held_back(void **state)
+{
+    (void)state;
+    struct vlapic a = apic();
+    a.tpr = 15 << 4;
+    vlapic_accept(&a, 0x42);
+    assert_int_equal(vlapic_highest_pending(&a), -1);
+    assert_int_equal(vlapic_highest_irr(&a), 0x42);
+    uint64_t vintr =
+        svm_vintr_offer(SVM_VINTR_MASKING, vlapic_highest_pending(&a), a.tpr, SVM_VIRQ_EXACT);
+    assert_false(vintr & SVM_VINTR_V_IRQ);
+    uint32_t cr = svm_cr8_write_intercept(0, (int)(a.tpr >> 4), vlapic_highest_irr(&a) >> 4);
+    assert_true(cr & SVM_INTERCEPT_CR8_WRITE);
+    a.tpr = 0; /* the intercepted MOV CR8, 0 */
+    int v = vlapic_highest_pending(&a);
+    assert_int_equal(v, 0x42);
+    assert_false(svm_cr8_write_intercept(cr, 0, v >> 4) & SVM_INTERCEPT_CR8_WRITE);
+    /* Held back by the in-service vector alone, not by the TPR: no CR8 write can release it. */
+    vlapic_accept(&a, 0x61);
+    vlapic_ack(&a, 0x61);
+    assert_int_equal(vlapic_highest_pending(&a), -1);
+    assert_false(svm_cr8_write_intercept(0, 0, vlapic_highest_irr(&a) >> 4) &
+                 SVM_INTERCEPT_CR8_WRITE);
+}
+
 static void test_probe_classification(void **state)
 {
     (void)state;
@@ -229,6 +286,8 @@ int main(void)
         cmocka_unit_test(test_cut_short_reinjected_not_reoffered),
         cmocka_unit_test(test_higher_vector_replaces_offer),
         cmocka_unit_test(test_tpr_masking),
+        cmocka_unit_test(test_cr8_write_intercept),
+        cmocka_unit_test(test_cr8_lowering_releases_held_back),
         cmocka_unit_test(test_probe_classification),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,6 +122,11 @@ uint32_t vlapic_ppr(const struct vlapic *a)
     return isr_class;
 }
 
+int vlapic_highest_irr(const struct vlapic *a)
+{
+    return highest_bit(a->irr);
+}
+
 int vlapic_highest_pending(const struct vlapic *a)
 {
     /* Only the highest IRR vector can be above PPR if any is. */

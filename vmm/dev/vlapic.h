@@ -137,6 +137,9 @@ bool vlapic_accept_trigger(struct vlapic *a, uint8_t vector, bool level);
 /* A level-triggered vector's EOI waiting to reach the I/O APIC (then forgotten), or -1. */
 int vlapic_take_eoi_broadcast(struct vlapic *a);
 
+/* The highest IRR vector, deliverable or not, or -1 (KVM's kvm_lapic_find_highest_irr). */
+int vlapic_highest_irr(const struct vlapic *a);
+
 /*
  * The highest IRR vector whose priority class is above PPR's, or -1.
  * PPR = TPR if TPR[7:4] >= ISRV[7:4] else ISRV & 0xF0.

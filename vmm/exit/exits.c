@@ -94,9 +94,36 @@ static void handle_xsetbv(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
+/*
+ * The register and length of a MOV to CR8 whose exit named no register (SVM
+ * without decode assists), from its bytes at CS:RIP. False (the VM stopped)
+ * when they are not such a MOV.
+ */
+static bool decode_mov_to_cr8(struct vcpu *v, struct exit_record *e)
+{
+    uint8_t bytes[INSN_MAX];
+    int mode;
+    uint64_t la;
+    size_t avail = vcpu_fetch_insn(v, bytes, &mode, &la);
+    int n = insn_mov_to_cr8(bytes, avail, mode, &e->cr8.gpr);
+    if (n < 0) {
+        vm_fail(v, "bad-state", "cannot decode the MOV to CR8 at 0x%lx", la);
+        return false;
+    }
+    e->insn_len = (unsigned)n;
+    return true;
+}
+
 /* CR8 is TPR[7:4] of the guest's local APIC. */
 void handle_cr8(struct vcpu *v, const struct exit_record *e)
 {
+    struct exit_record decoded;
+    if (e->cr8.gpr == EXIT_GPR_UNKNOWN) {
+        decoded = *e;
+        if (!decode_mov_to_cr8(v, &decoded))
+            return;
+        e = &decoded;
+    }
     uint64_t *reg = guest_gpr(&v->hw.regs, e->cr8.gpr);
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool fault = e->cr8.write && (*reg >> 4);

@@ -24,11 +24,16 @@
 
 /*
  * After a write to the local APIC (an EOI, the TPR): an interrupt that was
- * already pending may be deliverable now, with no sender to say so.
+ * already pending may be deliverable now, with no sender to say so. If not,
+ * the TPR may hold one back now: the CR8 intercept follows, as the full
+ * path's entry would set it.
  */
 static inline enum fastpath_result after_apic_write(struct vcpu *v)
 {
-    return vlapic_highest_pending(&v->lapic) >= 0 ? FASTPATH_HANDLED : FASTPATH_REENTER;
+    if (vlapic_highest_pending(&v->lapic) >= 0)
+        return FASTPATH_HANDLED;
+    vcpu_update_cr8_intercept(v);
+    return FASTPATH_REENTER;
 }
 
 /*

@@ -104,11 +104,14 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     /*
      * The common case, nothing pending and no window open, needs no lock: an
      * event that arrives after this look is followed by a kick, which makes
-     * the entry exit at once.
+     * the entry exit at once. One that the TPR holds back still sets the
+     * CR8 intercept.
      */
     if (!*window && !nmi_waiting(&v->nmi) && !v->init_pending && v->sipi_vector < 0 &&
-        vlapic_highest_pending(&v->lapic) < 0)
+        vlapic_highest_pending(&v->lapic) < 0) {
+        vcpu_update_cr8_intercept(v);
         return true;
+    }
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (v->init_pending) {
         v->init_pending = false;
@@ -164,6 +167,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     *window = vector >= 0 || v->nmi.pending;
     if (!offered)
         virt->set_interrupt_window(&v->hw, vector >= 0);
+    vcpu_update_cr8_intercept(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     return true;
 }

@@ -77,6 +77,20 @@ uint64_t vcpu_halt_poll_max(const struct vcpu *v);
 /* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */
 void vcpu_timer_update(struct vcpu *v);
 
+/*
+ * Tell the backend whether the TPR holds the highest IRR vector back, so
+ * that a guest CR8 write lowering the TPR exits where it otherwise would not
+ * (SVM's V_TPR) and the vector is delivered at once. KVM's
+ * update_cr8_intercept. On v's CPU, before an entry.
+ */
+static inline void vcpu_update_cr8_intercept(struct vcpu *v)
+{
+    if (!virt->update_cr8_intercept)
+        return;
+    int irr = vlapic_highest_irr(&v->lapic);
+    virt->update_cr8_intercept(&v->hw, (int)((v->lapic.tpr >> 4) & 0xf), irr < 0 ? -1 : irr >> 4);
+}
+
 /* Leave the CPU for good: cancel the timer, state STOPPED, and retire from the VM. */
 void vcpu_retire(struct vcpu *v);
 

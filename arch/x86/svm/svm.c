@@ -463,6 +463,7 @@ const struct virt_ops svm_ops = {
     .inject_interrupt = svm_inject_interrupt,
     .set_interrupt_window = svm_set_interrupt_window,
     .offer_interrupt = svm_offer_interrupt,
+    .update_cr8_intercept = svm_update_cr8_intercept,
     .nmi_allowed = svm_nmi_allowed,
     .nmi_in_service = svm_nmi_in_service,
     .inject_nmi = svm_inject_nmi,

@@ -70,6 +70,13 @@ bool svm_offer_interrupt(struct virt_vcpu *v, int vector, uint32_t tpr)
     return true;
 }
 
+/* With V_INTR_MASKING the guest's CR8 writes go to V_TPR: exit on them while one is held back. */
+void svm_update_cr8_intercept(struct virt_vcpu *v, int tpr, int max_irr)
+{
+    struct vmcb *vmcb = svm(v)->vmcb;
+    vmcb->intercept_cr = svm_cr8_write_intercept(vmcb->intercept_cr, tpr, max_irr);
+}
+
 bool svm_nmi_allowed(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);

@@ -58,6 +58,7 @@ bool svm_in_interrupt_shadow(struct virt_vcpu *v);
 void svm_inject_interrupt(struct virt_vcpu *v, uint8_t vector);
 void svm_set_interrupt_window(struct virt_vcpu *v, bool on);
 bool svm_offer_interrupt(struct virt_vcpu *v, int vector, uint32_t tpr);
+void svm_update_cr8_intercept(struct virt_vcpu *v, int tpr, int max_irr);
 bool svm_nmi_allowed(struct virt_vcpu *v);
 bool svm_nmi_in_service(struct virt_vcpu *v);
 void svm_inject_nmi(struct virt_vcpu *v);

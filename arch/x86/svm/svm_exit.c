@@ -76,6 +76,14 @@ void svm_decode_other(const struct vmcb *vmcb, struct exit_record *e)
         e->reason = EXIT_XSETBV;
         e->insn_kind = INSN_XSETBV;
         break;
+    case SVM_EXIT_WRITE_CR8:
+        /* Intercepted only while the TPR holds a vector back (svm_update_cr8_intercept). */
+        e->reason = EXIT_CR8;
+        e->cr8.write = true;
+        e->cr8.gpr = vmcb->exit_info1 & SVM_CR_EXIT_VALID
+                         ? (uint8_t)(vmcb->exit_info1 & SVM_CR_EXIT_GPR)
+                         : EXIT_GPR_UNKNOWN;
+        break;
     case SVM_EXIT_INVALID:
         e->reason = EXIT_ENTRY_FAILED;
         e->fail.what = "VMRUN rejected the VMCB (VMEXIT_INVALID)";

@@ -15,6 +15,14 @@ struct svm_hlt_bits svm_hlt_intercept(enum hlt_intercept mode, struct svm_hlt_bi
     return out;
 }
 
+uint32_t svm_cr8_write_intercept(uint32_t intercept_cr, int tpr, int max_irr)
+{
+    intercept_cr &= ~SVM_INTERCEPT_CR8_WRITE;
+    if (max_irr >= 0 && max_irr <= tpr)
+        intercept_cr |= SVM_INTERCEPT_CR8_WRITE;
+    return intercept_cr;
+}
+
 uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr, enum svm_virq_check check)
 {
     const uint64_t fields = SVM_VINTR_V_TPR | SVM_VINTR_V_IRQ | SVM_VINTR_PRIO_MAX |

@@ -64,4 +64,14 @@ const char *svm_virq_check_name(enum svm_virq_check c);
  */
 uint64_t svm_vintr_offer(uint64_t vintr, int vector, uint32_t tpr, enum svm_virq_check check);
 
+/*
+ * The VMCB's CR intercept word (offset 0x00) with the CR8-write intercept set
+ * exactly when the highest pending vector's class max_irr (IRR[7:4], -1: none)
+ * is held back by the task priority tpr (CR8, TPR[7:4]): max_irr <= tpr. The
+ * guest's MOV CR8 changes V_TPR without an exit otherwise, so lowering it
+ * below that class would release the vector only at the next unrelated
+ * exit. KVM's svm_update_cr8_intercept; every other bit kept.
+ */
+uint32_t svm_cr8_write_intercept(uint32_t intercept_cr, int tpr, int max_irr);
+
 #endif

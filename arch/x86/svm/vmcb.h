@@ -82,6 +82,8 @@ _Static_assert(__builtin_offsetof(struct vmcb, cpl) == 0x4cb, "VMCB cpl");
 _Static_assert(__builtin_offsetof(struct vmcb, rsp) == 0x5d8, "VMCB rsp");
 _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 
+/* intercept_cr: bits 0-15 reads of CR0-CR15, bits 16-31 writes */
+#define SVM_INTERCEPT_CR8_WRITE (1u << 24)
 /* intercept_misc1 */
 #define SVM_INTERCEPT_INTR     (1u << 0)
 #define SVM_INTERCEPT_NMI      (1u << 1)
@@ -121,6 +123,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 #define SVM_VINTR_VECTOR_MASK  (0xffull << SVM_VINTR_VECTOR_SHIFT)
 
 /* Exit codes. */
+#define SVM_EXIT_WRITE_CR8 0x018
 #define SVM_EXIT_EXCP_BASE 0x040
 #define SVM_EXIT_INTR      0x060
 #define SVM_EXIT_NMI       0x061
@@ -159,6 +162,10 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 #define SVM_EVTINJ_TYPE_NMI   (2u << 8)
 #define SVM_EVTINJ_TYPE_EXEPT (3u << 8)
 #define SVM_EVTINJ_TYPE_MASK  (7u << 8)
+
+/* MOV CR exit_info1 with decode assists: bit 63 says bits 3:0 hold the GPR */
+#define SVM_CR_EXIT_VALID (1ull << 63)
+#define SVM_CR_EXIT_GPR   0xfull
 
 /* IOIO exit_info1 */
 #define SVM_IOIO_IN   (1u << 0)
