@@ -195,8 +195,8 @@ static void reset(struct dev_entry *d)
     __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
     struct vlapic_ipi unused;
     bool none;
-    vlapic_reset(&v->lapic, v->hw.id, base & APIC_BASE_BSP,
-                 v->lapic.maxphyaddr); /* INIT reaches APs only */
+    /* INIT reaches APs only. */
+    vlapic_reset(&v->lapic, v->hw.id, base & APIC_BASE_BSP, v->lapic.maxphyaddr);
     v->lapic.timer_stats = timer_stats;
     vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
 }
