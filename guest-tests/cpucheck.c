@@ -5,6 +5,9 @@
  * values), then exercises every feature that CPUID offers, or checks that
  * what it hides really is absent (#UD, #GP):
  *   - CPUID bits that follow state: APIC (IA32_APIC_BASE.EN), OSXSAVE, OSPKE
+ *   - IA32_APIC_BASE moves the xAPIC page (the old address then reads all
+ *     ones: run with unbacked=ignore, one read), up to MAXPHYADDR; reserved
+ *     bits (9, MAXPHYADDR) raise #GP
  *   - IA32_TSC_AUX through RDTSCP and RDPID, IA32_XSS with XSAVES/XRSTORS,
  *     IA32_PKRS and PKRU, IA32_MISC_ENABLE, the speculation MSRs
  *   - 57-bit canonical MSR addresses where LA57 is offered, INVPCID
@@ -22,7 +25,7 @@
  *     CR8 and the reverse, a self-IPI that CR8 = 15 holds back taken as soon
  *     as CR8 is lowered to 0 (SVM intercepts that write while a vector waits),
  *     and CR0.WP toggled (argument: how often)
- * Run it with two vCPUs on one host CPU (vcpus=2:pin=0,0). Each check
+ * Run it with two vCPUs on one host CPU (vcpus=2:pin=0,0:unbacked=ignore). Each check
  * prints "check <name>: ok" or "check <name>: FAIL ..."; the exit code is
  * the number of failures.
  */
@@ -72,9 +75,13 @@
 #define MSR_FS_BASE          0xc0000100
 #define MSR_TSC_AUX          0xc0000103
 #define MSR_VIRT_SPEC        0xc001011f
+#define APIC_BASE_BSP        (1u << 8)
 #define APIC_BASE_ENABLE     (1u << 11)
 
 #define XAPIC_VERSION 0xfee00030u
+#define MOVED_XAPIC   0xfed40000u /* where the relocation check puts the xAPIC page */
+#define XAPIC_ID_OFF  0x020
+#define XAPIC_VER_OFF 0x030
 #define LAPIC_TPR     0x080
 
 /* CPUID feature bits this guest acts on. */
@@ -338,6 +345,61 @@ static void check_state_dependent_cpuid(void)
         try_write_cr4(cr4);
         vcheck(f == VECTOR_GP, "pku-absent", "CR4.PKE accepted without PKU");
     }
+}
+
+/* ------------------------------------------------------------ IA32_APIC_BASE */
+
+static uint32_t mmio_read32(uint32_t address)
+{
+    return *(volatile uint32_t *)address;
+}
+
+/* CPUID 0x80000008 EAX[7:0], or the SDM's 36 without the leaf. */
+static unsigned maxphyaddr(void)
+{
+    if (cpuid(0x80000000u, 0).eax < 0x80000008u)
+        return 36;
+    return cpuid(0x80000008u, 0).eax & 0xff;
+}
+
+/*
+ * Move the xAPIC page to MOVED_XAPIC: its ID and version registers answer
+ * there, the old page is no longer the APIC (all ones under unbacked=ignore),
+ * the highest base MAXPHYADDR allows is taken, reserved bit 9 and bit
+ * MAXPHYADDR raise #GP; then back to where it was, for the rest of the guest.
+ */
+static void check_apic_base_moves(void)
+{
+    uint64_t base, moved_back = 0, high_back = 0;
+    try_rdmsr(MSR_APIC_BASE, &base);
+    uint64_t keep = APIC_BASE_ENABLE | (base & APIC_BASE_BSP);
+    uint32_t id = mmio_read32(XAPIC_BASE + XAPIC_ID_OFF);
+    uint32_t version = mmio_read32(XAPIC_VERSION);
+    unsigned move = try_wrmsr(MSR_APIC_BASE, MOVED_XAPIC | keep);
+    uint32_t moved_id = mmio_read32(MOVED_XAPIC + XAPIC_ID_OFF);
+    uint32_t moved_version = mmio_read32(MOVED_XAPIC + XAPIC_VER_OFF);
+    uint32_t old = mmio_read32(XAPIC_VERSION);
+    unsigned bits = maxphyaddr();
+    unsigned bit9 = try_wrmsr(MSR_APIC_BASE, MOVED_XAPIC | keep | 0x200);
+    unsigned past =
+        bits < 64 ? try_wrmsr(MSR_APIC_BASE, MOVED_XAPIC | keep | 1ull << bits) : VECTOR_GP;
+    try_rdmsr(MSR_APIC_BASE, &moved_back);
+    uint64_t high = (1ull << (bits - 1)) | keep;
+    unsigned top = try_wrmsr(MSR_APIC_BASE, high);
+    try_rdmsr(MSR_APIC_BASE, &high_back);
+    unsigned back = try_wrmsr(MSR_APIC_BASE, base);
+    uint32_t again = mmio_read32(XAPIC_VERSION);
+    bool ok = move == NO_FAULT && moved_id == id && moved_version == version &&
+              (version & 0xff) == 0x14 && old == 0xffffffffu && bit9 == VECTOR_GP &&
+              past == VECTOR_GP && moved_back == (MOVED_XAPIC | keep) && top == NO_FAULT &&
+              high_back == high && back == NO_FAULT && again == version;
+    if (!ok)
+        printf("  base 0x%lx, MAXPHYADDR %u: move %s, ID 0x%x/0x%x, version 0x%x/0x%x, old page "
+               "0x%x, bit 9 %s, bit %u %s, then 0x%lx; top %s 0x%lx; back %s, 0x%x\n",
+               (unsigned long)base, bits, fault_name(move), id, moved_id, version, moved_version,
+               old, fault_name(bit9), bits, fault_name(past), (unsigned long)moved_back,
+               fault_name(top), (unsigned long)high_back, fault_name(back), again);
+    vcheck(ok, "apic-base-move", "IA32_APIC_BASE does not move the xAPIC page as KVM does");
 }
 
 /* ------------------------------------------------------------ MSRs */
@@ -1094,6 +1156,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     set_interrupt_handler(VECTOR_TIMER, timer_handler);
     set_interrupt_handler(VECTOR_GO, go_handler);
     check_state_dependent_cpuid();
+    check_apic_base_moves();
     check_msrs();
     check_fault_rf();
     if (two)

@@ -69,6 +69,11 @@ static void msr_op(void)
     if (msr == 0xc0000080)
         return;
     uint32_t lo = next(), hi = (next() & 1) ? next() : 0;
+    /* IA32_APIC_BASE keeps its address: apic_op's page would go (and could land in RAM). */
+    if (msr == MSR_APIC_BASE) {
+        lo = (lo & 0xfff) | XAPIC_BASE;
+        hi = 0;
+    }
     if (next() & 1)
         __asm__ volatile("wrmsr" ::"c"(msr), "a"(lo), "d"(hi) : "memory");
     else

@@ -374,7 +374,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     pc_msrs_reset(&v->pc_msrs);
     mce_reset(&v->mce);
     v->poll_control = KVM_POLL_CONTROL_RESET;
-    vlapic_reset(&v->lapic, i, i == 0);
+    vlapic_reset(&v->lapic, i, i == 0, guest_features.maxphyaddr);
     if (i != 0) {
         v->sipi_armed = true;
         return true;

@@ -265,7 +265,12 @@ static void test_guest_features_follow_the_filter(void **state)
     cpuid_guest_features(&view, amd_host, &f);
     assert_true(f.amd && f.tsc_aux && f.ibpb);
     assert_false(f.la57 || f.pks || f.xsaves);
-    assert_int_equal(f.spec_ctrl, 4); /* SSBD alone */
+    assert_int_equal(f.spec_ctrl, 4);   /* SSBD alone */
+    assert_int_equal(f.maxphyaddr, 48); /* 0x80000008 EAX[7:0] */
+    v = view;
+    v.max_ext_leaf = 0x80000001; /* no address sizes: the SDM's 36 bits */
+    cpuid_guest_features(&v, amd_host, &f);
+    assert_int_equal(f.maxphyaddr, 36);
 }
 
 int main(void)

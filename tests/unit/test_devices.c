@@ -181,7 +181,8 @@ void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 
 /* ---------------------------------------------------------------- a VM */
 
-#define NVCPUS 2
+#define NVCPUS     2
+#define MAXPHYADDR 40 /* the vCPUs' physical address bits */
 
 static struct vm vm;
 static struct vcpu vcpus[NVCPUS];
@@ -214,7 +215,7 @@ static void make_vm(bool pc)
         vcpus[i].hw.id = i;
         vcpus[i].poll_control = KVM_POLL_CONTROL_RESET;
         vcpus[i].sipi_vector = -1;
-        vlapic_reset(&vcpus[i].lapic, i, i == 0);
+        vlapic_reset(&vcpus[i].lapic, i, i == 0, MAXPHYADDR);
         pc_msrs_reset(&vcpus[i].pc_msrs);
         vm.vcpus[i] = &vcpus[i];
     }
@@ -441,7 +442,8 @@ static void test_every_mmio_range_finds_its_device(void **state)
             assert_true(above == NULL || above->dev != dev);
         }
     }
-    assert_int_equal(ranges, 4); /* the xAPIC page, the I/O APIC's, virtio-net's, virtio-blk's */
+    /* The I/O APIC's, virtio-net's, virtio-blk's; the xAPIC page is each vCPU's own (below). */
+    assert_int_equal(ranges, 3);
 }
 
 static void test_xapic_page(void **state)
@@ -449,16 +451,17 @@ static void test_xapic_page(void **state)
     (void)state;
     /* Each vCPU reads its own local APIC's ID (offset 0x20, bits 31:24). */
     for (unsigned v = 0; v < NVCPUS; v++) {
-        assert_int_equal(npf(v, XAPIC_PAGE + 0x20, false, 4, 0), (uint64_t)v << 24);
+        assert_int_equal(npf(v, VLAPIC_BASE_DEFAULT + 0x20, false, 4, 0), (uint64_t)v << 24);
         assert_string_equal(decoded_for, "the local APIC");
     }
-    npf(1, XAPIC_PAGE + 0x80, true, 4, 0x30); /* TPR */
+    npf(1, VLAPIC_BASE_DEFAULT + 0x80, true, 4, 0x30); /* TPR */
     assert_int_equal(vcpus[1].lapic.tpr, 0x30);
     assert_int_equal(vcpus[0].lapic.tpr, 0);
-    assert_int_equal(npf(1, XAPIC_PAGE + 0x80, false, 2, 0), ~0ull); /* not 32-bit: dropped */
+    assert_int_equal(npf(1, VLAPIC_BASE_DEFAULT + 0x80, false, 2, 0),
+                     ~0ull); /* not 32-bit: dropped */
     /* The fast path's direct way in reaches the same registers. */
     struct exit_record e = {.reason = EXIT_NESTED_PAGE_FAULT};
-    e.npf.gpa = XAPIC_PAGE + 0x80;
+    e.npf.gpa = VLAPIC_BASE_DEFAULT + 0x80;
     next_op = (struct mmio_op){.len = 3, .size = 4};
     vlapic_dev_mmio(&vcpus[1], &e);
     assert_int_equal(loaded, 0x30);
@@ -567,6 +570,45 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(vm_devices_msr(&vcpus[0], 0x277, false, &value), DEV_NOT_MINE);
 }
 
+#define MOVED_BASE 0xfed40000u
+#define EN         ((uint64_t)APIC_BASE_ENABLE)
+
+/*
+ * IA32_APIC_BASE moves one vCPU's xAPIC page: it answers there, the old page is nobody's
+ * for that vCPU (the unbacked= policy) and still the other vCPU's APIC; INIT keeps it moved.
+ */
+static void test_xapic_page_moves_with_apic_base(void **state)
+{
+    (void)state;
+    vm.cfg.unbacked = UNBACKED_IGNORE;
+    assert_int_equal(wr(1, MSR_IA32_APIC_BASE, MOVED_BASE | EN), DEV_DONE);
+    assert_int_equal(rd(1, MSR_IA32_APIC_BASE), MOVED_BASE | EN);
+    assert_int_equal(npf(1, MOVED_BASE + 0x20, false, 4, 0), 1u << 24); /* its APIC ID */
+    npf(1, MOVED_BASE + 0x80, true, 4, 0x30);                           /* TPR */
+    assert_int_equal(vcpus[1].lapic.tpr, 0x30);
+    assert_int_equal(vm.unbacked.reads + vm.unbacked.writes, 0);
+    assert_int_equal(npf(1, VLAPIC_BASE_DEFAULT + 0x20, false, 4, 0), 0xffffffffu);
+    assert_int_equal(vm.unbacked.reads, 1);
+    assert_int_equal(npf(0, VLAPIC_BASE_DEFAULT + 0x80, false, 4, 0), 0); /* vCPU 0's TPR */
+    assert_int_equal(npf(0, MOVED_BASE + 0x20, false, 4, 0), 0xffffffffu);
+    assert_int_equal(vm.unbacked.reads, 2);
+    /* INIT keeps the base where the guest put it. */
+    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    assert_int_equal(rd(1, MSR_IA32_APIC_BASE), MOVED_BASE | EN);
+    assert_int_equal(npf(1, MOVED_BASE + 0x20, false, 4, 0), 1u << 24);
+    /* Onto the I/O APIC's page: the vCPU's own APIC comes first, as in KVM; the other's
+     * vCPU still reaches the I/O APIC there. */
+    assert_int_equal(wr(1, MSR_IA32_APIC_BASE, IOAPIC_BASE | EN), DEV_DONE);
+    assert_int_equal(npf(1, IOAPIC_BASE + 0x20, false, 4, 0), 1u << 24);
+    npf(0, IOAPIC_BASE + IOAPIC_REGSEL, true, 4, 0x10);
+    assert_int_equal(vm.ioapic.regsel, 0x10);
+    /* Reserved bits and addresses past MAXPHYADDR fault, and the page stays. */
+    assert_int_equal(wr(1, MSR_IA32_APIC_BASE, MOVED_BASE | EN | 0x200), DEV_FAULT);
+    assert_int_equal(wr(1, MSR_IA32_APIC_BASE, 1ull << MAXPHYADDR | EN), DEV_FAULT);
+    assert_int_equal(npf(1, IOAPIC_BASE + 0x20, false, 4, 0), 1u << 24);
+    assert_string_equal(decoded_for, "the local APIC");
+}
+
 /* ---------------------------------------------------------------- unclaimed */
 
 static void test_unclaimed_ports_are_unhandled_io(void **state)
@@ -597,7 +639,7 @@ static void test_unclaimed_mmio_goes_to_the_policy(void **state)
     assert_int_equal(failed_accesses, 1);
     /* An instruction fetch from a device's page is never the device's. */
     struct exit_record e = {.reason = EXIT_NESTED_PAGE_FAULT};
-    e.npf.gpa = XAPIC_PAGE;
+    e.npf.gpa = VLAPIC_BASE_DEFAULT;
     e.npf.fetch = true;
     handle_npf(&vcpus[0], &e);
     assert_int_equal(failed_accesses, 2);
@@ -616,18 +658,18 @@ static void test_plain_vm_lacks_the_pc_devices(void **state)
     assert_int_equal(npf(0, IOAPIC_BASE + IOAPIC_WINDOW, false, 4, 0), 0xffffffffu);
     assert_int_equal(vm.unbacked.reads, 1);
     /* Every VM has the others. */
-    assert_non_null(vm_devices_find_mmio(&vm, &vcpus[0], XAPIC_PAGE));
+    assert_int_equal(npf(1, VLAPIC_BASE_DEFAULT + 0x20, false, 4, 0), 1u << 24);
     assert_non_null(vm_devices_find_port(&vm.devices, FWCFG_PORT_DATA));
 }
 
 /* ---------------------------------------------------------------- overlapping claims */
 
 static const struct dev_range com1_scratch[] = {{VUART_BASE + 7, VUART_BASE + 7}};
-static const struct dev_range in_the_apic_page[] = {{XAPIC_PAGE + 0x800, XAPIC_PAGE + 0x1800}};
+static const struct dev_range in_the_ioapic_page[] = {{IOAPIC_BASE + 0x800, IOAPIC_BASE + 0x1800}};
 static const struct dev_range kvm_msr[] = {{0x4b564cffu, 0x4b564d00u}};
 
 static const struct device port_thief = {.name = "thief", .ports = {com1_scratch, 1, 0, 0}};
-static const struct device mmio_thief = {.name = "thief", .mmio = {in_the_apic_page, 1, 0, 0}};
+static const struct device mmio_thief = {.name = "thief", .mmio = {in_the_ioapic_page, 1, 0, 0}};
 static const struct device msr_thief = {.name = "thief", .msrs = {kvm_msr, 1, 0, 0}};
 
 static void assert_refused(const struct device *first, const struct device *second,
@@ -648,8 +690,8 @@ static void test_overlapping_claims_are_refused(void **state)
     (void)state;
     assert_refused(&com1_device, &port_thief, "port 0x3ff");
     assert_refused(&port_thief, &com1_device, "port 0x3ff");
-    assert_refused(&lapic_device, &mmio_thief, "guest-physical");
-    assert_refused(&mmio_thief, &lapic_device, "guest-physical");
+    assert_refused(&ioapic_device, &mmio_thief, "guest-physical");
+    assert_refused(&mmio_thief, &ioapic_device, "guest-physical");
     assert_refused(&kvm_msrs_device, &msr_thief, "MSR");
     assert_refused(&msr_thief, &kvm_msrs_device, "MSR");
     /* Neighbours that do not overlap are fine. */
@@ -755,7 +797,7 @@ static void test_reset_hooks_reset_the_state(void **state)
     out(0, FWCFG_PORT_SELECTOR, 2, 0x05);
     out(0, VUART_BASE + 7, 1, 0x77);
     npf(0, IOAPIC_BASE + IOAPIC_REGSEL, true, 4, 0x10);
-    npf(1, XAPIC_PAGE + 0x80, true, 4, 0x40);
+    npf(1, VLAPIC_BASE_DEFAULT + 0x80, true, 4, 0x40);
     uint64_t apic_base = vcpus[1].lapic.apic_base;
     vm_devices_reset_all(&vm);
     assert_int_equal(in(0, 0x21, 1), 0);
@@ -952,6 +994,7 @@ int main(void)
         PC(test_every_mmio_range_finds_its_device),
         PC(test_virtio_net_page),
         PC(test_xapic_page),
+        PC(test_xapic_page_moves_with_apic_base),
         PC(test_ioapic_page),
         PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),

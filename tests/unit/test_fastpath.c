@@ -204,6 +204,8 @@ const struct virt_ops *virt = &test_ops;
 static struct vm vm;
 static struct vcpu v;
 
+#define MOVED_XAPIC_PAGE 0xfed40000u
+
 static int setup(void **state)
 {
     (void)state;
@@ -214,7 +216,7 @@ static int setup(void **state)
     v.se.cpu = 0;
     v.poll_control = KVM_POLL_CONTROL_RESET;
     v.hw.regs.rflags = 0x202;
-    vlapic_reset(&v.lapic, 0, true);
+    vlapic_reset(&v.lapic, 0, true, 48);
     struct vlapic_ipi ipi;
     bool send;
     vlapic_mmio_write(&v.lapic, 0xf0, 0x1ff, 0, &ipi, &send); /* software-enable */
@@ -368,11 +370,11 @@ static void test_uncommon_exits_are_not_handled(void **state)
     assert_int_equal(fastpath_exit(&v, &hc), FASTPATH_NOT_MINE);
     struct exit_record ram = {.reason = EXIT_NESTED_PAGE_FAULT,
                               .insn_kind = -1,
-                              .npf = {.gpa = XAPIC_PAGE - 4, .write = true}};
+                              .npf = {.gpa = VLAPIC_BASE_DEFAULT - 4, .write = true}};
     assert_int_equal(fastpath_exit(&v, &ram), FASTPATH_NOT_MINE);
     struct exit_record apic_fetch = {.reason = EXIT_NESTED_PAGE_FAULT,
                                      .insn_kind = -1,
-                                     .npf = {.gpa = XAPIC_PAGE + 0xb0, .fetch = true}};
+                                     .npf = {.gpa = VLAPIC_BASE_DEFAULT + 0xb0, .fetch = true}};
     assert_int_equal(fastpath_exit(&v, &apic_fetch), FASTPATH_NOT_MINE);
     assert_int_equal(handled, 0);
 }
@@ -382,12 +384,29 @@ static void test_xapic_register_access_is_handled(void **state)
     (void)state;
     struct exit_record tpr = {.reason = EXIT_NESTED_PAGE_FAULT,
                               .insn_kind = -1,
-                              .npf = {.gpa = XAPIC_PAGE + 0x80, .write = true}};
+                              .npf = {.gpa = VLAPIC_BASE_DEFAULT + 0x80, .write = true}};
     assert_int_equal(fastpath_exit(&v, &tpr), FASTPATH_REENTER);
-    struct exit_record last = {
-        .reason = EXIT_NESTED_PAGE_FAULT, .insn_kind = -1, .npf = {.gpa = XAPIC_PAGE + 0xffc}};
+    struct exit_record last = {.reason = EXIT_NESTED_PAGE_FAULT,
+                               .insn_kind = -1,
+                               .npf = {.gpa = VLAPIC_BASE_DEFAULT + 0xffc}};
     assert_int_equal(fastpath_exit(&v, &last), FASTPATH_REENTER);
     assert_int_equal(handled, 2);
+}
+
+/* The vCPU's own page, where its IA32_APIC_BASE put it; the old one is the full path's. */
+static void test_moved_xapic_page_is_handled_there(void **state)
+{
+    (void)state;
+    v.lapic.apic_base = MOVED_XAPIC_PAGE | APIC_BASE_ENABLE | APIC_BASE_BSP;
+    struct exit_record moved = {
+        .reason = EXIT_NESTED_PAGE_FAULT, .insn_kind = -1, .npf = {.gpa = MOVED_XAPIC_PAGE + 0x80}};
+    assert_int_equal(fastpath_exit(&v, &moved), FASTPATH_REENTER);
+    assert_int_equal(handled, 1);
+    struct exit_record old = {.reason = EXIT_NESTED_PAGE_FAULT,
+                              .insn_kind = -1,
+                              .npf = {.gpa = VLAPIC_BASE_DEFAULT + 0x80}};
+    assert_int_equal(fastpath_exit(&v, &old), FASTPATH_NOT_MINE);
+    assert_int_equal(handled, 1);
 }
 
 static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
@@ -406,7 +425,7 @@ static void test_eoi_uncovering_an_interrupt_takes_the_full_path(void **state)
     assert_int_equal(fastpath_exit(&v, &wrmsr), FASTPATH_HANDLED);
     struct exit_record mmio = {.reason = EXIT_NESTED_PAGE_FAULT,
                                .insn_kind = -1,
-                               .npf = {.gpa = XAPIC_PAGE + 0xb0, .write = true}};
+                               .npf = {.gpa = VLAPIC_BASE_DEFAULT + 0xb0, .write = true}};
     assert_int_equal(fastpath_exit(&v, &mmio), FASTPATH_HANDLED);
 }
 
@@ -470,6 +489,7 @@ int main(void)
         cmocka_unit_test_setup(test_uncommon_exits_are_not_handled, setup),
         cmocka_unit_test_setup(test_eoi_uncovering_an_interrupt_takes_the_full_path, setup),
         cmocka_unit_test_setup(test_xapic_register_access_is_handled, setup),
+        cmocka_unit_test_setup(test_moved_xapic_page_is_handled_there, setup),
         cmocka_unit_test_setup(test_hlt_with_a_deliverable_interrupt_is_over_at_once, setup),
         cmocka_unit_test_setup(test_hlt_without_a_wake_event_halts_in_the_full_path, setup),
         cmocka_unit_test_setup(test_hlt_with_an_nmi_pending_is_over_at_once, setup),

@@ -91,7 +91,7 @@ static void test_at_equal_compensated(void **state)
 static struct vlapic apic(void)
 {
     struct vlapic a;
-    vlapic_reset(&a, 0, true);
+    vlapic_reset(&a, 0, true, 48);
     uint32_t svr = 0x1ff;
     struct vlapic_ipi ipi;
     bool out;

@@ -117,7 +117,7 @@ static int setup(void **state)
     v.se.state = SCHED_RUNNING;
     v.poll_control = KVM_POLL_CONTROL_RESET;
     v.hw.regs.rflags = 0x202; /* IF=1 */
-    vlapic_reset(&v.lapic, 0, true);
+    vlapic_reset(&v.lapic, 0, true, 48);
     uint32_t svr = 0x1ff;
     struct vlapic_ipi ipi;
     bool send;

@@ -44,6 +44,9 @@
 #define EXTD     ((uint64_t)APIC_BASE_EXTD)
 #define BSP      ((uint64_t)APIC_BASE_BSP)
 
+#define MAXPHYADDR 40          /* the vCPU's physical address bits */
+#define MOVED      0xfed40000u /* somewhere else for the xAPIC page */
+
 static struct vlapic a;
 static struct vlapic_ipi ipi;
 static bool sent;
@@ -54,7 +57,7 @@ static int setup(void **state)
 {
     (void)state;
     memset(&a, 0xaa, sizeof(a)); /* reset must not rely on a zeroed struct */
-    vlapic_reset(&a, 3, true);
+    vlapic_reset(&a, 3, true, MAXPHYADDR);
     memset(&ipi, 0, sizeof(ipi));
     sent = false;
     return 0;
@@ -146,7 +149,7 @@ static void test_reset_values(void **state)
     assert_int_equal(mrd_ok(MSR_IA32_APIC_BASE, 0), BASE | EN | BSP);
     assert_int_equal(mrd_ok(MSR_TSC_DEADLINE, 0), 0);
 
-    vlapic_reset(&a, 7, false);
+    vlapic_reset(&a, 7, false, MAXPHYADDR);
     assert_int_equal(a.apic_base, BASE | EN);
     assert_int_equal(rd(ID_REG, 0), 7u << 24);
 }
@@ -463,9 +466,9 @@ static void test_match_physical_xapic(void **state)
     assert_false(vlapic_match_dest(&a, 0, false));
     assert_true(vlapic_match_dest(&a, 0xff, false));
     assert_true(vlapic_match_dest(&a, 0x103, false)); /* 8-bit compare */
-    vlapic_reset(&a, 0x1ff, false);                   /* an ID above 255: its low byte */
+    vlapic_reset(&a, 0x1ff, false, MAXPHYADDR);       /* an ID above 255: its low byte */
     assert_true(vlapic_match_dest(&a, 0xff, false));
-    vlapic_reset(&a, 0x105, false);
+    vlapic_reset(&a, 0x105, false, MAXPHYADDR);
     assert_true(vlapic_match_dest(&a, 5, false));
 }
 
@@ -509,7 +512,7 @@ static void test_match_x2apic(void **state)
 {
     (void)state;
     uint64_t v;
-    vlapic_reset(&a, 0x123, false);
+    vlapic_reset(&a, 0x123, false, MAXPHYADDR);
     to_x2apic();
     /* Cluster 0x12, bit 3. */
     assert_int_equal(mrd_ok(0x80d, 0), 0x00120008);
@@ -527,11 +530,11 @@ static void test_match_x2apic(void **state)
     assert_false(vlapic_match_dest(&a, 0xff, true));
     assert_true(vlapic_match_dest(&a, 0xffffffffu, true));
 
-    vlapic_reset(&a, 0x7, false);
+    vlapic_reset(&a, 0x7, false, MAXPHYADDR);
     to_x2apic();
     assert_int_equal(mrd_ok(0x80d, 0), 0x00000080);
     assert_true(vlapic_match_dest(&a, 0x000000ff, true));
-    vlapic_reset(&a, 0x1234f, false);
+    vlapic_reset(&a, 0x1234f, false, MAXPHYADDR);
     to_x2apic();
     assert_int_equal(mrd_ok(0x80d, 0), 0x12348000);
     assert_int_equal(mrd_ok(0x802, 0), 0x1234f);
@@ -989,12 +992,51 @@ static void test_apic_base_checks(void **state)
     assert_false(mwr(MSR_IA32_APIC_BASE, BASE | EN | 1, 0));
     assert_false(mwr(MSR_IA32_APIC_BASE, BASE | EN | 0x80, 0));
     assert_false(mwr(MSR_IA32_APIC_BASE, BASE | EN | 0x200, 0));
-    assert_false(mwr(MSR_IA32_APIC_BASE, 0xfed00000 | EN, 0)); /* the base cannot move */
-    assert_false(mwr(MSR_IA32_APIC_BASE, BASE | 1ull << 32 | EN, 0));
-    assert_false(mwr(MSR_IA32_APIC_BASE, EN, 0));
+    assert_false(mwr(MSR_IA32_APIC_BASE, BASE | 1ull << MAXPHYADDR | EN, 0));
+    assert_false(mwr(MSR_IA32_APIC_BASE, BASE | 1ull << 63 | EN, 0));
     assert_false(mwr(MSR_IA32_APIC_BASE, EXTD | BASE, 0)); /* EXTD without EN is invalid */
     assert_int_equal(mrd_ok(MSR_IA32_APIC_BASE, 0), BASE | EN | BSP);
+    assert_int_equal(vlapic_base_address(&a), BASE);
     assert_true(vlapic_enabled(&a));
+    /* MAXPHYADDR is the vCPU's: with 52 bits, bit 40 is an address bit. */
+    vlapic_reset(&a, 3, true, 52);
+    assert_true(mwr(MSR_IA32_APIC_BASE, 1ull << 40 | EN, 0));
+    assert_false(mwr(MSR_IA32_APIC_BASE, 1ull << 52 | EN, 0));
+    assert_int_equal(vlapic_base_address(&a), 1ull << 40);
+}
+
+/* A new base moves the xAPIC page, in every mode, and changes nothing else (KVM's rule). */
+static void test_apic_base_moves_the_page(void **state)
+{
+    (void)state;
+    sw_enable();
+    wr(TPR, 0x20, 0);
+    assert_true(mwr(MSR_IA32_APIC_BASE, MOVED | EN | BSP, 0));
+    assert_int_equal(mrd_ok(MSR_IA32_APIC_BASE, 0), MOVED | EN | BSP);
+    assert_int_equal(vlapic_base_address(&a), MOVED);
+    assert_true(vlapic_enabled(&a) && !vlapic_x2apic(&a));
+    assert_int_equal(rd(TPR, 0), 0x20); /* not a reset */
+    assert_int_equal(rd(ID_REG, 0), 3u << 24);
+    /* The highest address MAXPHYADDR allows; the faults leave the base where it was. */
+    uint64_t top = (1ull << MAXPHYADDR) - 0x1000;
+    assert_true(mwr(MSR_IA32_APIC_BASE, top | EN, 0));
+    assert_int_equal(vlapic_base_address(&a), top);
+    assert_false(mwr(MSR_IA32_APIC_BASE, MOVED | EN | 0x200, 0));
+    assert_false(mwr(MSR_IA32_APIC_BASE, MOVED | 1ull << MAXPHYADDR | EN, 0));
+    assert_int_equal(mrd_ok(MSR_IA32_APIC_BASE, 0), top | EN | BSP);
+    /* Disabled, it keeps the base written; enabled again, its page is there. */
+    assert_true(mwr(MSR_IA32_APIC_BASE, MOVED, 0));
+    assert_false(vlapic_enabled(&a));
+    assert_int_equal(vlapic_base_address(&a), MOVED);
+    assert_true(mwr(MSR_IA32_APIC_BASE, BASE | EN, 0));
+    assert_int_equal(vlapic_base_address(&a), BASE);
+    /* x2APIC mode moves with it too; the transitions' rules are the same. */
+    assert_true(mwr(MSR_IA32_APIC_BASE, MOVED | EN | EXTD, 0));
+    assert_true(vlapic_x2apic(&a));
+    assert_int_equal(vlapic_base_address(&a), MOVED);
+    assert_false(mwr(MSR_IA32_APIC_BASE, BASE | EN, 0)); /* x2APIC -> xAPIC */
+    assert_true(mwr(MSR_IA32_APIC_BASE, BASE | EN | EXTD, 0));
+    assert_int_equal(vlapic_base_address(&a), BASE);
 }
 
 static void test_apic_base_disable_reenable(void **state)
@@ -1044,7 +1086,7 @@ static void test_x2apic_switch(void **state)
     (void)state;
     uint32_t v;
     uint64_t m;
-    vlapic_reset(&a, 0x41, false);
+    vlapic_reset(&a, 0x41, false, MAXPHYADDR);
     assert_false(mrd(0x802, &m)); /* x2APIC MSRs need x2APIC mode */
     assert_int_equal(m, 0);
     assert_false(mwr(0x808, 0, 0));
@@ -1077,7 +1119,7 @@ static void test_x2apic_msr_map(void **state)
 {
     (void)state;
     uint64_t v;
-    vlapic_reset(&a, 0x12345, false);
+    vlapic_reset(&a, 0x12345, false, MAXPHYADDR);
     to_x2apic();
     assert_int_equal(mrd_ok(0x802, 0), 0x12345);
     assert_int_equal(mrd_ok(0x803, 0), 0x50014);
@@ -1232,6 +1274,7 @@ int main(void)
         T(test_mmio_read_only_writes_ignored),
         T(test_write_clears_ipi_out),
         T(test_apic_base_checks),
+        T(test_apic_base_moves_the_page),
         T(test_apic_base_disable_reenable),
         T(test_x2apic_switch),
         T(test_x2apic_msr_map),

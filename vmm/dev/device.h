@@ -61,7 +61,7 @@ static inline enum msr_result msr_result_of_dev(enum dev_result r)
 /* One access, as decoded. */
 struct dev_access {
     uint64_t addr;            /* the port, guest-physical address or MSR index */
-    uint64_t offset;          /* addr - the first address of the claimed range */
+    uint64_t offset;          /* addr - its claimed range's first (xAPIC page: unclaimed, 0) */
     unsigned size;            /* bytes: ports 1, 2 or 4; MMIO the operand's; MSRs 8 */
     uint64_t value;           /* a write's value; a read leaves its result here */
     const struct mmio_op *op; /* MMIO: the decoder's operand, else NULL */

@@ -117,8 +117,16 @@ static void broadcast_eois(struct vcpu *v)
     }
 }
 
-/* The xAPIC page: only aligned 32-bit accesses reach registers, others are dropped, as on hardware.
+/*
+ * The xAPIC page: only aligned 32-bit accesses reach registers, others are dropped, as on hardware.
+ * The page is where the vCPU's IA32_APIC_BASE puts it (it has no claim in the table, so
+ * a->offset says nothing): the register is the address's offset from there.
  */
+static uint32_t page_offset(const struct vcpu *v, const struct dev_access *a)
+{
+    return (uint32_t)(a->addr - vlapic_base_address(&v->lapic));
+}
+
 static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
 {
     (void)d;
@@ -127,7 +135,7 @@ static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev
     uint32_t reg;
     a->value = ~0ull;
     if (xapic && a->size == 4)
-        a->value = vlapic_mmio_read(&v->lapic, (uint32_t)a->offset, &reg, guest_tsc(v)) ? reg : 0;
+        a->value = vlapic_mmio_read(&v->lapic, page_offset(v, a), &reg, guest_tsc(v)) ? reg : 0;
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     broadcast_eois(v);
@@ -142,7 +150,7 @@ static enum dev_result mmio_write(struct dev_entry *d, struct vcpu *v, struct de
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     bool xapic = vlapic_enabled(&v->lapic) && !vlapic_x2apic(&v->lapic);
     if (xapic && a->size == 4)
-        vlapic_mmio_write(&v->lapic, (uint32_t)a->offset, (uint32_t)a->value, guest_tsc(v), &ipi,
+        vlapic_mmio_write(&v->lapic, page_offset(v, a), (uint32_t)a->value, guest_tsc(v), &ipi,
                           &send);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -187,7 +195,8 @@ static void reset(struct dev_entry *d)
     __typeof__(v->lapic.timer_stats) timer_stats = v->lapic.timer_stats;
     struct vlapic_ipi unused;
     bool none;
-    vlapic_reset(&v->lapic, v->hw.id, base & APIC_BASE_BSP); /* INIT reaches APs only */
+    /* INIT reaches APs only. */
+    vlapic_reset(&v->lapic, v->hw.id, base & APIC_BASE_BSP, v->lapic.maxphyaddr);
     v->lapic.timer_stats = timer_stats;
     vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
 }
@@ -198,7 +207,6 @@ static void *state(struct vm *vm, struct vcpu *v)
     return &v->lapic;
 }
 
-static const struct dev_range page[] = {{XAPIC_PAGE, XAPIC_PAGE + XAPIC_PAGE_SIZE - 1}};
 static const struct dev_range msrs[] = {
     {MSR_IA32_APIC_BASE, MSR_IA32_APIC_BASE},
     {MSR_TSC_DEADLINE, MSR_TSC_DEADLINE},
@@ -206,15 +214,17 @@ static const struct dev_range msrs[] = {
 };
 
 /*
- * Per vCPU. Its claims are the same in either mode: in x2APIC mode the page
- * reads all ones and drops writes, in xAPIC mode the x2APIC MSRs fault
- * (vmm/dev/vlapic.c decides), as before the device table.
+ * Per vCPU. Its claims are the same in either mode: in x2APIC mode (or
+ * disabled) the page reads all ones and drops writes, in xAPIC mode the
+ * x2APIC MSRs fault (vmm/dev/vlapic.c decides), as before the device table.
+ * The page claims no range: each vCPU's is at its own IA32_APIC_BASE, and
+ * xapic_page_access (vmm/dev/vlapic_dev.h) finds it before the table.
  */
 const struct device lapic_device = {
     .name = "lapic",
     .what = "the local APIC",
     .per_vcpu = true,
-    .mmio = {page, 1, mmio_read, mmio_write},
+    .mmio = {0, 0, mmio_read, mmio_write},
     .msrs = {msrs, 3, msr_read, msr_write},
     .state = state,
     .reset = reset,
@@ -222,7 +232,7 @@ const struct device lapic_device = {
 
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
 {
-    /* The fast path's direct way in (no lookup): the vCPU's own entry, as the table has it. */
+    /* The direct way in (no lookup): the vCPU's own entry, as the table has it. */
     struct dev_entry d = {&lapic_device, v->vm, v, &v->lapic};
     vm_devices_mmio(v, e, &d);
 }

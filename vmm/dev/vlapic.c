@@ -77,10 +77,11 @@ bool vlapic_x2apic(const struct vlapic *a)
     return vlapic_enabled(a) && (a->apic_base & APIC_BASE_EXTD);
 }
 
-void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp)
+void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp, unsigned maxphyaddr)
 {
     memset(a, 0, sizeof(*a));
     a->id = id;
+    a->maxphyaddr = maxphyaddr;
     a->apic_base = VLAPIC_BASE_DEFAULT | APIC_BASE_ENABLE | (bsp ? APIC_BASE_BSP : 0);
     a->dfr = 0xffffffffu;
     a->svr = 0xff;
@@ -638,38 +639,33 @@ bool vlapic_mmio_write(struct vlapic *a, uint32_t offset, uint32_t value, uint64
 /* ---------------------------------------------------------------- MSRs */
 
 /*
- * IA32_APIC_BASE: bits 7:0 and 9 are reserved, the base stays at
- * 0xFEE00000 (moving it is refused), BSP is read-only and a written BSP bit
- * is ignored. Mode transitions per SDM 11.12.5: disabled -> xAPIC, xAPIC ->
- * x2APIC, and any -> disabled; everything else is #GP.
+ * IA32_APIC_BASE, as KVM's kvm_set_apic_base and kvm_lapic_set_base: bits
+ * 7:0 and 9 are reserved, and so are those from MAXPHYADDR up; EXTD is not
+ * (pollux always offers x2APIC). The address moves the xAPIC page, in any
+ * mode. BSP is read-only and a written BSP bit is ignored. Mode transitions
+ * per SDM 11.12.5: disabled -> xAPIC, xAPIC -> x2APIC, and any -> disabled;
+ * everything else is #GP.
  */
 static bool write_apic_base(struct vlapic *a, uint64_t v)
 {
     const uint64_t mode_bits = APIC_BASE_ENABLE | APIC_BASE_EXTD;
-    if ((v & ~(mode_bits | APIC_BASE_BSP)) != VLAPIC_BASE_DEFAULT)
+    uint64_t reserved = APIC_BASE_RESERVED | (a->maxphyaddr < 64 ? ~0ull << a->maxphyaddr : 0);
+    if (v & reserved)
         return false;
     uint64_t from = a->apic_base & mode_bits, to = v & mode_bits;
-    if (to == from)
-        return true;
     if (to == APIC_BASE_EXTD)
         return false; /* EXTD without EN is an invalid state */
-    if (to == 0) {
-        /* A disabled APIC keeps only its ID: its registers restart as after reset. */
-        vlapic_reset(a, a->id, a->apic_base & APIC_BASE_BSP);
-        a->apic_base &= ~(uint64_t)APIC_BASE_ENABLE;
-        return true;
-    }
-    if (to == APIC_BASE_ENABLE) {
-        if (from != 0) /* x2APIC -> xAPIC must go through disabled */
-            return false;
-        a->apic_base |= APIC_BASE_ENABLE;
-        return true;
-    }
-    if (from != APIC_BASE_ENABLE) /* x2APIC only from xAPIC */
-        return false;
-    a->apic_base |= APIC_BASE_EXTD;
+    if (to == APIC_BASE_ENABLE && from == mode_bits)
+        return false; /* x2APIC -> xAPIC must go through disabled */
+    if (to == mode_bits && from == 0)
+        return false; /* x2APIC only from xAPIC */
+    /* A disabled APIC keeps only its ID: its registers restart as after reset. */
+    if (to == 0 && from != 0)
+        vlapic_reset(a, a->id, a->apic_base & APIC_BASE_BSP, a->maxphyaddr);
     /* The logical x2APIC ID: cluster id >> 4 in 31:16, one bit for id & 0xF in 15:0. */
-    a->ldr = ((a->id >> 4) << 16) | (1u << (a->id & 0xf));
+    if (to == mode_bits && from != mode_bits)
+        a->ldr = ((a->id >> 4) << 16) | (1u << (a->id & 0xf));
+    a->apic_base = (v & ~(uint64_t)APIC_BASE_BSP) | (a->apic_base & APIC_BASE_BSP);
     return true;
 }
 

@@ -32,8 +32,10 @@
 #define MSR_X2APIC_LAST     0x8ff
 
 /* IA32_APIC_BASE bits */
-#define APIC_BASE_BSP  (1u << 8)
-#define APIC_BASE_EXTD (1u << 10) /* x2APIC mode */
+#define APIC_BASE_BSP      (1u << 8)
+#define APIC_BASE_EXTD     (1u << 10)  /* x2APIC mode */
+#define APIC_BASE_RESERVED 0x2ffull    /* bits 7:0 and 9; those from MAXPHYADDR up too */
+#define APIC_BASE_ADDRESS  (~0xfffull) /* the xAPIC page, below MAXPHYADDR */
 
 /* ICR delivery modes (bits 10:8) */
 enum apic_delivery {
@@ -65,8 +67,9 @@ struct vlapic_ipi {
 };
 
 struct vlapic {
-    uint32_t id;        /* APIC ID: the vCPU id */
-    uint64_t apic_base; /* IA32_APIC_BASE */
+    uint32_t id;         /* APIC ID: the vCPU id */
+    uint64_t apic_base;  /* IA32_APIC_BASE */
+    unsigned maxphyaddr; /* the guest's (CPUID 0x80000008 EAX[7:0]): base bits from it up #GP */
     uint32_t tpr, ldr, dfr, svr, esr, icr_lo, icr_hi;
     uint32_t lvt_timer, lvt_thermal, lvt_perf, lvt_lint0, lvt_lint1, lvt_error;
     uint32_t tmict, tdcr;
@@ -89,12 +92,26 @@ struct vlapic {
     } timer_stats;
 };
 
-/* Power-on / INIT state: xAPIC mode at 0xFEE00000, enabled, SVR 0xFF (software disabled). */
-void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp);
+/*
+ * Power-on / INIT state: xAPIC mode at 0xFEE00000, enabled, SVR 0xFF
+ * (software disabled), for a CPU whose physical addresses have maxphyaddr bits.
+ */
+void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp, unsigned maxphyaddr);
 
 bool vlapic_enabled(const struct vlapic *a);    /* IA32_APIC_BASE enable bit */
 bool vlapic_sw_enabled(const struct vlapic *a); /* SVR bit 8 */
 bool vlapic_x2apic(const struct vlapic *a);
+
+/*
+ * Where the xAPIC page is (KVM's base_address): IA32_APIC_BASE's address
+ * bits, in every mode. In xAPIC mode it holds the registers; disabled or in
+ * x2APIC mode it is still this APIC's page, reading all ones and dropping
+ * writes (KVM's LAPIC_MMIO_HOLE quirk).
+ */
+static inline uint64_t vlapic_base_address(const struct vlapic *a)
+{
+    return a->apic_base & APIC_BASE_ADDRESS;
+}
 
 /*
  * xAPIC MMIO access at a register offset (0x000-0xFF0, 32-bit aligned
@@ -113,8 +130,10 @@ bool vlapic_mmio_write(struct vlapic *a, uint32_t offset, uint32_t value, uint64
  * range (0x800-0x8FF, only in x2APIC mode). Returns false when the guest
  * must get #GP: x2APIC MSRs outside x2APIC mode, reserved or read-only
  * registers written, write-only read, reserved bits set (e.g. EOI with a
- * non-zero value in x2APIC mode), illegal IA32_APIC_BASE transitions (x2APIC
- * -> xAPIC without disabling first, enabling x2APIC while disabled).
+ * non-zero value in x2APIC mode), an IA32_APIC_BASE with reserved bits set
+ * (7:0, 9, or any from maxphyaddr up) or an illegal transition (x2APIC ->
+ * xAPIC without disabling first, enabling x2APIC while disabled). A new
+ * base address moves the xAPIC page (vlapic_base_address), in any mode.
  * Disabling the APIC (clearing the enable bit) resets it to the state of a
  * disabled APIC; re-enabling it comes back in xAPIC mode with the ID kept.
  */

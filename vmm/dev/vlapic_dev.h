@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The local APIC as a device of the VM: guest accesses (xAPIC MMIO through
- * nested page faults on 0xFEE00000, the x2APIC and TSC-deadline MSRs,
- * IA32_APIC_BASE) and the IPIs its ICR sends to the VM's vCPUs.
+ * nested page faults on the page IA32_APIC_BASE puts it at, 0xFEE00000 at
+ * power-on, the x2APIC and TSC-deadline MSRs, IA32_APIC_BASE) and the IPIs
+ * its ICR sends to the VM's vCPUs.
  */
 #ifndef POLLUX_VMM_DEV_VLAPIC_DEV_H
 #define POLLUX_VMM_DEV_VLAPIC_DEV_H
@@ -12,19 +13,24 @@
 
 #include "vmm/vm.h"
 
-#define XAPIC_PAGE ((uint64_t)0xfee00000)
-
 #define XAPIC_PAGE_SIZE 0x1000
 
-/* A nested page fault that is a data access to the xAPIC page (not a fetch). */
-static inline bool xapic_page_access(const struct exit_record *e)
+/*
+ * A nested page fault that is a data access (not a fetch) to v's own xAPIC
+ * page, wherever its IA32_APIC_BASE put it. Each vCPU's page may be
+ * elsewhere, so it is not a claim in the device table: the fast path and
+ * handle_npf ask this first, before the table, as KVM asks the local APIC
+ * before its MMIO bus (a page moved onto another device's hides it from
+ * that vCPU). A page moved into guest RAM never faults: RAM answers there.
+ */
+static inline bool xapic_page_access(const struct vcpu *v, const struct exit_record *e)
 {
-    return e->npf.gpa - XAPIC_PAGE < XAPIC_PAGE_SIZE && !e->npf.fetch;
+    return e->npf.gpa - vlapic_base_address(&v->lapic) < XAPIC_PAGE_SIZE && !e->npf.fetch;
 }
 
 /*
- * A nested page fault inside the xAPIC page: decode and emulate the access
- * (the exit fast path's direct way to the lapic device, vmm/dev/lapic.c).
+ * A nested page fault inside v's xAPIC page: decode and emulate the access
+ * (the lapic device, vmm/dev/lapic.c, for the fast path and handle_npf).
  */
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 

@@ -29,6 +29,9 @@
 #define SPEC_CTRL_STIBP (1u << 1)
 #define SPEC_CTRL_SSBD  (1u << 2)
 #define AMD_EBX         0x68747541u /* "Auth" */
+/* The SDM's MAXPHYADDR of a CPU without leaf 0x80000008 (with PAE, which every VMX or SVM CPU has).
+ */
+#define MAXPHYADDR_WITHOUT_LEAF 36
 
 struct guest_features guest_features;
 
@@ -205,6 +208,7 @@ void cpuid_guest_features(const struct cpuid_view *view, cpuid_read_fn read,
     out->pks = l7.ecx & L7C_PKS;
     out->pku = l7.ecx & L7C_PKU;
     out->la57 = l7.ecx & L7C_LA57;
+    out->maxphyaddr = (e8.eax & 0xff) ? e8.eax & 0xff : MAXPHYADDR_WITHOUT_LEAF;
     if ((l7.edx & L7D_IBRS_IBPB) || (e8.ebx & E8B_IBRS))
         out->spec_ctrl |= SPEC_CTRL_IBRS;
     if ((l7.edx & L7D_STIBP) || (e8.ebx & E8B_STIBP))

@@ -49,14 +49,15 @@ bool cpuid_follows_xsave_state(uint32_t leaf, uint32_t subleaf);
  * MSRs exist, the width of canonical addresses), decided once at boot.
  */
 struct guest_features {
-    bool tsc_aux;       /* RDTSCP or RDPID: IA32_TSC_AUX exists */
-    bool xsaves;        /* IA32_XSS exists */
-    bool pks;           /* IA32_PKRS exists */
-    bool pku;           /* PKRU is an XSAVE component the guest may enable */
-    bool la57;          /* linear addresses are 57 bits wide, 48 otherwise */
-    uint64_t spec_ctrl; /* IA32_SPEC_CTRL bits a guest may set; 0: no such MSR */
-    bool ibpb;          /* IA32_PRED_CMD exists */
-    bool amd;           /* AMD's rules where the vendors differ (IA32_TSC_AUX[63:32]) */
+    bool tsc_aux;        /* RDTSCP or RDPID: IA32_TSC_AUX exists */
+    bool xsaves;         /* IA32_XSS exists */
+    bool pks;            /* IA32_PKRS exists */
+    bool pku;            /* PKRU is an XSAVE component the guest may enable */
+    bool la57;           /* linear addresses are 57 bits wide, 48 otherwise */
+    unsigned maxphyaddr; /* physical address bits (0x80000008 EAX[7:0]; 36 without the leaf) */
+    uint64_t spec_ctrl;  /* IA32_SPEC_CTRL bits a guest may set; 0: no such MSR */
+    bool ibpb;           /* IA32_PRED_CMD exists */
+    bool amd;            /* AMD's rules where the vendors differ (IA32_TSC_AUX[63:32]) */
 };
 
 typedef struct cpuid_regs (*cpuid_read_fn)(uint32_t leaf, uint32_t subleaf);

@@ -32,7 +32,7 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
  * already (the HLT is over, as the CPU would have it, with no halt, poll or
  * scheduler: RIP past it and the full path's entry delivers the event);
  * otherwise the full path halts (vcpu_halt looks again under the lock).
- * The nested page fault: only the xAPIC page's, straight to the vCPU's
+ * The nested page fault: only the vCPU's own xAPIC page's, straight to its
  * local APIC (no device-table lookup); handle_npf finds the others' device.
  */
 #define EXIT_HANDLERS(SLOW, FAST)                                                                  \
@@ -43,7 +43,7 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
     FAST(EXIT_IO, handle_io, !e->io.string, handle_io, FASTPATH_REENTER)                           \
     FAST(EXIT_MSR_READ, handle_msr_read, true, handle_msr_read, FASTPATH_REENTER)                  \
     FAST(EXIT_MSR_WRITE, handle_msr_write, true, handle_msr_write, after_apic_write(v))            \
-    FAST(EXIT_NESTED_PAGE_FAULT, handle_npf, xapic_page_access(e), vlapic_dev_mmio,                \
+    FAST(EXIT_NESTED_PAGE_FAULT, handle_npf, xapic_page_access(v, e), vlapic_dev_mmio,             \
          e->npf.write ? after_apic_write(v) : FASTPATH_REENTER)                                    \
     FAST(EXIT_HYPERCALL, handle_hypercall, (uint32_t)v->hw.regs.rax == HC_NOP, handle_hypercall,   \
          FASTPATH_REENTER)                                                                         \

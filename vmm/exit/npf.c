@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Nested page faults outside the VM's RAM (the exit fast path takes the
- * xAPIC page's itself): a device's page through the VM's device table,
- * else the VM's unbacked= policy (vmm/exit/unbacked.h).
+ * xAPIC page's itself): the vCPU's own xAPIC page, else a device's page
+ * through the VM's device table, else the VM's unbacked= policy
+ * (vmm/exit/unbacked.h).
  */
 #include "vmm/dev/device.h"
+#include "vmm/dev/vlapic_dev.h"
 #include "vmm/exit/exits.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/exit/mmio.h"
@@ -12,7 +14,12 @@
 
 void handle_npf(struct vcpu *v, const struct exit_record *e)
 {
-    /* A device's page (the xAPIC's, the I/O APIC's): through the table. Never a fetch. */
+    /* The vCPU's own xAPIC page, wherever IA32_APIC_BASE put it, before any other device's. */
+    if (xapic_page_access(v, e)) {
+        vlapic_dev_mmio(v, e);
+        return;
+    }
+    /* A device's page (the I/O APIC's, virtio's): through the table. Never a fetch. */
     struct dev_entry *d = e->npf.fetch ? 0 : vm_devices_find_mmio(v->vm, v, e->npf.gpa);
     if (d) {
         vm_devices_mmio(v, e, d);
