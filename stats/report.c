@@ -168,7 +168,12 @@ void stats_report_shutdown(void)
     spin_unlock_irqrestore(&round_lock, flags);
 }
 
-static bool round_due, tables_due;
+static bool round_due, tables_due, tables_held;
+
+void stats_hold_tables(bool hold)
+{
+    __atomic_store_n(&tables_held, hold, __ATOMIC_RELAXED);
+}
 
 void stats_round_due(void)
 {
@@ -186,5 +191,5 @@ void stats_poll(void)
     if (__atomic_load_n(&round_due, __ATOMIC_ACQUIRE) &&
         __atomic_exchange_n(&round_due, false, __ATOMIC_ACQ_REL))
         stats_report_round(__atomic_exchange_n(&tables_due, false, __ATOMIC_RELAXED) ||
-                           stats_tables);
+                           (stats_tables && !__atomic_load_n(&tables_held, __ATOMIC_RELAXED)));
 }

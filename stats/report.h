@@ -71,6 +71,13 @@ void stats_round_due(void);
 /* A round with tables, printed by stats_poll (the key console's `s`). */
 void stats_request_round(void);
 
+/*
+ * While a person types at a VM (the key console gave it the input): the
+ * periodic rounds keep their records but leave their tables out, which
+ * would run through the guest's screen. `s` still prints them.
+ */
+void stats_hold_tables(bool hold);
+
 /* Between time slices or between two exits, on any CPU: print a round that is due. */
 void stats_poll(void);
 

@@ -537,6 +537,7 @@ void vmm_vcpu_retired(struct vm *vm)
     if (__atomic_sub_fetch(&vm->live_vcpus, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     /* The last vCPU out: nothing else refers to the VM any more. */
+    vuart_set_interactive(&vm->uart, false);
     vuart_flush(&vm->uart);
     trace_flush(vm);
     report_stop(vm);

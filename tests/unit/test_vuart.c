@@ -101,6 +101,40 @@ static void test_an_escape_is_never_cut(void **state)
     assert_non_null(strstr(printed, "x\n[vm1] \\x1b\n"));
 }
 
+static void test_interactive_output_goes_out_raw_as_it_comes(void **state)
+{
+    (void)state;
+    write_str("half a line");
+    vuart_set_interactive(&u, true);
+    /* What was buffered goes out first, whole and escaped as before. */
+    assert_string_equal(printed, "[vm1] half a line\n");
+    printed_len = 0;
+    write_str("/ # ");
+    assert_string_equal(printed, "[vm1] / # "); /* the prompt, before its line ends */
+    write_str("\x1b[6n");
+    assert_string_equal(printed, "[vm1] / # \x1b[6n"); /* the shell's query reaches the terminal */
+    write_str("ls\r\nbin\n");
+    assert_string_equal(printed, "[vm1] / # \x1b[6nls\n[vm1] bin\n");
+}
+
+static void test_interactive_lines_still_carry_the_prefix(void **state)
+{
+    (void)state;
+    vuart_set_interactive(&u, true);
+    write_str("@shutdown {\"status\":0}\n");
+    assert_string_equal(printed, "[vm1] @shutdown {\"status\":0}\n");
+}
+
+static void test_leaving_interactive_ends_the_raw_line(void **state)
+{
+    (void)state;
+    vuart_set_interactive(&u, true);
+    write_str("/ # ");
+    vuart_set_interactive(&u, false);
+    write_str("\x1b[2J\n");
+    assert_string_equal(printed, "[vm1] / # \n[vm1] \\x1b[2J\n");
+}
+
 static void test_registers(void **state)
 {
     (void)state;
@@ -262,6 +296,9 @@ int main(void)
         cmocka_unit_test_setup(test_a_guest_json_line_stays_whole, setup),
         cmocka_unit_test_setup(test_long_lines_are_split, setup),
         cmocka_unit_test_setup(test_an_escape_is_never_cut, setup),
+        cmocka_unit_test_setup(test_interactive_output_goes_out_raw_as_it_comes, setup),
+        cmocka_unit_test_setup(test_interactive_lines_still_carry_the_prefix, setup),
+        cmocka_unit_test_setup(test_leaving_interactive_ends_the_raw_line, setup),
         cmocka_unit_test_setup(test_registers, setup),
         cmocka_unit_test_setup(test_puts_and_empty_lines, setup),
         cmocka_unit_test_setup(test_cr_ends_a_line_once, setup),

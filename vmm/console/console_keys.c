@@ -99,9 +99,11 @@ static void key(char c)
     }
 }
 
+enum guest_action { LOOK, SEND, INTERACTIVE_ON, INTERACTIVE_OFF };
+
 struct guest_input {
     unsigned number; /* the VM's (struct vm: its place among the boot's VMs) */
-    bool send;       /* else only look whether that VM runs */
+    enum guest_action action;
     char c;
     bool found;
 };
@@ -112,16 +114,31 @@ static void give(struct vm *vm, void *ctx)
     if (vm->number != in->number)
         return;
     in->found = true;
-    if (in->send)
+    if (in->action == SEND)
         vm_uart_input(vm, in->c); /* the guest gets its receive interrupt too */
+    else if (in->action != LOOK)
+        vm_uart_set_interactive(vm, in->action == INTERACTIVE_ON);
 }
 
-/* Give c to VM number n (or only look for it without send); false if it does not run. */
-static bool to_guest(unsigned n, bool send, char c)
+/* Act on VM number n (give it c, or only look for it); false if it does not run. */
+static bool to_guest(unsigned n, enum guest_action action, char c)
 {
-    struct guest_input in = {n, send, c, false};
+    struct guest_input in = {n, action, c, false};
     vmm_for_each_vm(give, &in);
     return in.found;
+}
+
+static int interactive_vm = -1; /* the VM whose output goes out raw, as a person types at it */
+
+/* The input goes to VM n (-1: the keys): its output raw, the periodic tables held meanwhile. */
+static void set_interactive(int n)
+{
+    if (interactive_vm >= 0)
+        to_guest((unsigned)interactive_vm, INTERACTIVE_OFF, 0);
+    interactive_vm = n;
+    if (n >= 0)
+        to_guest((unsigned)n, INTERACTIVE_ON, 0);
+    stats_hold_tables(n >= 0);
 }
 
 static void input(char c)
@@ -132,20 +149,26 @@ static void input(char c)
         key(r.c);
         break;
     case MUX_GUEST:
-        if (!to_guest((unsigned)r.vm, true, r.c)) {
+        if (!to_guest((unsigned)r.vm, SEND, r.c)) {
+            set_interactive(-1);
             kprintf("pollux: vm %d has stopped: input goes to the keys again\n", r.vm);
             serial_mux_init(&mux);
         }
         break;
     case MUX_SELECT_VM:
-        if (to_guest((unsigned)r.vm, false, 0)) {
-            kprintf("pollux: input goes to vm %d (Ctrl-A c takes it back)\n", r.vm);
+        if (to_guest((unsigned)r.vm, LOOK, 0)) {
+            set_interactive(-1);
+            kprintf("pollux: input goes to vm %d (Ctrl-A c takes it back); its output "
+                    "comes as it is written, the periodic tables wait\n",
+                    r.vm);
+            set_interactive(r.vm);
         } else {
             kprintf("pollux: no vm %d: input stays with the keys\n", r.vm);
             serial_mux_init(&mux);
         }
         break;
     case MUX_SELECT_KEYS:
+        set_interactive(-1);
         kprintf("pollux: input goes to the keys (h lists them)\n");
         break;
     case MUX_PENDING:
@@ -158,6 +181,12 @@ static void poll(struct timer *t, uint64_t now)
 {
     for (int c; (c = uart_getc()) >= 0;)
         input((char)c);
+    /* The VM with the input stopped: the keys have it again, and the tables come back. */
+    if (interactive_vm >= 0 && !to_guest((unsigned)interactive_vm, LOOK, 0)) {
+        kprintf("pollux: vm %d has stopped: input goes to the keys again\n", interactive_vm);
+        set_interactive(-1);
+        serial_mux_init(&mux);
+    }
     if (!vmm_all_stopped())
         timer_arm(t, this_cpu()->cpu, now + POLL_MS * tsc_khz);
 }

@@ -33,6 +33,13 @@ void vm_uart_input(struct vm *vm, char c)
     vm_uart_changed(vm, flags);
 }
 
+void vm_uart_set_interactive(struct vm *vm, bool on)
+{
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    vuart_set_interactive(&vm->uart, on);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+}
+
 static enum dev_result port_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
 {
     (void)v;

@@ -46,6 +46,9 @@ void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value);
 /* A byte of console input for the guest's COM1 (any CPU). */
 void vm_uart_input(struct vm *vm, char c);
 
+/* The VM holds the console's input, or no longer: its COM1 output raw or whole (vuart.h). */
+void vm_uart_set_interactive(struct vm *vm, bool on);
+
 /* A message of the I/O APIC's to the local APICs it addresses (no lock held). */
 void vm_ioapic_send(struct vm *vm, const struct ioapic_msg *m);
 

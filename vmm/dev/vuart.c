@@ -42,13 +42,36 @@ static void append(struct vuart *u, unsigned char c)
     u->line[u->len++] = hex[c & 15];
 }
 
+/*
+ * While a person types at the VM (vuart_set_interactive): each byte goes
+ * out as it comes, raw, so that a prompt shows before its line ends and the
+ * shell's escape sequences reach the terminal; the prefix still starts
+ * every line, so no line of the VM's can pass for pollux's.
+ */
+static void put_interactive(struct vuart *u, char c, bool line_end)
+{
+    const char *prefix = u->mid_line ? "" : "[";
+    const char *owner = u->mid_line ? "" : u->owner;
+    const char *close = u->mid_line ? "" : "] ";
+    if (line_end)
+        kprintf("%s%s%s\n", prefix, owner, close);
+    else
+        kprintf("%s%s%s%c", prefix, owner, close, c);
+    u->mid_line = !line_end;
+}
+
 static void put(struct vuart *u, char c)
 {
     bool after_cr = u->last_cr;
     u->last_cr = c == '\r';
     if (c == '\n' && after_cr)
         return;
-    if (c == '\n' || c == '\r') {
+    bool line_end = c == '\n' || c == '\r';
+    if (u->interactive) {
+        put_interactive(u, c, line_end);
+        return;
+    }
+    if (line_end) {
         if (u->len)
             vuart_flush(u);
         else
@@ -56,6 +79,19 @@ static void put(struct vuart *u, char c)
         return;
     }
     append(u, (unsigned char)c);
+}
+
+void vuart_set_interactive(struct vuart *u, bool on)
+{
+    if (on == u->interactive)
+        return;
+    if (on) {
+        vuart_flush(u); /* the line so far, escaped as it was written */
+    } else if (u->mid_line) {
+        kprintf("\n"); /* end the raw line: what follows is escaped and whole again */
+        u->mid_line = false;
+    }
+    u->interactive = on;
 }
 
 void vuart_puts(struct vuart *u, const char *s, uint64_t len)

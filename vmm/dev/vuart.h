@@ -23,15 +23,18 @@
 
 #define VUART_BASE     0x3f8
 #define VUART_PORTS    8
-#define VUART_IRQ      4   /* its I/O APIC pin (the DSDT's Interrupt) */
-#define VUART_LINE_MAX 1024 /* bytes of a printed line, escapes included: a longer one continues */
-#define VUART_RX_MAX   64
+#define VUART_IRQ      4    /* its I/O APIC pin (the DSDT's Interrupt) */
+#define VUART_LINE_MAX 1024 /* bytes of a printed line, escapes included: a longer one continues   \
+                             */
+#define VUART_RX_MAX 64
 
 struct vuart {
     const char *owner; /* VM name for the prefix */
     uint8_t ier, lcr, mcr, scr, dll, dlm, lsr_errors, msr_delta, fcr;
     bool thre_pending; /* a THR-empty interrupt not yet acknowledged */
     bool last_cr;      /* the previous output byte was CR: a LF after it ends no new line */
+    bool interactive;  /* a person types at the VM: output goes out raw, as it comes */
+    bool mid_line;     /* interactive: a line is started on the console (its prefix printed) */
     char line[VUART_LINE_MAX]; /* the line so far, escaped as it will be printed */
     unsigned len;
     uint8_t rx[VUART_RX_MAX];
@@ -54,6 +57,12 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value);
 void vuart_puts(struct vuart *u, const char *s, uint64_t len);
 /* Print what is buffered (at VM stop). */
 void vuart_flush(struct vuart *u);
+/*
+ * While the VM holds the console's input (Ctrl-A n): its bytes go out as
+ * they come and unescaped (a prompt, the shell's escape sequences), each
+ * line still prefixed. Off: whole, escaped lines again.
+ */
+void vuart_set_interactive(struct vuart *u, bool on);
 /* Queue a byte for the guest to receive (console input). */
 void vuart_input(struct vuart *u, char c);
 /* The interrupt output: an interrupt is pending and OUT2 lets it out. */
