@@ -64,6 +64,32 @@ static bool legacy_prefix(uint8_t b)
     }
 }
 
+/* The legacy and REX prefixes before an opcode, as the CPU reads them. */
+struct prefixes {
+    size_t len;
+    bool rep, lock;
+    uint8_t rex; /* the REX right before the opcode, else 0 */
+};
+
+static struct prefixes read_prefixes(const uint8_t *bytes, size_t limit, int mode)
+{
+    struct prefixes p = {0, false, false, 0};
+    for (; p.len < limit; p.len++) {
+        uint8_t b = bytes[p.len];
+        if (legacy_prefix(b)) {
+            p.rep |= b == 0xf3;
+            p.lock |= b == 0xf0;
+            /* The CPU ignores a REX that a legacy prefix follows. */
+            p.rex = 0;
+        } else if (mode == 64 && (b & 0xf0) == 0x40) {
+            p.rex = b;
+        } else {
+            break;
+        }
+    }
+    return p;
+}
+
 int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mode)
 {
     if ((unsigned)kind >= sizeof(insn_opcodes) / sizeof(insn_opcodes[0]) ||
@@ -73,26 +99,13 @@ int insn_length(enum insn_kind kind, const uint8_t *bytes, size_t avail, int mod
     if (insn_is_plain(kind, word_at(bytes, avail)) && insn_opcodes[kind].len <= avail)
         return insn_opcodes[kind].len;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
-    size_t i = 0;
-    bool rep = false;
-    uint8_t rex = 0;
-    for (; i < limit; i++) {
-        uint8_t b = bytes[i];
-        if (legacy_prefix(b)) {
-            rep |= b == 0xf3;
-            /* The CPU ignores a REX that a legacy prefix follows. */
-            rex = 0;
-        } else if (mode == 64 && (b & 0xf0) == 0x40) {
-            rex = b;
-        } else {
-            break;
-        }
-    }
+    struct prefixes p = read_prefixes(bytes, limit, mode);
+    size_t i = p.len;
     const struct insn_opcode *o = kind == INSN_PAUSE ? &pause_after_prefixes : &insn_opcodes[kind];
     if (limit - i < o->len || (word_at(bytes + i, limit - i) & o->mask) != o->word)
         return -1;
     /* PAUSE is NOP with F3; with REX.B the 90 is xchg r8, rax instead. */
-    if (kind == INSN_PAUSE && (!rep || (rex & 1)))
+    if (kind == INSN_PAUSE && (!p.rep || (p.rex & 1)))
         return -1;
     return (int)(i + o->len);
 }
@@ -102,27 +115,15 @@ int insn_mov_to_cr8(const uint8_t *bytes, size_t avail, int mode, uint8_t *gpr)
     if (mode != 16 && mode != 32 && mode != 64)
         return -1;
     size_t limit = avail < INSN_MAX ? avail : INSN_MAX;
-    size_t i = 0;
-    bool lock = false;
-    uint8_t rex = 0;
-    for (; i < limit; i++) {
-        uint8_t b = bytes[i];
-        if (legacy_prefix(b)) {
-            lock |= b == 0xf0;
-            rex = 0; /* a REX counts only right before the opcode */
-        } else if (mode == 64 && (b & 0xf0) == 0x40) {
-            rex = b;
-        } else {
-            break;
-        }
-    }
+    struct prefixes p = read_prefixes(bytes, limit, mode);
+    size_t i = p.len;
     if (limit - i < 3 || bytes[i] != 0x0f || bytes[i + 1] != 0x22)
         return -1;
     /* MOV CR ignores ModRM.mod: the operand is always a register. */
     uint8_t modrm = bytes[i + 2];
-    unsigned cr = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0) | (lock ? 8 : 0);
+    unsigned cr = ((modrm >> 3) & 7) | (p.rex & 4 ? 8 : 0) | (p.lock ? 8 : 0);
     if (cr != 8)
         return -1;
-    *gpr = (uint8_t)((modrm & 7) | (rex & 1 ? 8 : 0));
+    *gpr = (uint8_t)((modrm & 7) | (p.rex & 1 ? 8 : 0));
     return (int)(i + 3);
 }

@@ -2,7 +2,9 @@
 /*
  * The instruction-length decoder (arch/x86/insn.c): the first byte picks the
  * instruction the exit names and the code-segment size, the rest are the
- * guest's bytes at RIP. A length must lie within what was given and 15.
+ * guest's bytes at RIP. A length must lie within what was given and 15. The
+ * MOV-to-CR8 decoder (SVM's CR8 intercept without decode assists) reads the
+ * same bytes: a length as strict, and a register 0-15.
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -21,6 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(bytes, data + 1, size - 1);
     int len = insn_length(kind, bytes, size - 1, mode);
     FUZZ_REQUIRE(len == -1 || (len >= 1 && len <= 15 && (size_t)len <= size - 1));
+    uint8_t gpr = 0xff;
+    len = insn_mov_to_cr8(bytes, size - 1, mode, &gpr);
+    FUZZ_REQUIRE(len == -1 || (len >= 3 && len <= 15 && (size_t)len <= size - 1 && gpr < 16));
     free(bytes);
     return 0;
 }
