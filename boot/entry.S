@@ -171,6 +171,8 @@ boot_efer_nxe:  .long 0
 early_pml4: .skip 4096
 early_pdpt: .skip 4096
 early_pd:   .skip 4 * 4096
+    /* The boot stack's guard page, unmapped by percpu_create (arch/x86/percpu.h). */
+boot_stack_guard: .skip 4096
     .globl boot_stack, boot_stack_top
 boot_stack: .skip 16384
 boot_stack_top:

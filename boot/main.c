@@ -166,6 +166,26 @@ static void report_boot(void)
     console_event("boot", &j);
 }
 
+/*
+ * fault_test=5 and 6: every call takes half a KiB more stack, until the
+ * stack's guard page stops it (the depth limit is never reached; it only
+ * keeps the recursion from being provably infinite to the compiler).
+ */
+static __attribute__((noipa)) uint64_t recurse_without_bound(uint64_t depth)
+{
+    volatile uint8_t frame[512];
+    frame[0] = (uint8_t)depth;
+    if (depth == UINT64_MAX)
+        return 0;
+    return recurse_without_bound(depth + 1) + frame[0];
+}
+
+static void recurse_in_nmi(struct trap_frame *f)
+{
+    (void)f;
+    recurse_without_bound(0);
+}
+
 static void fault_test(uint64_t kind)
 {
     kprintf("pollux: fault_test=%lu: faulting on purpose\n", kind);
@@ -186,6 +206,16 @@ static void fault_test(uint64_t kind)
         }
         watchdog_test_lockup(cpu_count - 1);
         sched_run(0);
+        break;
+    case 5:
+        recurse_without_bound(0);
+        break;
+    case 6:
+        /* The NMI runs on its IST stack: the overflow must stop at that stack's guard. */
+        irq_register(2, recurse_in_nmi);
+        lapic_send_nmi(this_cpu()->apic_id);
+        for (;;)
+            cpu_relax();
     }
 }
 

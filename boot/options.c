@@ -52,9 +52,10 @@ static const struct option own_options[] = {
      "read keys from COM1: s, v, t, q, h and Ctrl-A <n> (docs/console.md)"},
     {"watchdog_ms", OPT_UINT, &watchdog_params.ms, 0, 600000, 0,
      "a CPU without a heartbeat this long is locked up; 0 turns the watchdog off"},
-    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 4, 0,
+    {"fault_test", OPT_UINT, &hv_options.fault_test, 0, 6, 0,
      "after boot, fault on purpose: 1 write to kernel text, 2 invalid opcode, 3 panic, "
-     "4 the last CPU spins with interrupts off"},
+     "4 the last CPU spins with interrupts off, 5 recurse without bound, "
+     "6 recurse without bound in an NMI handler"},
 };
 
 static void report(struct token word, const char *reason, void *ctx)

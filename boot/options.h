@@ -11,7 +11,7 @@
 
 struct hv_options {
     uint64_t maxcpus;    /* bring at most this many CPUs online */
-    uint64_t fault_test; /* 0: off; 1: write to kernel text; 2: invalid opcode; 3: panic() */
+    uint64_t fault_test; /* 0: off; else the test (docs/options.md) */
 };
 
 extern struct hv_options hv_options;

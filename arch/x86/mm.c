@@ -11,6 +11,7 @@
 
 struct pmm host_pmm;
 uint64_t kernel_cr3;
+static struct pagetable host_pt; /* the final map, whose root is kernel_cr3 */
 
 extern char __kernel_start[], __text_end[], __rodata_end[], __kernel_end[];
 extern uint32_t boot_efer_nxe;
@@ -136,8 +137,17 @@ void mm_init_paging(const struct boot_info *bi)
         if (rc)
             panic("cannot build the host page tables at 0x%lx", pa);
     }
+    host_pt = pt;
     kernel_cr3 = pt.root;
     write_cr3(kernel_cr3);
     mapped_start = PAGE_SIZE;
     mapped_end = top;
+}
+
+int mm_unmap_page(void *page)
+{
+    if (pt_unmap_page(&host_pt, (uint64_t)page))
+        return -1;
+    __asm__ volatile("invlpg (%0)" ::"r"(page) : "memory");
+    return 0;
 }

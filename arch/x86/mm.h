@@ -25,6 +25,15 @@ void mm_init(const struct boot_info *bi);
  */
 void mm_init_paging(const struct boot_info *bi);
 
+/*
+ * Take the 4 KiB page out of the final map (a stack's guard page), splitting
+ * the 2 MiB page that holds it; this CPU's TLB is flushed for it. A CPU that
+ * already runs may keep a stale translation: only a page that CPU never
+ * touches suits, or one whose CPU has yet to load kernel_cr3. -1 if it was
+ * not mapped or no page is left for the split.
+ */
+int mm_unmap_page(void *page);
+
 /* Zeroed pages below 4 GiB (so they also suit 32-bit fields), NULL if none left. */
 void *page_alloc_zeroed(uint64_t npages);
 

@@ -125,6 +125,43 @@ int pt_map(struct pagetable *pt, uint64_t va, uint64_t pa, uint64_t len, unsigne
     return 0;
 }
 
+/* Replace the large leaf *e at `level` with a table of leaves one level down. */
+static int split_large(struct pagetable *pt, uint64_t *e, int level)
+{
+    uint64_t t = pt->alloc_table(pt->ctx);
+    if (!t)
+        return -1;
+    uint64_t *table = table_at(pt, t);
+    uint64_t size = 1ull << shift_of(level);
+    uint64_t base = *e & ADDR_MASK & ~(size - 1);
+    unsigned perms = pt->fmt->perms(*e);
+    uint64_t step = 1ull << shift_of(level - 1);
+    for (unsigned i = 0; i < 512; i++)
+        table[i] = pt->fmt->leaf(base + i * step, perms, (enum pt_level)(level - 1));
+    __atomic_store_n(e, pt->fmt->table(t), __ATOMIC_RELEASE);
+    return 0;
+}
+
+int pt_unmap_page(struct pagetable *pt, uint64_t va)
+{
+    if (va & 0xfff)
+        return -1;
+    uint64_t *table = table_at(pt, pt->root);
+    for (int l = 3; l > 0; l--) {
+        uint64_t *e = &table[(va >> shift_of(l)) & 511];
+        if (!pt->fmt->present(*e))
+            return -1;
+        if (pt->fmt->large(*e) && split_large(pt, e, l))
+            return -1;
+        table = table_at(pt, *e & ADDR_MASK);
+    }
+    uint64_t *e = &table[(va >> shift_of(PT_4K)) & 511];
+    if (!pt->fmt->present(*e))
+        return -1;
+    __atomic_store_n(e, 0, __ATOMIC_RELEASE);
+    return 0;
+}
+
 bool pt_lookup(const struct pagetable *pt, uint64_t va, uint64_t *pa, unsigned *perms,
                enum pt_level *level)
 {

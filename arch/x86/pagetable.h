@@ -52,6 +52,15 @@ struct pagetable {
 int pt_init(struct pagetable *pt);
 int pt_map(struct pagetable *pt, uint64_t va, uint64_t pa, uint64_t len, unsigned perms,
            enum pt_level max_level);
+/*
+ * Unmap the 4 KiB page at va. A 2 MiB or 1 GiB leaf that holds it is split
+ * first into next-smaller pages with the rights the format's perms() decodes,
+ * the new table filled before the entry above points to it, so a translation
+ * another CPU still caches is the same one. -1 if va is unaligned or not
+ * mapped, or a table cannot be allocated (nothing changed then). The caller
+ * flushes the TLB.
+ */
+int pt_unmap_page(struct pagetable *pt, uint64_t va);
 /* Free every table (not the mapped memory), root included. */
 void pt_destroy(struct pagetable *pt, void (*free_table)(uint64_t pa, void *ctx));
 

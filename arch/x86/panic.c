@@ -97,10 +97,17 @@ static struct {
     uint64_t stale_ms;
 } lockup = {.cpu = -1};
 
+/* The guard page a stack_overflow panic's fault hit. */
+static struct {
+    const char *stack; /* percpu_guard_hit's name for it */
+    unsigned cpu;      /* whose stack */
+    uint64_t guard;
+} overflow;
+
 static __attribute__((noreturn)) void panic_end(unsigned cpu, long vector, uint64_t rip,
                                                 const char *kind)
 {
-    char buf[160];
+    char buf[224];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
     json_str(&j, "kind", kind);
@@ -110,6 +117,11 @@ static __attribute__((noreturn)) void panic_end(unsigned cpu, long vector, uint6
     if (!strcmp(kind, "lockup")) {
         json_u64(&j, "detected_by", lockup.detected_by);
         json_u64(&j, "stale_ms", lockup.stale_ms);
+    }
+    if (!strcmp(kind, "stack_overflow")) {
+        json_str(&j, "stack", overflow.stack);
+        json_u64(&j, "stack_cpu", overflow.cpu);
+        json_hex(&j, "guard", overflow.guard);
     }
     console_event("panic", &j);
     system_shutdown(SHUTDOWN_PANIC);
@@ -132,10 +144,41 @@ static void dump_frame(const struct trap_frame *f)
     backtrace(f->rip, f->rbp);
 }
 
+/*
+ * A page fault at a stack's guard page, or the double fault it becomes when
+ * the page fault cannot be delivered on the overflowed stack (the #DF runs
+ * on its own IST stack), fills in `overflow`. CR2 then holds the address
+ * that hit the guard: the push that could not be delivered is below the one
+ * that faulted, in the same page.
+ */
+static bool stack_overflow_hit(const struct trap_frame *f)
+{
+    if (f->vector != 8 && f->vector != 14)
+        return false;
+    uint64_t cr2 = read_cr2();
+    for (unsigned i = 0; i < MAX_CPUS; i++) {
+        const char *stack = cpus[i] ? percpu_guard_hit(cpus[i], cr2, &overflow.guard) : NULL;
+        if (stack) {
+            overflow.stack = stack;
+            overflow.cpu = i;
+            return true;
+        }
+    }
+    return false;
+}
+
 void panic_trap(struct trap_frame *f)
 {
     unsigned cpu = current_cpu();
     panic_begin(cpu);
+    if (stack_overflow_hit(f)) {
+        kprintf("\n*** pollux panic on cpu %u: stack overflow: %s (vector %lu) at the guard page "
+                "0x%lx of cpu %u's %s stack\n",
+                cpu, exception_name(f->vector), f->vector, overflow.guard, overflow.cpu,
+                overflow.stack);
+        dump_frame(f);
+        panic_end(cpu, (long)f->vector, f->rip, "stack_overflow");
+    }
     kprintf("\n*** pollux panic on cpu %u: %s (vector %lu, error code 0x%lx)\n", cpu,
             exception_name(f->vector), f->vector, f->error);
     dump_frame(f);

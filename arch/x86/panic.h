@@ -3,7 +3,8 @@
  * Fatal errors. Every path prints what is known (registers for a trap or a
  * lockup, a message for software), a frame-pointer backtrace with symbol
  * names, the line @panic {"kind":K,"cpu":N,"vector":V,"rip":"0x..."} (kind
- * exception, software with vector -1, or lockup), stops the other CPUs with
+ * exception, software with vector -1, lockup, or stack_overflow when a #PF or
+ * #DF hit a stack's guard page (arch/x86/percpu.h)), stops the other CPUs with
  * an NMI, and powers off with status SHUTDOWN_PANIC. Only the first CPU to
  * panic reports; the others halt.
  */

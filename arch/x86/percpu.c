@@ -9,12 +9,34 @@
 struct percpu *cpus[MAX_CPUS];
 unsigned cpu_count;
 
+/* Indexed by enum ist_index; 0 is the kernel stack. */
+static const char *const stack_names[IST_COUNT + 1] = {"kernel", "nmi", "double_fault",
+                                                       "machine_check"};
+
+static uint64_t guard_of(uint64_t stack_base)
+{
+    return stack_base - PAGE_SIZE;
+}
+
+/* A stack of `size` bytes above its guard page, which is unmapped; NULL if out of memory. */
+static void *guarded_stack_alloc(uint64_t size)
+{
+    char *pages = page_alloc_zeroed(size / PAGE_SIZE + 1);
+    if (!pages || mm_unmap_page(pages))
+        return NULL;
+    return pages + PAGE_SIZE;
+}
+
 struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack)
 {
     struct percpu *p = page_alloc_zeroed((sizeof(*p) + PAGE_SIZE - 1) / PAGE_SIZE);
+    if (!p)
+        return NULL;
     if (!stack)
-        stack = page_alloc_zeroed(KERNEL_STACK_SIZE / PAGE_SIZE);
-    if (!p || !stack)
+        stack = guarded_stack_alloc(KERNEL_STACK_SIZE);
+    else if (mm_unmap_page((void *)guard_of((uint64_t)stack)))
+        stack = NULL;
+    if (!stack)
         return NULL;
     p->self = p;
     p->cpu = cpu;
@@ -22,7 +44,7 @@ struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack)
     p->stack_base = (uint64_t)stack;
     p->stack_top = p->stack_base + KERNEL_STACK_SIZE;
     for (unsigned i = 0; i < IST_COUNT; i++) {
-        void *ist = page_alloc_zeroed(IST_STACK_SIZE / PAGE_SIZE);
+        void *ist = guarded_stack_alloc(IST_STACK_SIZE);
         if (!ist)
             return NULL;
         p->ist_base[i] = (uint64_t)ist;
@@ -64,6 +86,18 @@ void percpu_install(struct percpu *p)
                      : "rax", "memory");
     wrmsr(MSR_GS_BASE, (uint64_t)p);
     idt_load();
+}
+
+const char *percpu_guard_hit(const struct percpu *p, uint64_t addr, uint64_t *guard)
+{
+    for (unsigned i = 0; i <= IST_COUNT; i++) {
+        uint64_t g = guard_of(i ? p->ist_base[i - 1] : p->stack_base);
+        if (addr >= g && addr < g + PAGE_SIZE) {
+            *guard = g;
+            return stack_names[i];
+        }
+    }
+    return NULL;
 }
 
 bool percpu_on_stack(const struct percpu *p, uint64_t addr, uint64_t len)

@@ -4,6 +4,8 @@
  * Each CPU owns its GDT (it holds that CPU's TSS descriptor), its TSS and
  * its stacks: one kernel stack plus IST stacks for NMI, double fault and
  * machine check, so those run on a known-good stack whatever went wrong.
+ * Below every stack lies its guard page, left unmapped: an overflow faults
+ * there instead of writing over what lies below (docs/robustness.md).
  */
 #ifndef POLLUX_ARCH_X86_PERCPU_H
 #define POLLUX_ARCH_X86_PERCPU_H
@@ -66,9 +68,18 @@ void percpu_install(struct percpu *p);
 /*
  * Allocate and initialise the per-CPU block and IST stacks for a CPU; the
  * kernel stack too unless one is given (the boot CPU keeps its boot stack,
- * which must be KERNEL_STACK_SIZE bytes). NULL if out of memory.
+ * which must be KERNEL_STACK_SIZE bytes, page aligned, above a page of its
+ * own for the guard). Each stack's guard page is unmapped. NULL if out of
+ * memory.
  */
 struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack);
+
+/*
+ * Which of this CPU's stacks has its guard page at addr: "kernel", "nmi",
+ * "double_fault" or "machine_check" (the guard's first byte in *guard);
+ * NULL if addr is in none of them.
+ */
+const char *percpu_guard_hit(const struct percpu *p, uint64_t addr, uint64_t *guard);
 
 /* True if [addr, addr+len) lies inside one of this CPU's stacks. */
 bool percpu_on_stack(const struct percpu *p, uint64_t addr, uint64_t len);

@@ -113,6 +113,25 @@ def panic(vector, in_backtrace=None):
     return check
 
 
+def stack_overflow(stack, in_backtrace):
+    """An unbounded recursion on CPU 0 hit the guard page below its `stack` (fault_test=5, 6):
+    the page fault could not be delivered on that stack, the double fault reported it."""
+    def check(log):
+        p = log.one("panic")
+        assert p["kind"] == "stack_overflow", f"@panic kind={p['kind']}, want stack_overflow"
+        assert (p["cpu"], p["vector"], p["stack"], p["stack_cpu"]) == (0, 8, stack, 0), \
+            f"@panic {p.body}"
+        guard = int(p["guard"], 16)
+        assert guard and guard % 4096 == 0, f"@panic guard {p['guard']}"
+        text = "\n".join(log.lines)
+        cr2 = [int(line.split("cr2 0x", 1)[1].split()[0], 16) for line in log.lines
+               if "cr2 0x" in line]
+        assert len(cr2) == 1 and guard <= cr2[0] < guard + 4096, f"cr2 {cr2} not in the guard"
+        bt = text.split("backtrace:", 1)[1] if "backtrace:" in text else ""
+        assert f"<{in_backtrace}+" in bt, f"backtrace does not name {in_backtrace}"
+    return check
+
+
 def lockup(cpu, detected_by, watchdog_ms):
     """The watchdog caught `cpu` spinning with interrupts off (fault_test=4)."""
     def check(log):
@@ -1657,6 +1676,10 @@ def tests(full=False):
                                  shutdown("nonzero")], args="bogus=1"),
         Test("qemu-fault-pagefault", [panic(14, "kernel_main"), shutdown(3)], smp=2,
              args="fault_test=1", timeout=60),
+        Test("qemu-stack-overflow", [stack_overflow("kernel", "recurse_without_bound"),
+                                     shutdown(3)], smp=2, args="fault_test=5", timeout=60),
+        Test("qemu-nmi-stack-overflow", [stack_overflow("nmi", "recurse_without_bound"),
+                                         shutdown(3)], smp=1, args="fault_test=6", timeout=60),
         Test("qemu-lockup", [boot_line(2, "svm"), lockup(1, 0, 1000), shutdown(3)], smp=2,
              args="fault_test=4 watchdog_ms=1000", timeout=60),
         Test("bochs-skylake-lockup", [boot_line(2, "vmx"), lockup(1, 0, 1000), shutdown(3)],

@@ -200,6 +200,67 @@ static void test_out_of_tables(void **state)
     arena.limit = ARENA_PAGES;
 }
 
+static void assert_maps(struct pagetable *pt, uint64_t va, uint64_t want_pa, unsigned want_perms,
+                        enum pt_level want_level)
+{
+    uint64_t pa;
+    unsigned perms;
+    enum pt_level level;
+    assert_true(pt_lookup(pt, va, &pa, &perms, &level));
+    assert_int_equal(pa, want_pa);
+    assert_int_equal(perms, want_perms);
+    assert_int_equal(level, want_level);
+}
+
+static void test_unmap_page_splits_a_2m_page(void **state)
+{
+    (void)state;
+    struct pagetable pt = make(&pt_format_x86_nx);
+    unsigned rw_uc = PT_READ | PT_WRITE | PT_UC;
+    assert_int_equal(pt_map(&pt, 0x400000, 0x800000, 0x200000, rw_uc, PT_2M), 0);
+    assert_int_equal(pt_unmap_page(&pt, 0x403000), 0);
+    uint64_t pa;
+    unsigned perms;
+    enum pt_level level;
+    assert_false(pt_lookup(&pt, 0x403000, &pa, &perms, &level));
+    assert_false(pt_lookup(&pt, 0x403fff, &pa, &perms, &level));
+    /* The rest of the 2M page keeps its frames and rights, now in 4K pages. */
+    assert_maps(&pt, 0x402fff, 0x802fff, rw_uc, PT_4K);
+    assert_maps(&pt, 0x404000, 0x804000, rw_uc, PT_4K);
+    assert_maps(&pt, 0x400000, 0x800000, rw_uc, PT_4K);
+    assert_maps(&pt, 0x5ff123, 0x9ff123, rw_uc, PT_4K);
+    /* Once unmapped, the page is not there to unmap again. */
+    assert_int_equal(pt_unmap_page(&pt, 0x403000), -1);
+    assert_int_equal(pt_unmap_page(&pt, 0x403800), -1);
+    assert_int_equal(pt_unmap_page(&pt, 0x40000000), -1);
+}
+
+static void test_unmap_page_splits_a_1g_page_twice(void **state)
+{
+    (void)state;
+    struct pagetable pt = make(&pt_format_x86_nx);
+    assert_int_equal(pt_map(&pt, 0x40000000, 0x80000000, 0x40000000, PT_READ | PT_EXEC, PT_1G), 0);
+    assert_int_equal(pt_unmap_page(&pt, 0x40201000), 0);
+    uint64_t pa;
+    unsigned perms;
+    enum pt_level level;
+    assert_false(pt_lookup(&pt, 0x40201000, &pa, &perms, &level));
+    assert_maps(&pt, 0x40200000, 0x80200000, PT_READ | PT_EXEC, PT_4K);
+    assert_maps(&pt, 0x40400000, 0x80400000, PT_READ | PT_EXEC, PT_2M);
+    assert_maps(&pt, 0x7fe00000, 0xbfe00000, PT_READ | PT_EXEC, PT_2M);
+}
+
+static void test_unmap_page_out_of_tables_changes_nothing(void **state)
+{
+    (void)state;
+    struct pagetable pt = make(&pt_format_x86_nx);
+    assert_int_equal(pt_map(&pt, 0x200000, 0x200000, 0x200000, PT_READ, PT_2M), 0);
+    arena.limit = arena.used;
+    assert_int_equal(pt_unmap_page(&pt, 0x200000), -1);
+    assert_maps(&pt, 0x201000, 0x201000, PT_READ, PT_2M);
+    arena.limit = ARENA_PAGES;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +272,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_npt_guest_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_overlap_and_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_tables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unmap_page_splits_a_2m_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unmap_page_splits_a_1g_page_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unmap_page_out_of_tables_changes_nothing, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
