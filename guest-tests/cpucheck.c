@@ -55,6 +55,7 @@
 #define MSR_NOBODY_HAS   0x4b564eff /* past KVM's range, in no vendor's: #GP */
 #define VENDOR_INTEL_EBX 0x756e6547 /* "Genu" */
 
+#define MSR_TSC              0x10
 #define MSR_TSC_ADJUST       0x3b
 #define MSR_SPEC_CTRL        0x48
 #define MSR_PRED_CMD         0x49
@@ -816,6 +817,34 @@ static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, 
     return lost;
 }
 
+/*
+ * check_tsc_writes: the BSP's steps for the AP (1: write your TSC far
+ * ahead, 2: read it), and what the AP wrote and read.
+ */
+#define TSC_FAR_AHEAD (1ull << 40) /* minutes at any rate pollux runs at */
+static volatile uint32_t tsc_step, ap_tsc_fault;
+static volatile uint64_t ap_tsc_written, ap_tsc_after, ap_tsc_read;
+
+static void wait_tsc_step(uint32_t step)
+{
+    __asm__ volatile("sti");
+    while (tsc_step < step)
+        cpu_relax();
+    __asm__ volatile("cli");
+}
+
+static void ap_tsc_writes(void)
+{
+    wait_tsc_step(1);
+    ap_tsc_written = rdtsc() + TSC_FAR_AHEAD;
+    ap_tsc_fault = try_wrmsr(MSR_TSC, ap_tsc_written);
+    ap_tsc_after = rdtsc();
+    ap_phase = 3;
+    wait_tsc_step(2);
+    ap_tsc_read = rdtsc();
+    ap_phase = 4;
+}
+
 static void ap_main(uint32_t index)
 {
     (void)index;
@@ -830,6 +859,7 @@ static void ap_main(uint32_t index)
     __asm__ volatile("cli");
     ap_failed = own_values_lost(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0);
     ap_phase = 2;
+    ap_tsc_writes();
 }
 
 /* With interrupts on and PAUSE, so the host CPU can go to the AP (Bochs SVM needs either). */
@@ -878,6 +908,39 @@ static void check_two_vcpus(void)
     if (has.xsave)
         xsetbv(XCR0_X87);
     try_write_cr4(read_cr4() & ~(CR4_PKE | CR4_OSXSAVE));
+}
+
+/*
+ * IA32_TSC is each vCPU's own (KVM's kvm_synchronize_tsc): the AP's write far
+ * ahead moves the AP's TSC and leaves the BSP's alone. The BSP's write within
+ * a second of where the AP's TSC has got to (half a second past it) is a
+ * synchronization: the BSP takes the AP's TSC, and both read one TSC.
+ */
+static void check_tsc_writes(void)
+{
+    uint64_t before = rdtsc();
+    tsc_step = 1;
+    bool wrote = wait_phase(3);
+    uint64_t after = rdtsc();
+    bool own =
+        wrote && ap_tsc_fault == NO_FAULT && ap_tsc_after - ap_tsc_written < TSC_FAR_AHEAD / 2;
+    bool alone = after - before < TSC_FAR_AHEAD / 2 && ap_tsc_after - after > TSC_FAR_AHEAD / 2;
+    if (!own || !alone)
+        printf("  TSC: BSP 0x%llx then 0x%llx; the AP wrote 0x%llx, read 0x%llx\n",
+               (unsigned long long)before, (unsigned long long)after,
+               (unsigned long long)ap_tsc_written, (unsigned long long)ap_tsc_after);
+    vcheck(own && alone, "tsc-write-per-vcpu",
+           "a vCPU's IA32_TSC write did not move its own TSC alone");
+
+    unsigned fault = try_wrmsr(MSR_TSC, rdtsc() + TSC_FAR_AHEAD + us_to_tsc(500000));
+    tsc_step = 2;
+    bool read = wait_phase(4);
+    uint64_t bsp = rdtsc(), apart = bsp - ap_tsc_read;
+    if (!read || apart >= us_to_tsc(250000))
+        printf("  TSC after the BSP's write: AP 0x%llx, then BSP 0x%llx\n",
+               (unsigned long long)ap_tsc_read, (unsigned long long)bsp);
+    vcheck(fault == NO_FAULT && read && apart < us_to_tsc(250000), "tsc-write-sync",
+           "a write close in time did not give the vCPUs one TSC");
 }
 
 /* ------------------------------------------------------------ long mode */
@@ -1159,9 +1222,10 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     check_apic_base_moves();
     check_msrs();
     check_fault_rf();
-    if (two)
+    if (two) {
         check_two_vcpus();
-    else
+        check_tsc_writes();
+    } else
         vcheck(false, "two-vcpus", "no second vCPU (run with vcpus=2)");
     check_single_step();
     check_insn_lengths();

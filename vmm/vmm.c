@@ -361,6 +361,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
                       &vm->group, i, rdtsc());
     vm->group_members[i] = &v->se;
+    vcpu_synchronize_tsc(v, 0, true);
     if (fpu_state_init(&v->fpu) || virt->vcpu_create(&v->hw)) {
         reject(name, "out of memory for the vCPUs");
         return false;
@@ -410,7 +411,6 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
     vm->number = number;
     vm->kvm_features = vm_policy_kvm_features(vm->cfg.policy.pv, start.linux);
     vm->hw.name = vm->cfg.name;
-    vm->hw.tsc_offset = -rdtsc();
     if (vm->cfg.disk[0] && !vm_attach_disk(vm, bi, index))
         goto fail;
     if (vm->cfg.net[0] && virtio_net_create(vm, err, sizeof(err))) {

@@ -92,13 +92,13 @@ struct guest_regs {
 /*
  * What a backend sees of a VM and of a vCPU: vmm/'s struct vm and struct
  * vcpu begin with these (their `hw` member), and the seam's operations take
- * them. Set at creation and fixed for the VM's life, but for the registers.
+ * them. Set at creation and fixed for the VM's life, but for the registers
+ * and a vCPU's TSC offset.
  */
 struct virt_vm {
-    void *arch;          /* the vendor's: nested page tables */
-    uint64_t tsc_offset; /* guest TSC = host TSC + tsc_offset */
-    uint8_t *mem;        /* host pointer to guest-physical 0 */
-    uint64_t mem_size;   /* bytes of guest RAM from guest-physical 0 */
+    void *arch;        /* the vendor's: nested page tables */
+    uint8_t *mem;      /* host pointer to guest-physical 0 */
+    uint64_t mem_size; /* bytes of guest RAM from guest-physical 0 */
     const char *name;
 };
 
@@ -107,6 +107,8 @@ struct virt_vcpu {
     void *arch; /* the vendor's context: VMCB or VMCS */
     struct virt_vm *vm;
     unsigned id;
+    /* Guest TSC = host TSC + tsc_offset: set before vcpu_create, then on its own CPU only. */
+    uint64_t tsc_offset;
 };
 
 /* Guest RAM at [gpa, gpa + len), or NULL where it is not all RAM. */
@@ -233,7 +235,8 @@ struct virt_ops {
      */
     void (*set_pause_exiting)(struct virt_vcpu *v, enum pause_exiting mode, uint32_t window,
                               uint32_t gap);
-    void (*set_tsc_offset)(struct virt_vcpu *v, uint64_t offset);
+    /* v->tsc_offset changed (on v's own CPU): the guest sees it from its next entry on. */
+    void (*set_tsc_offset)(struct virt_vcpu *v);
     /*
      * A timer that counts only while the guest runs and forces
      * EXIT_PREEMPTION_TIMER once the host TSC reaches tsc_deadline (0

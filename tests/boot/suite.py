@@ -219,7 +219,7 @@ CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "machine-check"
                    "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
                    "step-hypercall", "step-mmio", "tpr-cr8", "tpr-cr8-lower",
                    "insn-cpuid-slow-length", "insn-hypercall-slow-length", "fault-rf",
-                   "apic-base-move"}
+                   "apic-base-move", "tsc-write-per-vcpu", "tsc-write-sync"}
 # Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
 CPUCHECK_BY_BIT = {
     ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),

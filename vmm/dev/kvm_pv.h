@@ -71,6 +71,14 @@ enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 /* INIT (and creation): MSR_KVM_STEAL_TIME off, no kick pending. v's lock held. */
 void kvm_pv_vcpu_reset(struct vcpu *v);
 
+/*
+ * On v's own CPU: write its pvclock structure, if enabled, with its
+ * generation's reference and the VM's TSC-stable flag (vmm/dev/kvmclock.h).
+ * After its own TSC write, and before an entry that finds vm->kvmclock_epoch
+ * moved on.
+ */
+void kvmclock_update(struct vcpu *v);
+
 /* May the host poll when this vCPU halts? (KVM's !kvm_arch_no_poll) */
 bool kvm_pv_host_poll_allowed(const struct vcpu *v);
 

@@ -5,15 +5,20 @@
  * MSR_KVM_SYSTEM_TIME_NEW (bit 0: enable) and reads time as
  *   system_time + scale(tsc - tsc_timestamp)
  * where scale shifts by tsc_shift, multiplies by tsc_to_system_mul and keeps
- * the upper 32 bits. pollux gives a VM one TSC (one offset for all its
- * vCPUs), so the same reference serves every vCPU forever: tsc_timestamp 0,
- * system_time 0, kvmclock = nanoseconds of guest TSC since it read 0, and the
- * TSC-stable flag set. MSR_KVM_WALL_CLOCK_NEW's structure says the wall
+ * the upper 32 bits. A VM has one kvmclock: scale(host TSC +
+ * vm->kvmclock_offset), nanoseconds of its first TSC generation's ticks
+ * (vmm/vcpu/tsc_sync.h). Each generation of TSC offsets has a reference for
+ * that clock (tsc_timestamp: a guest TSC of the generation, system_time:
+ * kvmclock then), the first's 0 and 0; a vCPU's structure carries its
+ * generation's, so every vCPU reads the same clock whatever its TSC, and the
+ * TSC-stable flag is set while all of them are in one generation (KVM's
+ * masterclock). MSR_KVM_WALL_CLOCK_NEW's structure says the wall
  * clock at kvmclock 0 was the Unix epoch: pollux keeps no calendar time.
  */
 #ifndef POLLUX_VMM_DEV_KVMCLOCK_H
 #define POLLUX_VMM_DEV_KVMCLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define MSR_KVM_WALL_CLOCK_NEW  0x4b564d00u
@@ -23,6 +28,10 @@
 #define PVCLOCK_TIME_INFO_SIZE  32
 #define PVCLOCK_WALL_CLOCK_SIZE 12
 #define PVCLOCK_TSC_STABLE_BIT  (1u << 0)
+
+struct pvclock_ref {
+    uint64_t tsc_timestamp, system_time;
+};
 
 struct pvclock_scale {
     uint32_t mul;
@@ -36,11 +45,20 @@ struct pvclock_scale pvclock_scale_for(uint64_t tsc_khz);
 uint64_t pvclock_scale_delta(uint64_t delta, struct pvclock_scale s);
 
 /*
- * Write a pvclock_vcpu_time_info at p (PVCLOCK_TIME_INFO_SIZE bytes) for the
- * VM's TSC at tsc_khz; its version goes from *version (even) to *version + 2,
- * odd while the fields change, as the protocol asks.
+ * The reference of a generation whose TSC offset is offset, taken at host_tsc,
+ * for the VM's kvmclock scale(host TSC + kvmclock_offset) with scale s.
  */
-void pvclock_write_time_info(uint8_t *p, uint32_t *version, uint64_t tsc_khz);
+struct pvclock_ref pvclock_ref_at(uint64_t host_tsc, uint64_t offset, uint64_t kvmclock_offset,
+                                  struct pvclock_scale s);
+
+/*
+ * Write a pvclock_vcpu_time_info at p (PVCLOCK_TIME_INFO_SIZE bytes): ref,
+ * the scale for a TSC at tsc_khz, the TSC-stable flag if stable; its
+ * version goes from *version (even) to *version + 2, odd while the fields
+ * change, as the protocol asks.
+ */
+void pvclock_write_time_info(uint8_t *p, uint32_t *version, uint64_t tsc_khz,
+                             struct pvclock_ref ref, bool stable);
 
 /* The wall clock at kvmclock 0 (PVCLOCK_WALL_CLOCK_SIZE bytes at p). */
 void pvclock_write_wall_clock(uint8_t *p, uint32_t *version);

@@ -12,7 +12,7 @@
 
 static uint64_t guest_tsc(struct vcpu *v)
 {
-    return rdtsc() + v->vm->hw.tsc_offset;
+    return rdtsc() + v->hw.tsc_offset;
 }
 
 /* Is `target` addressed by an IPI from `src`? */

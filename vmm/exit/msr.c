@@ -5,6 +5,7 @@
 #include "vmm/exit/guest_access.h"
 #include "vmm/dev/device.h"
 #include "vmm/vcpu/guest_msrs.h"
+#include "vmm/vcpu/vcpu.h"
 
 #define MSR_TSC          0x10
 #define MSR_FEATURE_CTL  0x3a
@@ -24,7 +25,7 @@ static bool is_perf_counter(uint32_t i)
 int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     if (index == MSR_TSC)
-        *value = rdtsc() + v->vm->hw.tsc_offset;
+        *value = rdtsc() + v->hw.tsc_offset;
     else if (index == MSR_FEATURE_CTL)
         *value = FEATURE_CTL_LOCKED;
     else if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
@@ -56,11 +57,7 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
     if (r != MSR_NOT_MINE)
         return r == MSR_DONE ? 0 : -1;
     if (index == MSR_TSC) {
-        /* One offset per VM: every vCPU sees the same TSC. */
-        struct vm *vm = v->vm;
-        vm->hw.tsc_offset = value - rdtsc();
-        for (unsigned i = 0; i < vm->nvcpus; i++)
-            virt->set_tsc_offset(&vm->vcpus[i]->hw, vm->hw.tsc_offset);
+        vcpu_synchronize_tsc(v, value, false);
         return 0;
     }
     if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))

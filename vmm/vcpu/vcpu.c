@@ -11,6 +11,7 @@
 #include "sched/sched.h"
 #include "sched/watchdog.h"
 #include "stats/report.h"
+#include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/exit/exits.h"
 #include "vmm/vcpu/fastpath.h"
@@ -34,7 +35,7 @@ static void timer_expired(struct timer *t, uint64_t now)
             sched_wake(&v->se);
         }
     }
-    if (vlapic_timer_expire(&v->lapic, now + vm->hw.tsc_offset))
+    if (vlapic_timer_expire(&v->lapic, now + v->hw.tsc_offset))
         vcpu_notify(v, TRACE_WAKE_TIMER, NULL);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -55,7 +56,7 @@ void vcpu_timer_update(struct vcpu *v)
          * deadlines, so an absolute conversion could wrap into the past and
          * fire forever.
          */
-        uint64_t now = rdtsc(), gnow = now + v->vm->hw.tsc_offset;
+        uint64_t now = rdtsc(), gnow = now + v->hw.tsc_offset;
         uint64_t ahead = guest > gnow ? guest - gnow : 0;
         host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
     }
@@ -68,6 +69,35 @@ void vcpu_timer_update(struct vcpu *v)
         timer_arm(&v->timer, v->se.cpu, host);
     else
         timer_cancel(&v->timer);
+}
+
+void vcpu_synchronize_tsc(struct vcpu *v, uint64_t value, bool creating)
+{
+    struct vm *vm = v->vm;
+    uint64_t flags = spin_lock_irqsave(&vm->tsc_lock);
+    uint64_t now = rdtsc();
+    bool first = !vm->tsc_sync.generation;
+    struct tsc_write w =
+        tsc_synchronize(&vm->tsc_sync, &v->tsc_generation, value, creating, now, tsc_khz * 1000);
+    if (first)
+        vm->kvmclock_offset = w.offset;
+    if (!w.matched)
+        vm->kvmclock_ref =
+            pvclock_ref_at(now, w.offset, vm->kvmclock_offset, pvclock_scale_for(tsc_khz));
+    v->kvmclock_ref = vm->kvmclock_ref;
+    vm->tsc_matched = tsc_sync_all_matched(&vm->tsc_sync, vm->nvcpus);
+    /* Every vCPU's structure follows: the TSC-stable flag may have changed. */
+    __atomic_store_n(&vm->kvmclock_epoch, vm->kvmclock_epoch + 1, __ATOMIC_RELAXED);
+    v->hw.tsc_offset = w.offset;
+    spin_unlock_irqrestore(&vm->tsc_lock, flags);
+    if (creating)
+        return;
+    virt->set_tsc_offset(&v->hw);
+    kvmclock_update(v); /* before its next entry, the fast path's too */
+    /* Its local APIC timer's deadline is in guest TSC: convert it again. */
+    flags = spin_lock_irqsave(&v->se.lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
 }
 
 void vcpu_init_events(struct vcpu *v)
@@ -221,6 +251,8 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         /* Taken before anything is looked at: vmm/vcpu/fastpath.h. */
         vcpu_changes_take(&v->changed);
         watchdog_beat();
+        if (__atomic_load_n(&vm->kvmclock_epoch, __ATOMIC_RELAXED) != v->kvmclock_epoch)
+            kvmclock_update(v); /* another vCPU's TSC write */
         if (vm->stopping) {
             result = SCHED_RUN_STOPPED;
             break;

@@ -74,6 +74,13 @@ void vcpu_halt_finish(struct vcpu *v);
 /* The halt-polling maximum in ns for v: its VM's halt_poll_ns= or the global one. */
 uint64_t vcpu_halt_poll_max(const struct vcpu *v);
 
+/*
+ * A write of value to v's IA32_TSC, on its own CPU; or its creation
+ * (creating, value 0), before vcpu_create. KVM's kvm_synchronize_tsc: only
+ * v's offset changes (vmm/vcpu/tsc_sync.h), and kvmclock stays one clock.
+ */
+void vcpu_synchronize_tsc(struct vcpu *v, uint64_t value, bool creating);
+
 /* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */
 void vcpu_timer_update(struct vcpu *v);
 

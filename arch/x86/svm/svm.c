@@ -406,9 +406,9 @@ static void svm_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode, 
     svm_apply_pause(s);
 }
 
-static void svm_set_tsc_offset(struct virt_vcpu *v, uint64_t offset)
+static void svm_set_tsc_offset(struct virt_vcpu *v)
 {
-    svm(v)->vmcb->tsc_offset = offset;
+    svm(v)->vmcb->tsc_offset = v->tsc_offset;
 }
 
 static void svm_vcpu_unload(struct virt_vcpu *v)

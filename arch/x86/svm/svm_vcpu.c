@@ -72,7 +72,7 @@ static struct vmcb *reset_common(struct virt_vcpu *v)
     vmcb->intercept_misc3 = hlt.misc3;
     vmcb->iopm_base_pa = svm_setup.iopm_pa;
     vmcb->msrpm_base_pa = svm_setup.msrpm_pa;
-    vmcb->tsc_offset = v->vm->tsc_offset;
+    vmcb->tsc_offset = v->tsc_offset;
     /* With V_INTR_MASKING the host's IF, not the guest's, gates physical interrupts. */
     vmcb->vintr = SVM_VINTR_MASKING;
     vmcb->np_enable = 1;

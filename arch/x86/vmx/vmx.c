@@ -578,10 +578,10 @@ static void vmx_flush_guest_tlb(struct virt_vcpu *v)
     s->flush_vpid = true;
 }
 
-static void vmx_set_tsc_offset(struct virt_vcpu *v, uint64_t offset)
+static void vmx_set_tsc_offset(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
-    s->tsc_offset = offset;
+    s->tsc_offset = v->tsc_offset;
     controls_changed(s);
 }
 

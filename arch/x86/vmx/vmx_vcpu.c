@@ -203,7 +203,7 @@ static void reset_vcpu(struct virt_vcpu *v, struct vmcs_state *st)
     st->ctl.msr_bitmap = vmx.msr_bitmap_pa;
     st->ctl.eptp = x->eptp;
     st->ctl.vpid = s->vpid;
-    st->ctl.tsc_offset = v->vm->tsc_offset;
+    st->ctl.tsc_offset = v->tsc_offset;
     vmx_pause_controls(vmx.ctls.available, s->pause_mode, &st->ctl.proc, &st->ctl.proc2);
     st->ctl.ple_gap = s->vmcs_ple_gap = s->ple_gap;
     st->ctl.ple_window = s->vmcs_ple_window = s->ple_window;
