@@ -21,11 +21,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VUART_BASE     0x3f8
-#define VUART_PORTS    8
-#define VUART_IRQ      4    /* its I/O APIC pin (the DSDT's Interrupt) */
-#define VUART_LINE_MAX 1024 /* bytes of a printed line, escapes included: a longer one continues   \
-                             */
+#define VUART_BASE  0x3f8
+#define VUART_PORTS 8
+#define VUART_IRQ   4 /* its I/O APIC pin (the DSDT's Interrupt) */
+#define VUART_LINE_MAX                                                                             \
+    1024 /* bytes of a printed line, escapes included: a longer one continues                      \
+          */
 #define VUART_RX_MAX 64
 
 struct vuart {
