@@ -110,6 +110,24 @@ static void wait_uart(bool (*ready)(void))
     }
 }
 
+/* The UART claimed: burst by burst until every byte written to the ring before end is taken. */
+static void send_through(uint64_t end)
+{
+    while (__atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE) < end) {
+        wait_uart(uart_tx_ready);
+        send_burst();
+    }
+}
+
+/* The ring's head now: what a synchronous writer sends through. */
+static uint64_t ring_end(void)
+{
+    uint64_t flags = spin_lock_irqsave(&ring_lock);
+    uint64_t end = ring_head;
+    spin_unlock_irqrestore(&ring_lock, flags);
+    return end;
+}
+
 /*
  * Synchronous: every byte written to the ring before end is on the line
  * when this returns (a power-off may follow: a FIFO's worth would be lost).
@@ -117,10 +135,7 @@ static void wait_uart(bool (*ready)(void))
 static void drain_through(uint64_t end)
 {
     claim_uart();
-    while (__atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE) < end) {
-        wait_uart(uart_tx_ready);
-        send_burst();
-    }
+    send_through(end);
     wait_uart(uart_tx_done);
     __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
 }
@@ -193,11 +208,7 @@ static void write_unbuffered(const char *fmt, va_list ap, uint64_t len)
 {
     __atomic_store_n(&synchronous, true, __ATOMIC_SEQ_CST);
     claim_uart();
-    for (;;) {
-        wait_uart(uart_tx_ready);
-        if (!send_burst())
-            break;
-    }
+    send_through(ring_end());
     vformat(uart_sink, 0, fmt, ap);
     wait_uart(uart_tx_done);
     uint64_t flags = spin_lock_irqsave(&ring_lock);
@@ -272,10 +283,7 @@ void console_counts(uint64_t *bytes, uint64_t *waits)
 void console_sync(void)
 {
     __atomic_store_n(&synchronous, true, __ATOMIC_SEQ_CST);
-    uint64_t flags = spin_lock_irqsave(&ring_lock);
-    uint64_t end = ring_head;
-    spin_unlock_irqrestore(&ring_lock, flags);
-    drain_through(end);
+    drain_through(ring_end());
 }
 
 /* Wait a while for the interrupted holder to finish; true if it did. */
