@@ -166,6 +166,11 @@ static const char *set_pins(struct token word, struct token val, void *ctx)
     return NULL;
 }
 
+void vmconfig_default_name(unsigned index, char name[VM_NAME_MAX + 1])
+{
+    snprintf(name, VM_NAME_MAX + 1, "vm%u", index);
+}
+
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,
                    char *err, size_t errlen)
 {
@@ -173,7 +178,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     struct vmparse vp = {out, err, errlen, {NULL, 0}, {NULL, 0}};
 
     memset(out, 0, sizeof(*out));
-    snprintf(out->name, sizeof(out->name), "vm%u", index);
+    vmconfig_default_name(index, out->name);
     out->vcpus = 1;
     out->mem = VM_MEM_DEFAULT;
     out->policy = vm_policy_hv;

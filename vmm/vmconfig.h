@@ -64,6 +64,9 @@ struct vmconfig {
     bool unbacked_given; /* unbacked= was on the line (Linux guests default to ignore) */
 };
 
+/* The name of module index's VM when its words give none: vm<index>. */
+void vmconfig_default_name(unsigned index, char name[VM_NAME_MAX + 1]);
+
 int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, struct vmconfig *out,
                    char *err, size_t errlen);
 

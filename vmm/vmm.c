@@ -397,8 +397,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
 {
     struct vm *vm = page_alloc_zeroed((sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
     if (!vm) {
-        char name[16];
-        snprintf(name, sizeof(name), "vm%u", index); /* vmconfig's name for a VM without name= */
+        char name[VM_NAME_MAX + 1];
+        vmconfig_default_name(index, name);
         reject(name, "out of memory for the VM");
         return 0;
     }

@@ -141,6 +141,14 @@ static void set_interactive(int n)
     stats_hold_tables(n >= 0);
 }
 
+/* VM n (the one with the input) has stopped: the keys have the input again. */
+static void input_back_to_keys(int n)
+{
+    set_interactive(-1);
+    kprintf("pollux: vm %d has stopped: input goes to the keys again\n", n);
+    serial_mux_init(&mux);
+}
+
 static void input(char c)
 {
     struct serial_mux_result r = serial_mux_feed(&mux, c);
@@ -149,11 +157,8 @@ static void input(char c)
         key(r.c);
         break;
     case MUX_GUEST:
-        if (!to_guest((unsigned)r.vm, SEND, r.c)) {
-            set_interactive(-1);
-            kprintf("pollux: vm %d has stopped: input goes to the keys again\n", r.vm);
-            serial_mux_init(&mux);
-        }
+        if (!to_guest((unsigned)r.vm, SEND, r.c))
+            input_back_to_keys(r.vm);
         break;
     case MUX_SELECT_VM:
         if (to_guest((unsigned)r.vm, LOOK, 0)) {
@@ -182,11 +187,8 @@ static void poll(struct timer *t, uint64_t now)
     for (int c; (c = uart_getc()) >= 0;)
         input((char)c);
     /* The VM with the input stopped: the keys have it again, and the tables come back. */
-    if (interactive_vm >= 0 && !to_guest((unsigned)interactive_vm, LOOK, 0)) {
-        kprintf("pollux: vm %d has stopped: input goes to the keys again\n", interactive_vm);
-        set_interactive(-1);
-        serial_mux_init(&mux);
-    }
+    if (interactive_vm >= 0 && !to_guest((unsigned)interactive_vm, LOOK, 0))
+        input_back_to_keys(interactive_vm);
     if (!vmm_all_stopped())
         timer_arm(t, this_cpu()->cpu, now + POLL_MS * tsc_khz);
 }
