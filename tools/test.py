@@ -149,8 +149,8 @@ def keep_failure(name, rundir):
     """Copy what a failed boot left (console, emulator output, Bochs log) where it stays."""
     dest = os.path.join(FAILURES, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{name}")
     os.makedirs(dest, exist_ok=True)
-    for name in ("console.log", "emulator.out", "qemu.log", "bochs.log", "com1.txt"):
-        src = os.path.join(rundir, name)
+    for fname in ("console.log", "emulator.out", "qemu.log", "bochs.log", "com1.txt"):
+        src = os.path.join(rundir, fname)
         if os.path.exists(src):
             shutil.copy(src, dest)
     return os.path.join(dest, "console.log")

@@ -24,10 +24,9 @@
 #define VUART_BASE  0x3f8
 #define VUART_PORTS 8
 #define VUART_IRQ   4 /* its I/O APIC pin (the DSDT's Interrupt) */
-#define VUART_LINE_MAX                                                                             \
-    1024 /* bytes of a printed line, escapes included: a longer one continues                      \
-          */
-#define VUART_RX_MAX 64
+/* Bytes of a printed line, escapes included: a longer one continues on the next. */
+#define VUART_LINE_MAX 1024
+#define VUART_RX_MAX   64
 
 struct vuart {
     const char *owner; /* VM name for the prefix */
