@@ -75,6 +75,22 @@ static const uint64_t *values(const struct stats_record *rec, const char *name)
     return stats_find(rec->table, name, &slot) ? &rec->slot[slot] : 0;
 }
 
+/* The registered split of one exit reason, from rec, in *out; NULL if there is none. */
+static const struct stats_exit_breakdown *exit_split(const struct stats_record *rec,
+                                                     struct stats_exit_breakdown *out)
+{
+    unsigned slot;
+    if (!vm_source->split_count || !vm_source->split_ns)
+        return 0;
+    const struct stats_desc *d = stats_find(rec->table, vm_source->split_count, &slot);
+    const uint64_t *ns = values(rec, vm_source->split_ns);
+    if (!d || !ns)
+        return 0;
+    *out = (struct stats_exit_breakdown){vm_source->split_reason, &rec->slot[slot], ns,
+                                         stats_row_reasons(rec->table, d)};
+    return out;
+}
+
 /* The VM's devices' statistics: one `devices` record, if any device has them. */
 static void report_devices(const struct round *r, const struct stats_vm *vm)
 {
@@ -110,8 +126,11 @@ static void report_vm(const struct stats_vm *vm, void *ctx)
              (unsigned long)r->number);
     const uint64_t *exits = values(&scratch.vm, "exits"), *exit_ns = values(&scratch.vm, "exit_ns");
     kprintf("\n");
-    if (exits && exit_ns)
-        stats_exit_table(title, exits, exit_ns, vm_source->vcpu->reasons, print_line, 0);
+    if (exits && exit_ns) {
+        struct stats_exit_breakdown split;
+        stats_exit_table(title, exits, exit_ns, vm_source->vcpu->reasons,
+                         exit_split(&scratch.vm, &split), print_line, 0);
+    }
     kprintf("\n");
     stats_key_table(title, scratch.vcpu, n, "vcpu", print_line, 0);
     kprintf("\n");

@@ -43,6 +43,10 @@ struct stats_vms {
     /* fn for every live VM, each kept alive while fn runs. */
     void (*for_each)(void (*fn)(const struct stats_vm *vm, void *ctx), void *ctx);
     void (*counts)(uint64_t *running, uint64_t *stopped);
+    /* The exit table's sub-rows under exit reason split_reason: the vCPU table's
+     * STATS_BY_REASON rows split_count and split_ns (NULL: none). */
+    unsigned split_reason;
+    const char *split_count, *split_ns;
 };
 void stats_register_vms(const struct stats_vms *vms);
 

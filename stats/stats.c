@@ -74,8 +74,10 @@ unsigned stats_row_slots(const struct stats_table *t, const struct stats_desc *d
     switch (d->kind) {
     case STATS_HIST:
         return STATS_HIST_BUCKETS;
-    case STATS_BY_REASON:
-        return t->reasons ? t->reasons->count : 0;
+    case STATS_BY_REASON: {
+        const struct stats_reasons *names = stats_row_reasons(t, d);
+        return names ? names->count : 0;
+    }
     case STATS_OBJECT:
         return 0;
     default:
@@ -157,13 +159,15 @@ static void emit_value(struct json *j, const struct stats_table *t, const struct
         }
         json_close(j);
         break;
-    case STATS_BY_REASON:
+    case STATS_BY_REASON: {
+        const struct stats_reasons *names = stats_row_reasons(t, d);
         json_object(j, d->name);
-        for (unsigned i = 0; i < t->reasons->count; i++)
+        for (unsigned i = 0; i < names->count; i++)
             if (v[i])
-                json_u64(j, t->reasons->name(i), v[i]);
+                json_u64(j, names->name(i), v[i]);
         json_close(j);
         break;
+    }
     case STATS_OBJECT:
     case STATS_REF: /* stats_event_json prints these through their tables */
         break;

@@ -31,7 +31,8 @@ enum stats_kind {
     STATS_COUNTER,   /* only grows */
     STATS_GAUGE,     /* a current value */
     STATS_HIST,      /* log2 histogram of ns: an object of its non-zero buckets */
-    STATS_BY_REASON, /* counters per exit reason: an object of the non-zero ones */
+    STATS_BY_REASON, /* counters per named slot (exit reasons, or the row's own
+                        .slots): an object of the non-zero ones */
     STATS_STRING,
     /* In events (@vm_stop) only: */
     STATS_INT,    /* a signed integer */
@@ -61,7 +62,7 @@ enum stats_scope {
 #define S_ALL    (S_VCPU | S_VM | S_CPU | S_GLOBAL)
 #define S_GUEST  (S_VCPU | S_VM) /* per vCPU, and their sum per VM */
 
-/* The names of the slots of a STATS_BY_REASON value (exit reasons). */
+/* The names of the slots of a STATS_BY_REASON value (exit reasons, or a row's own). */
 struct stats_reasons {
     unsigned count;
     const char *(*name)(unsigned reason);
@@ -88,6 +89,7 @@ struct stats_desc {
     stats_string_fn string;        /* a string derived from the field; NULL: the field */
     stats_present_fn present;      /* events: the key only where it says so */
     const struct stats_table *sub; /* STATS_OBJECT */
+    const struct stats_reasons *slots; /* STATS_BY_REASON: its slots; NULL: the table's reasons */
 };
 
 #define STATS_F_TABLE 1u /* a row of the human tables (stats/table.h) */
@@ -159,6 +161,13 @@ struct stats_record {
     const struct stats_table *table;
     uint64_t slot[STATS_SLOTS_MAX];
 };
+
+/* A STATS_BY_REASON row's slot names: its own, else the table's (NULL if neither). */
+static inline const struct stats_reasons *stats_row_reasons(const struct stats_table *t,
+                                                            const struct stats_desc *d)
+{
+    return d->slots ? d->slots : t->reasons;
+}
 
 /* The slots a row takes in a record (0 for STATS_OBJECT); the table's total. */
 unsigned stats_row_slots(const struct stats_table *t, const struct stats_desc *d);

@@ -9,33 +9,42 @@
 #define CELL_WIDTH  14
 #define CELLS_MAX   ((STATS_TABLE_WIDTH - KEY_WIDTH) / CELL_WIDTH)
 
-void stats_shares(const uint64_t *values, unsigned n, unsigned *hundredths)
+/*
+ * units split over values in proportion, rounded so that the parts sum to
+ * exactly units (largest remainder) when any value is non-zero.
+ */
+static void apportion(const uint64_t *values, unsigned n, unsigned units, unsigned *parts)
 {
     uint64_t total = 0;
     for (unsigned i = 0; i < n; i++)
         total += values[i];
     unsigned given = 0;
     for (unsigned i = 0; i < n; i++) {
-        hundredths[i] = total ? (unsigned)(values[i] * 10000 / total) : 0;
-        given += hundredths[i];
+        parts[i] = total ? (unsigned)(values[i] * units / total) : 0;
+        given += parts[i];
     }
     /*
-     * Rounding down lost fewer hundredths than there are values: they go to
-     * the largest remainders, one each, the earliest first on a tie.
+     * Rounding down lost fewer units than there are values: they go to the
+     * largest remainders, one each, the earliest first on a tie.
      */
-    for (; total && given < 10000; given++) {
+    for (; total && given < units; given++) {
         unsigned best = n;
         uint64_t best_rem = 0;
         for (unsigned i = 0; i < n; i++) {
-            bool bumped = hundredths[i] != values[i] * 10000 / total;
-            uint64_t rem = values[i] * 10000 % total;
+            bool bumped = parts[i] != values[i] * units / total;
+            uint64_t rem = values[i] * units % total;
             if (!bumped && rem && (best == n || rem > best_rem)) {
                 best = i;
                 best_rem = rem;
             }
         }
-        hundredths[best]++;
+        parts[best]++;
     }
+}
+
+void stats_shares(const uint64_t *values, unsigned n, unsigned *hundredths)
+{
+    apportion(values, n, 10000, hundredths);
 }
 
 /* "12.34%" */
@@ -59,21 +68,13 @@ static void emit(stats_line_sink line, void *ctx, char *buf)
     line(buf, ctx);
 }
 
-void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *ns,
-                      const struct stats_reasons *reasons, stats_line_sink line, void *ctx)
+/* Slots with a count, by samples, most first as perf does: an insertion sort of a few. */
+static unsigned by_samples(const uint64_t *count, unsigned n, unsigned *order)
 {
-    char buf[LINE_MAX], c1[16], c2[24], c3[16], c4[24];
-    unsigned n = reasons->count < REASONS_MAX ? reasons->count : REASONS_MAX;
-    unsigned sample_share[REASONS_MAX], time_share[REASONS_MAX], order[REASONS_MAX], rows = 0;
-    uint64_t samples = 0, time = 0;
-    stats_shares(count, n, sample_share);
-    stats_shares(ns, n, time_share);
+    unsigned rows = 0;
     for (unsigned r = 0; r < n; r++) {
-        samples += count[r];
-        time += ns[r];
         if (!count[r])
             continue;
-        /* By samples, most first, as perf does: an insertion sort of a few rows. */
         unsigned at = rows++;
         while (at && count[order[at - 1]] < count[r]) {
             order[at] = order[at - 1];
@@ -81,6 +82,57 @@ void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *
         }
         order[at] = r;
     }
+    return rows;
+}
+
+static void exit_row(stats_line_sink line, void *ctx, const char *name, uint64_t count, uint64_t ns,
+                     unsigned count_share, unsigned ns_share)
+{
+    char buf[LINE_MAX], c1[16], c2[24], c3[16], c4[24];
+    percent(c1, sizeof(c1), count_share);
+    micros(c2, sizeof(c2), ns);
+    percent(c3, sizeof(c3), ns_share);
+    micros(c4, sizeof(c4), ns / count);
+    snprintf(buf, sizeof(buf), "%*s %10lu %9s %14s %9s %14s", EVENT_WIDTH, name,
+             (unsigned long)count, c1, c2, c3, c4);
+    emit(line, ctx, buf);
+}
+
+/*
+ * The breakdown's rows under its reason's: the reason's shares of the
+ * table split over its slots, so that they add up to the reason's.
+ */
+static void breakdown_rows(const struct stats_exit_breakdown *sub, const char *reason,
+                           unsigned count_share, unsigned ns_share, stats_line_sink line, void *ctx)
+{
+    unsigned n = sub->slots->count < REASONS_MAX ? sub->slots->count : REASONS_MAX;
+    unsigned order[REASONS_MAX], counts[REASONS_MAX], times[REASONS_MAX];
+    unsigned rows = by_samples(sub->count, n, order);
+    apportion(sub->count, n, count_share, counts);
+    apportion(sub->ns, n, ns_share, times);
+    char name[EVENT_WIDTH + 1];
+    for (unsigned i = 0; i < rows; i++) {
+        unsigned s = order[i];
+        snprintf(name, sizeof(name), "%s:%s", reason, sub->slots->name(s));
+        exit_row(line, ctx, name, sub->count[s], sub->ns[s], counts[s], times[s]);
+    }
+}
+
+void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *ns,
+                      const struct stats_reasons *reasons, const struct stats_exit_breakdown *sub,
+                      stats_line_sink line, void *ctx)
+{
+    char buf[LINE_MAX], c2[24];
+    unsigned n = reasons->count < REASONS_MAX ? reasons->count : REASONS_MAX;
+    unsigned sample_share[REASONS_MAX], time_share[REASONS_MAX], order[REASONS_MAX];
+    uint64_t samples = 0, time = 0;
+    stats_shares(count, n, sample_share);
+    stats_shares(ns, n, time_share);
+    for (unsigned r = 0; r < n; r++) {
+        samples += count[r];
+        time += ns[r];
+    }
+    unsigned rows = by_samples(count, n, order);
     snprintf(buf, sizeof(buf), "Analyze events for %s:", title);
     emit(line, ctx, buf);
     line("", ctx);
@@ -89,13 +141,9 @@ void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *
     emit(line, ctx, buf);
     for (unsigned i = 0; i < rows; i++) {
         unsigned r = order[i];
-        percent(c1, sizeof(c1), sample_share[r]);
-        micros(c2, sizeof(c2), ns[r]);
-        percent(c3, sizeof(c3), time_share[r]);
-        micros(c4, sizeof(c4), ns[r] / count[r]);
-        snprintf(buf, sizeof(buf), "%*s %10lu %9s %14s %9s %14s", EVENT_WIDTH, reasons->name(r),
-                 (unsigned long)count[r], c1, c2, c3, c4);
-        emit(line, ctx, buf);
+        exit_row(line, ctx, reasons->name(r), count[r], ns[r], sample_share[r], time_share[r]);
+        if (sub && sub->reason == r)
+            breakdown_rows(sub, reasons->name(r), sample_share[r], time_share[r], line, ctx);
     }
     line("", ctx);
     micros(c2, sizeof(c2), time);

@@ -23,6 +23,7 @@
 #include "sched/yield.h"
 #include "vmm/exit/cpuid_cache.h"
 #include "stats/stats.h"
+#include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvmclock.h"
@@ -39,6 +40,13 @@
 #include "vmm/dev/vuart.h"
 
 #define HALT_HIST_BUCKETS STATS_HIST_BUCKETS /* log2 of halt durations in ns (stats/stats.h) */
+
+/*
+ * What a nested page fault reached, the slot of vcpu_stats.npf_exits: a
+ * built-in device's page (its enum builtin_device), unbacked memory the
+ * unbacked= policy emulates, or an address outside the VM (which stops it).
+ */
+enum npf_slot { NPF_UNBACKED = BUILTIN_DEVICE_COUNT, NPF_OUTSIDE, NPF_SLOTS };
 
 /*
  * vCPU states. RUNNING: in guest mode or handling an exit on its CPU;
@@ -58,6 +66,8 @@ struct vcpu_stats {
     uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
     uint64_t exits[EXIT_REASON_COUNT];
     uint64_t exit_cycles[EXIT_REASON_COUNT]; /* from the exit to the end of its handler */
+    uint64_t npf_exits[NPF_SLOTS];           /* the npf exits by what they reached */
+    uint64_t npf_cycles[NPF_SLOTS];          /* ... and their share of exit_cycles */
     uint64_t halt_attempted_poll;            /* halts that polled */
     uint64_t halt_successful_poll;           /* ... and never blocked */
     uint64_t halt_poll_invalid; /* successful polls ended by a stop request, not a guest event */
@@ -152,6 +162,7 @@ struct vcpu {
      */
     struct gpt_fetch_memo fetch_memo;
     uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
+    uint8_t npf_slot;   /* the last npf exit's enum npf_slot, for stats.npf_cycles */
     struct vcpu_stats stats;
 };
 

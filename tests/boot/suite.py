@@ -171,6 +171,23 @@ def vm_stops(**expected):
     return check
 
 
+def npf_by_device(**reached):
+    """Every @vm_stop's npf_exits add up to its npf exits (each vCPU's too); VM vm's reached
+    at least the slots reached[vm] names (a device, `unbacked` or `outside`)."""
+    def check(log):
+        stops = {e["vm"]: e for e in log.all("vm_stop")}
+        for vm, e in stops.items():
+            for who, rec in [(vm, e)] + [(f"{vm} vcpu {i}", c) for i, c in e["vcpus"].items()]:
+                npf = rec["exits"].get("npf", 0)
+                assert sum(rec["npf_exits"].values()) == npf, \
+                    f"[{who}] npf_exits {rec['npf_exits']} do not add up to {npf} npf exits"
+        for vm, slots in reached.items():
+            got = stops[vm]["npf_exits"]
+            missing = [s for s in slots if not got.get(s)]
+            assert not missing, f"[{vm}] npf_exits {got}: none reached {missing}"
+    return check
+
+
 def benches(guest, ops, iters, vm=None, **keys):
     """guest's @bench ops (only VM vm's, if named), each with iters and these key values."""
     def check(log):
@@ -432,6 +449,7 @@ def guests_ok_checks(qemu=False):
     stops = {"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
              "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}
     disk = {"hello-2": DISK_FILE}
+    reached = {"cpucheck": ("lapic", "unbacked")}
     checks = [
         guest_says("hello", "hello, world", "cmdline: /boot/0-hello.elf", "hypervisor: pollux",
                    "hypervisor bit: 1"),
@@ -449,7 +467,9 @@ def guests_ok_checks(qemu=False):
         stops.update(VIRTIOCHECK_STOPS)
         checks += VIRTIOCHECK_CHECKS
         disk.update({vm: VIRTIO_DISK_FILE for vm in VIRTIOCHECK_STOPS})
-    return checks + [vm_stops(**stops), disks(**disk), rejects(), shutdown(0)]
+        reached.update({vm: ("virtio-net", "virtio-blk") for vm in VIRTIOCHECK_STOPS})
+    return checks + [vm_stops(**stops), npf_by_device(**reached), disks(**disk), rejects(),
+                     shutdown(0)]
 
 
 GUESTS_OK_CHECKS = guests_ok_checks()
@@ -653,7 +673,7 @@ def guests_bad_checks(bochs_svm=False, isolation=False):
     fuzz_done = [guest_done(f"fuzz{seed}", f"fuzz done: 2000 ops, seed {seed}")
                  for seed in FUZZ_SEEDS]
     return fuzz_done + (ISOLATION_CHECKS if isolation else []) + [
-        vm_stops(**stops),
+        vm_stops(**stops), npf_by_device(badmem=("outside",)),
         guest_says("hello", "hello, world"),
         guest_says("puts", "written by HC_PUTS",
                    "puts returned 0, bad address returned 0xfffffffe",

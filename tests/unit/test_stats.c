@@ -14,6 +14,12 @@
 
 uint64_t tsc_khz = 1000000; /* a cycle is a ns */
 const struct virt_ops svm_ops, vmx_ops;
+/* npf_exits' slot names: the devices' (vmm/dev/builtin.c links the devices themselves). */
+static const struct device lapic_named = {.name = "lapic"}, net_named = {.name = "virtio-net"};
+const struct device *const builtin_devices[BUILTIN_DEVICE_COUNT] = {
+    [BUILTIN_LAPIC] = &lapic_named,
+    [BUILTIN_VIRTIO_NET] = &net_named,
+};
 
 void kprintf(const char *fmt, ...)
 {
@@ -75,6 +81,10 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     st->exits[EXIT_HLT] = 7 * m;
     st->exits[EXIT_IDLE_HLT] = 11 * m;
     st->exit_cycles[EXIT_HLT] = 17000 * m;
+    st->npf_exits[BUILTIN_LAPIC] = 163 * m;
+    st->npf_exits[BUILTIN_VIRTIO_NET] = 167 * m;
+    st->npf_exits[NPF_UNBACKED] = 173 * m;
+    st->npf_cycles[BUILTIN_LAPIC] = 4000 * m;
     st->halts = 19 * m;
     st->hlt_in_shadow = 23 * m;
     st->halt_attempted_poll = 29 * m;
@@ -158,6 +168,8 @@ static const struct want vcpu_want[] = {
     NUM(blocked_us, 8000),
     {"exits", "{\"cpuid\":%lu,\"hlt\":%lu,\"idle_hlt\":%lu}", true, 13, 7, 11},
     {"exit_ns", "{\"hlt\":%lu}", true, 17000, 0, 0},
+    {"npf_exits", "{\"lapic\":%lu,\"virtio-net\":%lu,\"unbacked\":%lu}", true, 163, 167, 173},
+    {"npf_ns", "{\"lapic\":%lu}", true, 4000, 0, 0},
     NUM(halts, 19),
     NUM(halt_exits, 18),
     NUM(hlt_exits, 7),
@@ -328,14 +340,19 @@ static void test_vm_stop_keys(void **state)
     const char *after = strchr(run, ',');
     assert_string_equal(
         after,
-        ",\"exits\":{\"cpuid\":39,\"hlt\":21,\"idle_hlt\":33},\"unhandled_io_reads\":1,"
+        ",\"exits\":{\"cpuid\":39,\"hlt\":21,\"idle_hlt\":33},"
+        "\"npf_exits\":{\"lapic\":489,\"virtio-net\":501,\"unbacked\":519},"
+        "\"unhandled_io_reads\":1,"
         "\"unhandled_io_writes\":2,\"unbacked_reads\":3,\"unbacked_writes\":4,\"vcpus\":{"
         "\"0\":{\"cpu\":3,\"run_us\":5000,\"wait_us\":6000,\"polling_us\":7000,\"blocked_us\":8000,"
         "\"halts\":19,\"timer\":{\"delivered\":163,\"coalesced\":167,\"skipped\":173},"
-        "\"exits\":{\"cpuid\":13,\"hlt\":7,\"idle_hlt\":11},\"halt_ns_log2\":{\"6\":69}},"
+        "\"exits\":{\"cpuid\":13,\"hlt\":7,\"idle_hlt\":11},"
+        "\"npf_exits\":{\"lapic\":163,\"virtio-net\":167,\"unbacked\":173},"
+        "\"halt_ns_log2\":{\"6\":69}},"
         "\"1\":{\"cpu\":4,\"run_us\":10000,\"wait_us\":12000,\"polling_us\":14000,"
         "\"blocked_us\":16000,\"halts\":38,\"timer\":{\"delivered\":326,\"coalesced\":334,"
         "\"skipped\":346},\"exits\":{\"cpuid\":26,\"hlt\":14,\"idle_hlt\":22},"
+        "\"npf_exits\":{\"lapic\":326,\"virtio-net\":334,\"unbacked\":346},"
         "\"halt_ns_log2\":{\"6\":138}}}}");
     assert_int_equal(strncmp(text,
                              "{\"vm\":\"vm1\",\"code\":-1,\"reason\":\"bad-access\",\"detail\":"
@@ -518,7 +535,7 @@ static void test_exit_table(void **state)
     l.n = 0;
     const uint64_t count[4] = {0, 1, 3, 2};
     const uint64_t ns[4] = {0, 1000, 2000, 7000};
-    stats_exit_table("VM pingpong", count, ns, &reasons, keep, &l);
+    stats_exit_table("VM pingpong", count, ns, &reasons, 0, keep, &l);
     assert_string_equal(l.text[0], "Analyze events for VM pingpong:");
     assert_string_equal(l.text[1], "");
     assert_string_equal(
@@ -546,6 +563,53 @@ static void test_exit_table(void **state)
     }
     assert_int_equal(samples, 10000);
     assert_int_equal(time, 10000);
+}
+
+static const char *device_name(unsigned s)
+{
+    static const char *const names[] = {"lapic", "ioapic", "virtio-net"};
+    return names[s];
+}
+
+/* The npf row's devices under it, by samples, their shares of the whole table's totals. */
+static void test_exit_table_breakdown(void **state)
+{
+    (void)state;
+    static struct lines l;
+    l.n = 0;
+    const uint64_t count[4] = {0, 1, 3, 6};
+    const uint64_t ns[4] = {0, 1000, 2000, 7000};
+    static const struct stats_reasons devices = {3, device_name};
+    const uint64_t dev_count[3] = {4, 0, 2};
+    const uint64_t dev_ns[3] = {3000, 0, 4000};
+    struct stats_exit_breakdown split = {3, dev_count, dev_ns, &devices};
+    stats_exit_table("VM pingpong", count, ns, &reasons, &split, keep, &l);
+    assert_string_equal(
+        l.text[3],
+        "                  io          6    60.00%         7.00us    70.00%         1.16us");
+    assert_string_equal(
+        l.text[4],
+        "            io:lapic          4    40.00%         3.00us    30.00%         0.75us");
+    assert_string_equal(
+        l.text[5],
+        "       io:virtio-net          2    20.00%         4.00us    40.00%         2.00us");
+    assert_string_equal(
+        l.text[6],
+        "                 hlt          3    30.00%         2.00us    20.00%         0.66us");
+    assert_string_equal(l.text[9], "Total Samples: 10, Total events handled time: 10.00us.");
+    assert_int_equal(l.n, 10);
+
+    /* A lone slot shows its reason's share, the hundredth rounding gave it included. */
+    l.n = 0;
+    const uint64_t thirds[4] = {0, 1, 1, 1}, one[3] = {0, 1, 0};
+    split = (struct stats_exit_breakdown){1, one, one, &devices};
+    stats_exit_table("VM thirds", thirds, thirds, &reasons, &split, keep, &l);
+    assert_string_equal(
+        l.text[3],
+        "               cpuid          1    33.34%         0.00us    33.34%         0.00us");
+    assert_string_equal(
+        l.text[4],
+        "        cpuid:ioapic          1    33.34%         0.00us    33.34%         0.00us");
 }
 
 static void test_key_table_blocks_fit_the_width(void **state)
@@ -649,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_sum_adds_counters_not_gauges),
         cmocka_unit_test(test_shares_sum_to_100),
         cmocka_unit_test(test_exit_table),
+        cmocka_unit_test(test_exit_table_breakdown),
         cmocka_unit_test(test_key_table_blocks_fit_the_width),
         cmocka_unit_test(test_doc_has_a_row_per_key),
         cmocka_unit_test(test_docs_stats_md_is_current),

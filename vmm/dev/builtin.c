@@ -3,10 +3,24 @@
 #include "vmm/dev/builtin.h"
 
 const struct device *const builtin_devices[] = {
-    &com1_device,         &debug_exit_device, &shutdown_port_device, &fwcfg_device,
-    &pic_masks_device,    &pci_latch_device,  &acpi_pm_device,       &ioapic_device,
-    &lapic_device,        &kvm_msrs_device,   &pc_msrs_device,       &mce_msrs_device,
-    &trace_marker_device, &virtio_net_device, &virtio_blk_device,
+    [BUILTIN_COM1] = &com1_device,
+    [BUILTIN_DEBUG_EXIT] = &debug_exit_device,
+    [BUILTIN_SHUTDOWN_PORT] = &shutdown_port_device,
+    [BUILTIN_FWCFG] = &fwcfg_device,
+    [BUILTIN_PIC_MASKS] = &pic_masks_device,
+    [BUILTIN_PCI_LATCH] = &pci_latch_device,
+    [BUILTIN_ACPI_PM] = &acpi_pm_device,
+    [BUILTIN_IOAPIC] = &ioapic_device,
+    [BUILTIN_LAPIC] = &lapic_device,
+    [BUILTIN_KVM_MSRS] = &kvm_msrs_device,
+    [BUILTIN_PC_MSRS] = &pc_msrs_device,
+    [BUILTIN_MCE_MSRS] = &mce_msrs_device,
+    [BUILTIN_TRACE_MARKER] = &trace_marker_device,
+    [BUILTIN_VIRTIO_NET] = &virtio_net_device,
+    [BUILTIN_VIRTIO_BLK] = &virtio_blk_device,
 };
 
-const unsigned builtin_device_count = sizeof(builtin_devices) / sizeof(builtin_devices[0]);
+_Static_assert(sizeof(builtin_devices) / sizeof(builtin_devices[0]) == BUILTIN_DEVICE_COUNT,
+               "a name in enum builtin_device for every built-in device");
+
+const unsigned builtin_device_count = BUILTIN_DEVICE_COUNT;

@@ -21,4 +21,28 @@ extern const struct device mce_msrs_device;      /* per vCPU: the machine-check 
 extern const struct device virtio_blk_device;    /* virtio slot VIRTIO_SLOT_BLK (disk= VMs) */
 extern const struct device virtio_net_device;    /* virtio slot VIRTIO_SLOT_NET (net= VMs) */
 
+/*
+ * Their places in builtin_devices[], in creation order: a table entry's
+ * `index` (vmm/dev/device.h), and so the slot of a device's nested page
+ * faults in the statistics (vcpu_stats.npf_exits).
+ */
+enum builtin_device {
+    BUILTIN_COM1,
+    BUILTIN_DEBUG_EXIT,
+    BUILTIN_SHUTDOWN_PORT,
+    BUILTIN_FWCFG,
+    BUILTIN_PIC_MASKS,
+    BUILTIN_PCI_LATCH,
+    BUILTIN_ACPI_PM,
+    BUILTIN_IOAPIC,
+    BUILTIN_LAPIC,
+    BUILTIN_KVM_MSRS,
+    BUILTIN_PC_MSRS,
+    BUILTIN_MCE_MSRS,
+    BUILTIN_TRACE_MARKER,
+    BUILTIN_VIRTIO_NET,
+    BUILTIN_VIRTIO_BLK,
+    BUILTIN_DEVICE_COUNT
+};
+
 #endif

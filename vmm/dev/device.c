@@ -12,8 +12,8 @@ static bool present(const struct device *dev, const struct vm *vm)
     return !dev->present || dev->present(vm);
 }
 
-static int add_entry(struct vm_devices *t, const struct device *dev, struct vm *vm, struct vcpu *v,
-                     char *err, size_t errlen)
+static int add_entry(struct vm_devices *t, const struct device *dev, unsigned index, struct vm *vm,
+                     struct vcpu *v, char *err, size_t errlen)
 {
     if (t->count >= DEV_ENTRIES_MAX) {
         snprintf(err, errlen, "too many devices (device %s)", dev->name);
@@ -23,6 +23,7 @@ static int add_entry(struct vm_devices *t, const struct device *dev, struct vm *
     d->dev = dev;
     d->vm = vm;
     d->vcpu = v;
+    d->index = index;
     if (dev->state) {
         d->state = dev->state(vm, v);
     } else if (dev->state_size) {
@@ -120,7 +121,7 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
             unsigned first = t->count;
             unsigned copies = dev->per_vcpu ? vm->nvcpus : 1;
             for (unsigned i = 0; i < copies; i++)
-                if (add_entry(t, dev, vm, dev->per_vcpu ? vm->vcpus[i] : 0, err, errlen))
+                if (add_entry(t, dev, k, vm, dev->per_vcpu ? vm->vcpus[i] : 0, err, errlen))
                     return -1;
             if (copies && claim(t, first, err, errlen))
                 return -1;
@@ -247,6 +248,8 @@ enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint6
 
 void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d)
 {
+    v->npf_slot = (uint8_t)d->index;
+    v->stats.npf_exits[d->index]++;
     struct mmio_op op;
     if (!mmio_fetch(v, e, d->dev->what, &op))
         return;

@@ -102,6 +102,7 @@ struct dev_entry {
     struct vm *vm;
     struct vcpu *vcpu; /* per-vCPU devices: whose; else NULL */
     void *state;
+    unsigned index; /* the device's place in the list the table was built from */
 };
 
 struct dev_claim {

@@ -85,7 +85,10 @@ static inline enum fastpath_result fastpath_exit(struct vcpu *v, const struct ex
  */
 static inline void fastpath_reentry(struct vcpu *v, const struct exit_record *e)
 {
-    v->stats.exit_cycles[e->reason] += (uint32_t)rdtsc() - (uint32_t)v->exited_at;
+    uint32_t handled = (uint32_t)rdtsc() - (uint32_t)v->exited_at;
+    v->stats.exit_cycles[e->reason] += handled;
+    if (e->reason == EXIT_NESTED_PAGE_FAULT)
+        v->stats.npf_cycles[v->npf_slot] += handled;
 }
 
 #endif

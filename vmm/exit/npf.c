@@ -25,7 +25,10 @@ void handle_npf(struct vcpu *v, const struct exit_record *e)
         vm_devices_mmio(v, e, d);
         return;
     }
-    if (unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch)) {
+    bool emulated = unbacked_emulated(v->vm->cfg.unbacked, e->npf.fetch);
+    v->npf_slot = emulated ? NPF_UNBACKED : NPF_OUTSIDE;
+    v->stats.npf_exits[v->npf_slot]++;
+    if (emulated) {
         struct mmio_op op;
         if (!mmio_fetch(v, e, "unbacked memory", &op))
             return;

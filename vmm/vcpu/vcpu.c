@@ -265,7 +265,10 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         struct exit_record e;
         if (virt->vcpu_run(&v->hw, &e) == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
-        v->stats.exit_cycles[e.reason] += rdtsc() - v->exited_at;
+        uint64_t handled = rdtsc() - v->exited_at;
+        v->stats.exit_cycles[e.reason] += handled;
+        if (e.reason == EXIT_NESTED_PAGE_FAULT)
+            v->stats.npf_cycles[v->npf_slot] += handled;
         /*
          * A lone vCPU on its CPU never goes back to the scheduler loop: a
          * round due (the timer's, the key console's) is printed here, on time.

@@ -14,6 +14,15 @@ static const char *reason_name(unsigned r)
 
 const struct stats_reasons vcpu_exit_reasons = {EXIT_REASON_COUNT, reason_name};
 
+static const char *npf_slot_name(unsigned slot)
+{
+    if (slot < BUILTIN_DEVICE_COUNT)
+        return builtin_devices[slot]->name;
+    return slot == NPF_UNBACKED ? "unbacked" : "outside";
+}
+
+const struct stats_reasons vcpu_npf_slots = {NPF_SLOTS, npf_slot_name};
+
 static const char *vm_name(const void *base)
 {
     return ((const struct vcpu *)base)->vm->cfg.name;
@@ -77,6 +86,11 @@ static const struct stats_desc vcpu_rows[] = {
     ROW(exit_ns, BY_REASON, NS, S_GUEST, stats.exit_cycles,
         "time handling exits by reason, from the exit to the end of its handler",
         .number = stats_cycles_ns),
+    ROW(npf_exits, BY_REASON, NONE, S_GUEST, stats.npf_exits,
+        "`npf` exits by what they reached: a device's page, `unbacked` memory, `outside` the VM",
+        .slots = &vcpu_npf_slots),
+    ROW(npf_ns, BY_REASON, NS, S_GUEST, stats.npf_cycles, "time handling them, as `exit_ns`",
+        .number = stats_cycles_ns, .slots = &vcpu_npf_slots),
     ROW(halts, COUNTER, NONE, S_GUEST, stats.halts, "HLTs that halted: nothing was deliverable"),
     ROW(halt_exits, COUNTER, NONE, S_GUEST, stats.exits,
         "HLT exits, including those that found an event: `hlt_exits` + `idle_hlt_exits`",
@@ -177,6 +191,7 @@ static const struct stats_desc vm_stop_vcpu_rows[] = {
     STATS_REF(halts, &vcpu_stats_table),
     STATS_FN(timer, OBJECT, NONE, 0, 0, .sub = &timer_table),
     STATS_REF(exits, &vcpu_stats_table),
+    STATS_REF(npf_exits, &vcpu_stats_table),
     ROW(halt_ns_log2, HIST, NS, 0, stats.halt_hist, 0),
 };
 const struct stats_table vm_stop_vcpu_table = STATS_TABLE(vm_stop_vcpu_rows, &vcpu_exit_reasons);
@@ -201,14 +216,25 @@ static uint64_t since(const void *field, unsigned i)
     return tsc_to_ns(rdtsc() - *(const uint64_t *)field) / 1000;
 }
 
-/* The exits of all the VM's vCPUs. */
+/* Element i of a vcpu_stats array (at offset in struct vcpu), summed over the VM's vCPUs. */
+static uint64_t vm_sum(const struct vm *vm, size_t offset, unsigned i)
+{
+    uint64_t sum = 0;
+    for (unsigned k = 0; k < vm->nvcpus; k++) {
+        const uint64_t *field = (const uint64_t *)((const char *)vm->vcpus[k] + offset);
+        sum += __atomic_load_n(&field[i], __ATOMIC_RELAXED);
+    }
+    return sum;
+}
+
 static uint64_t vm_exits(const void *base, unsigned reason)
 {
-    const struct vm *vm = base;
-    uint64_t sum = 0;
-    for (unsigned i = 0; i < vm->nvcpus; i++)
-        sum += __atomic_load_n(&vm->vcpus[i]->stats.exits[reason], __ATOMIC_RELAXED);
-    return sum;
+    return vm_sum(base, offsetof(struct vcpu, stats.exits), reason);
+}
+
+static uint64_t vm_npf_exits(const void *base, unsigned slot)
+{
+    return vm_sum(base, offsetof(struct vcpu, stats.npf_exits), slot);
 }
 
 static const struct stats_desc vm_stop_rows[] = {
@@ -220,6 +246,7 @@ static const struct stats_desc vm_stop_rows[] = {
     ROW(address, HEX, NONE, stop_address, .present = has_address),
     ROW(run_us, COUNTER, US, start_tsc, .number = since),
     STATS_FN(exits, BY_REASON, NONE, 0, 0, .number = vm_exits),
+    STATS_FN(npf_exits, BY_REASON, NONE, 0, 0, .number = vm_npf_exits, .slots = &vcpu_npf_slots),
     ROW(unhandled_io_reads, COUNTER, NONE, unhandled_io_reads),
     ROW(unhandled_io_writes, COUNTER, NONE, unhandled_io_writes),
     ROW(unbacked_reads, COUNTER, NONE, unbacked.reads),
@@ -269,7 +296,8 @@ static void for_each_vm(void (*fn)(const struct stats_vm *vm, void *ctx), void *
     vmm_for_each_vm(visit_vm, &v);
 }
 
-static const struct stats_vms vms = {&vcpu_stats_table, for_each_vm, vmm_counts};
+static const struct stats_vms vms = {&vcpu_stats_table,      for_each_vm, vmm_counts,
+                                     EXIT_NESTED_PAGE_FAULT, "npf_exits", "npf_ns"};
 
 void vcpu_stats_register(void)
 {

@@ -11,6 +11,7 @@
 #include "vmm/vm.h"
 
 extern const struct stats_reasons vcpu_exit_reasons;
+extern const struct stats_reasons vcpu_npf_slots; /* enum npf_slot's names */
 extern const struct stats_table vcpu_stats_table;
 
 /* @vm_stop: the VM's keys (over struct vm), then `vcpus`, each over struct vcpu. */
