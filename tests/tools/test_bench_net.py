@@ -20,8 +20,10 @@ def stats(round_, scope, vm=None, **body):
 
 
 def vm_round(round_, t, exits, poll_ns, notifies, interrupts):
+    npf = exits.get("npf", 0)
     return [stats(round_, "vm", "cli", t=t, exits=exits, halt_poll_success_ns=poll_ns,
-                  halt_poll_fail_ns=0),
+                  halt_poll_fail_ns=0, npf_exits={"virtio-net": npf - npf // 4,
+                                                  "lapic": npf // 4}),
             stats(round_, "devices", "cli", t=t,
                   **{"virtio-net": {"notifies": notifies, "interrupts": interrupts}})]
 
@@ -59,6 +61,8 @@ class ParseNet(unittest.TestCase):
         self.assertAlmostEqual(rt["hlt"], 1.0)
         self.assertAlmostEqual(rt["msr_write"], 2.0)
         self.assertAlmostEqual(rt["all"], 7.0)
+        self.assertAlmostEqual(rt["npf:virtio-net"], 3.0)  # 305 - 15 over 100 round trips
+        self.assertAlmostEqual(rt["npf:lapic"], 1.0)  # 105 - 5
         self.assertAlmostEqual(rt["notifies"], 1.0)
         self.assertAlmostEqual(rt["interrupts"], 2.0)
 
