@@ -246,9 +246,10 @@ void kernel_main(uint32_t magic, uint32_t info)
 
     idt_init();
     pic_disable();
-    struct percpu *bsp = percpu_create(0, 0, boot_stack);
+    const char *why;
+    struct percpu *bsp = percpu_create(0, 0, boot_stack, &why);
     if (!bsp)
-        panic("out of memory for per-CPU data");
+        panic("the boot CPU: %s", why);
     cpus[0] = bsp;
     cpu_count = 1;
     percpu_install(bsp);

@@ -18,24 +18,37 @@ static uint64_t guard_of(uint64_t stack_base)
     return stack_base - PAGE_SIZE;
 }
 
-/* A stack of `size` bytes above its guard page, which is unmapped; NULL if out of memory. */
-static void *guarded_stack_alloc(uint64_t size)
+#define NO_MEMORY "out of memory for per-CPU data"
+#define NO_GUARD  "a stack's guard page could not be unmapped"
+
+/* A stack of `size` bytes above its guard page, which is unmapped; NULL, with why, if not. */
+static void *guarded_stack_alloc(uint64_t size, const char **why)
 {
     char *pages = page_alloc_zeroed(size / PAGE_SIZE + 1);
-    if (!pages || mm_unmap_page(pages))
+    if (!pages) {
+        *why = NO_MEMORY;
         return NULL;
+    }
+    if (mm_unmap_page(pages)) {
+        *why = NO_GUARD;
+        return NULL;
+    }
     return pages + PAGE_SIZE;
 }
 
-struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack)
+struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack, const char **why)
 {
     struct percpu *p = page_alloc_zeroed((sizeof(*p) + PAGE_SIZE - 1) / PAGE_SIZE);
-    if (!p)
+    if (!p) {
+        *why = NO_MEMORY;
         return NULL;
-    if (!stack)
-        stack = guarded_stack_alloc(KERNEL_STACK_SIZE);
-    else if (mm_unmap_page((void *)guard_of((uint64_t)stack)))
+    }
+    if (!stack) {
+        stack = guarded_stack_alloc(KERNEL_STACK_SIZE, why);
+    } else if (mm_unmap_page((void *)guard_of((uint64_t)stack))) {
+        *why = NO_GUARD;
         stack = NULL;
+    }
     if (!stack)
         return NULL;
     p->self = p;
@@ -44,7 +57,7 @@ struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack)
     p->stack_base = (uint64_t)stack;
     p->stack_top = p->stack_base + KERNEL_STACK_SIZE;
     for (unsigned i = 0; i < IST_COUNT; i++) {
-        void *ist = guarded_stack_alloc(IST_STACK_SIZE);
+        void *ist = guarded_stack_alloc(IST_STACK_SIZE, why);
         if (!ist)
             return NULL;
         p->ist_base[i] = (uint64_t)ist;

@@ -69,10 +69,10 @@ void percpu_install(struct percpu *p);
  * Allocate and initialise the per-CPU block and IST stacks for a CPU; the
  * kernel stack too unless one is given (the boot CPU keeps its boot stack,
  * which must be KERNEL_STACK_SIZE bytes, page aligned, above a page of its
- * own for the guard). Each stack's guard page is unmapped. NULL if out of
- * memory.
+ * own for the guard). Each stack's guard page is unmapped. NULL, with why
+ * in *why, if memory ran out or a guard page could not be unmapped.
  */
-struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack);
+struct percpu *percpu_create(unsigned cpu, uint32_t apic_id, void *stack, const char **why);
 
 /*
  * Which of this CPU's stacks has its guard page at addr: "kernel", "nmi",

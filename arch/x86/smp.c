@@ -129,9 +129,10 @@ unsigned smp_boot(const struct acpi_info *acpi, const struct boot_info *bi, unsi
             continue;
         if (cpu_count >= maxcpus || cpu_count >= MAX_CPUS)
             break;
-        struct percpu *p = percpu_create(cpu_count, id, NULL);
+        const char *why;
+        struct percpu *p = percpu_create(cpu_count, id, NULL, &why);
         if (!p) {
-            warn_offline(id, "out of memory for per-CPU data");
+            warn_offline(id, why);
             break;
         }
         cpus[cpu_count] = p;

@@ -28,8 +28,12 @@ void *page_alloc_zeroed(uint64_t npages)
     return p;
 }
 
+static bool unmap_fails;
+
 int mm_unmap_page(void *page)
 {
+    if (unmap_fails)
+        return -1;
     assert_true(unmapped_count < MAX_UNMAPPED);
     unmapped[unmapped_count++] = (uint64_t)page;
     return 0;
@@ -43,6 +47,7 @@ static int teardown(void **state)
     while (allocation_count)
         free(allocations[--allocation_count]);
     unmapped_count = 0;
+    unmap_fails = false;
     return 0;
 }
 
@@ -66,7 +71,8 @@ static void assert_guarded(const struct percpu *p, uint64_t stack_base, const ch
 static void test_every_stack_has_an_unmapped_guard(void **state)
 {
     (void)state;
-    struct percpu *p = percpu_create(1, 7, NULL);
+    const char *why = 0;
+    struct percpu *p = percpu_create(1, 7, NULL, &why);
     assert_non_null(p);
     assert_int_equal(unmapped_count, 1 + IST_COUNT);
     assert_int_equal(p->stack_top - p->stack_base, KERNEL_STACK_SIZE);
@@ -84,11 +90,26 @@ static void test_a_given_stack_loses_the_page_below(void **state)
 {
     (void)state;
     char *pages = page_alloc_zeroed(1 + KERNEL_STACK_SIZE / PAGE_SIZE);
-    struct percpu *p = percpu_create(0, 0, pages + PAGE_SIZE);
+    const char *why = 0;
+    struct percpu *p = percpu_create(0, 0, pages + PAGE_SIZE, &why);
     assert_non_null(p);
     assert_int_equal(p->stack_base, (uint64_t)pages + PAGE_SIZE);
     assert_int_equal(unmapped[0], (uint64_t)pages);
     assert_guarded(p, p->stack_base, "kernel");
+}
+
+/* A guard that cannot be unmapped says so, not "out of memory". */
+static void test_a_guard_that_stays_mapped_is_named(void **state)
+{
+    (void)state;
+    const char *why = 0;
+    unmap_fails = true;
+    assert_null(percpu_create(1, 7, NULL, &why));
+    assert_string_equal(why, "a stack's guard page could not be unmapped");
+    char *pages = page_alloc_zeroed(1 + KERNEL_STACK_SIZE / PAGE_SIZE);
+    why = 0;
+    assert_null(percpu_create(0, 0, pages + PAGE_SIZE, &why));
+    assert_string_equal(why, "a stack's guard page could not be unmapped");
 }
 
 int main(void)
@@ -96,6 +117,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_every_stack_has_an_unmapped_guard, teardown),
         cmocka_unit_test_teardown(test_a_given_stack_loses_the_page_below, teardown),
+        cmocka_unit_test_teardown(test_a_guard_that_stays_mapped_is_named, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
