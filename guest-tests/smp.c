@@ -9,13 +9,19 @@
  * fault, after the rounds vCPU 1 prints filler lines under the console
  * lock while every other vCPU executes UD2 at once: the runtime's exception
  * lines must come out whole, between whole filler lines (exit 3, the
- * runtime's). With nmi, after the rounds vCPU 0 sends vCPU 1, halted in its
- * `sti; hlt` loop, NMI_STORM NMIs by ICR, one at a time, each waited for
- * (issue 27's NMI storm): exit 4 if one is not taken.
+ * runtime's). NMIs to vCPU 1, halted in its `sti; hlt` loop, after the
+ * rounds (issue 27's NMI storm): with nmi[=N], vCPU 0 sends N (default
+ * NMI_STORM) by ICR, each once the one before was taken; with nmiburst[=N],
+ * N ICR writes back to back, which the target's latch folds into fewer
+ * (one in service, one pending), then once the count stopped moving one
+ * more NMI and a token round, which it must still take. nmi_ms=D gives each
+ * a deadline of D ms of TSC time. Exit 4 if an NMI is not taken, the burst
+ * gets none, or a deadline passes.
  */
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/lapic.h"
 #include "guest-tests/runtime/runtime.h"
+#include "guest-tests/runtime/timing.h"
 
 #define TOKEN_VECTOR   0x40
 #define ROUNDS_DEFAULT 10u
@@ -46,31 +52,6 @@ static _Noreturn void fault_together(uint32_t me)
         cpu_relax();
     __asm__ volatile("ud2");
     __builtin_unreachable();
-}
-
-static volatile uint32_t nmis_taken; /* nmi: by vCPU 1 */
-
-__attribute__((interrupt)) static void nmi_taken(struct interrupt_frame *f)
-{
-    (void)f;
-    nmis_taken++;
-}
-
-/* Each NMI once the one before was taken: a lost one stops the count. */
-static bool nmi_storm(void)
-{
-    for (uint32_t i = 0; i < NMI_STORM; i++) {
-        uint32_t before = nmis_taken;
-        send_nmi(cpu_apic_id(1));
-        for (uint32_t spins = 0; nmis_taken == before; spins++) {
-            if (spins == NMI_WAIT_SPINS) {
-                printf("nmi storm: NMI %u of %u was not taken\n", i + 1, NMI_STORM);
-                return false;
-            }
-        }
-    }
-    printf("nmi storm: %u NMIs taken\n", nmis_taken);
-    return true;
 }
 
 __attribute__((interrupt)) static void token_ipi(struct interrupt_frame *f)
@@ -104,6 +85,106 @@ static void ring_member(uint32_t me)
     }
 }
 
+static volatile uint32_t nmis_taken; /* nmi, nmiburst: by vCPU 1 */
+
+__attribute__((interrupt)) static void nmi_taken(struct interrupt_frame *f)
+{
+    (void)f;
+    nmis_taken++;
+}
+
+struct nmi_run {
+    uint32_t storm, burst; /* NMIs to send each way; 0: not asked */
+    uint32_t ms;           /* nmi_ms: each one's deadline, 0 for none */
+    uint64_t start, deadline;
+};
+
+static void nmi_run_start(struct nmi_run *r)
+{
+    r->start = rdtsc();
+    r->deadline = r->ms ? r->start + us_to_tsc((uint64_t)r->ms * 1000) : 0;
+}
+
+static uint32_t nmi_run_ms(const struct nmi_run *r)
+{
+    return (uint32_t)div64(tsc_to_us(rdtsc() - r->start), 1000);
+}
+
+/*
+ * Spins without an exit (no PAUSE), as the issue's kernel does, until the
+ * count leaves before: false at the deadline, or after NMI_WAIT_SPINS
+ * without one.
+ */
+static bool nmi_wait_taken(const struct nmi_run *r, uint32_t before)
+{
+    for (uint32_t spins = 0; nmis_taken == before; spins++)
+        if (spins == NMI_WAIT_SPINS || (r->deadline && rdtsc() > r->deadline))
+            return false;
+    return true;
+}
+
+/* Each NMI once the one before was taken: a lost one stops the count. */
+static bool nmi_storm(struct nmi_run *r)
+{
+    nmi_run_start(r);
+    uint32_t first = nmis_taken;
+    for (uint32_t i = 0; i < r->storm; i++) {
+        uint32_t before = nmis_taken;
+        send_nmi(cpu_apic_id(1));
+        if (!nmi_wait_taken(r, before)) {
+            printf("nmi storm: NMI %u of %u was not taken (%u ms)\n", i + 1, r->storm,
+                   nmi_run_ms(r));
+            return false;
+        }
+    }
+    printf("nmi storm: %u NMIs taken in %u ms\n", nmis_taken - first, nmi_run_ms(r));
+    return true;
+}
+
+#define NMI_SETTLE_US 100000u /* the burst's count is final once it stood still this long */
+
+/*
+ * Every ICR write at once: NMIs beyond the one in service and the one
+ * latched behind it are lost, so fewer are taken, but the target must go on
+ * taking them and come back to its loop with IF=1 (the token round).
+ */
+static bool nmi_burst(struct nmi_run *r)
+{
+    nmi_run_start(r);
+    uint32_t first = nmis_taken;
+    for (uint32_t i = 0; i < r->burst; i++)
+        send_nmi(cpu_apic_id(1));
+    uint32_t seen = nmis_taken;
+    uint64_t still = rdtsc(), settle = us_to_tsc(NMI_SETTLE_US);
+    while (rdtsc() - still < settle) {
+        if (nmis_taken != seen) {
+            seen = nmis_taken;
+            still = rdtsc();
+        }
+        if (r->deadline && rdtsc() > r->deadline) {
+            printf("nmi burst: still taking NMIs after %u ms (%u of %u)\n", nmi_run_ms(r),
+                   seen - first, r->burst);
+            return false;
+        }
+    }
+    uint32_t taken = seen - first;
+    if (taken == 0 || taken > r->burst) {
+        printf("nmi burst: %u of %u NMIs taken\n", taken, r->burst);
+        return false;
+    }
+    uint32_t before = nmis_taken;
+    send_nmi(cpu_apic_id(1));
+    if (!nmi_wait_taken(r, before)) {
+        printf("nmi burst: the NMI after it was not taken (%u ms)\n", nmi_run_ms(r));
+        return false;
+    }
+    pass_token(0);
+    wait_token(0);
+    printf("nmi burst: %u NMIs sent, %u taken, then one more and a token round in %u ms\n",
+           r->burst, taken, nmi_run_ms(r));
+    return true;
+}
+
 /* The next space-separated word of *s, copied to word (truncated to size); false at the end. */
 static bool next_word(const char **s, char *word, uint32_t size)
 {
@@ -126,22 +207,40 @@ static bool same(const char *a, const char *b)
     return *a == *b;
 }
 
+/* word is name, or name=N (then *value is N): false for anything else. */
+static bool option(const char *word, const char *name, uint32_t *value)
+{
+    while (*name != '\0' && *word == *name)
+        word++, name++;
+    if (*name != '\0')
+        return false;
+    return *word == '\0' || (*word == '=' && parse_uint(word + 1, value));
+}
+
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
     uint32_t k = ROUNDS_DEFAULT;
-    bool x2apic = false, fault = false, nmi = false;
+    bool x2apic = false, fault = false;
+    struct nmi_run nmi = {0};
     const char *args = cmdline_args(info);
     char word[16];
     while (next_word(&args, word, sizeof(word))) {
+        uint32_t count = NMI_STORM;
         if (same(word, "x2apic"))
             x2apic = true;
         else if (same(word, "fault"))
             fault = true;
-        else if (same(word, "nmi"))
-            nmi = true;
+        else if (option(word, "nmi", &count))
+            nmi.storm = count;
+        else if (option(word, "nmiburst", &count))
+            nmi.burst = count;
+        else if (option(word, "nmi_ms", &nmi.ms))
+            continue;
         else if (!parse_uint(word, &k)) {
-            printf("unknown argument %s (expected: K [x2apic] [fault] [nmi])\n", word);
+            printf("unknown argument %s (expected: K [x2apic] [fault] [nmi[=N]] [nmiburst[=N]] "
+                   "[nmi_ms=D])\n",
+                   word);
             return 1;
         }
     }
@@ -173,7 +272,11 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         }
     }
     printf("token made %u rounds\n", rounds);
-    if (nmi && (n < 2 || !nmi_storm()))
+    if ((nmi.storm || nmi.burst) && n < 2)
+        return 4;
+    if (nmi.storm && !nmi_storm(&nmi))
+        return 4;
+    if (nmi.burst && !nmi_burst(&nmi))
         return 4;
     if (fault) {
         fault_now = 1;

@@ -38,7 +38,9 @@ struct runqueue {
     struct slice slice;           /* the current entity's run and its end (sched/slice.h) */
     bool idle;                    /* halted in sched_run waiting for work */
     bool ready;                   /* the backend is enabled on this CPU */
-    unsigned placed;              /* vCPUs of live VMs on this CPU: placement's load */
+    bool gave_work;  /* to another CPU since this one last let the others run (sched.h); only this
+                        CPU writes it, a lost update costs one PAUSE more or less */
+    unsigned placed; /* vCPUs of live VMs on this CPU: placement's load */
     uint64_t idle_cycles, busy_cycles;
     uint64_t poll_cycles;      /* the part of busy_cycles spent halt polling */
     uint64_t idle_exit_cycles; /* the part of idle_cycles spent in the C-state model's exit */
@@ -167,10 +169,27 @@ unsigned sched_this_cpu(void)
 
 void sched_kick(unsigned cpu)
 {
-    if (cpu == this_cpu()->cpu)
+    if (cpu == this_cpu()->cpu) {
         tell_current(); /* no IPI to itself: its vCPU's next exit takes the full path */
-    else if (cpus[cpu])
+    } else if (cpus[cpu]) {
+        this_rq()->gave_work = true;
         lapic_send_ipi(cpus[cpu]->apic_id, VECTOR_KICK);
+    }
+}
+
+void sched_note_remote_work(unsigned cpu)
+{
+    if (cpu != this_cpu()->cpu)
+        this_rq()->gave_work = true;
+}
+
+void sched_let_others_run(void)
+{
+    struct runqueue *rq = this_rq();
+    if (!rq->gave_work)
+        return;
+    rq->gave_work = false;
+    cpu_relax();
 }
 
 /* An idle CPU other than cpu, to pull a vCPU queued behind a busy one; -1 if none. */

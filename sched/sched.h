@@ -74,6 +74,23 @@ unsigned sched_this_cpu(void);
 /* Make a CPU leave guest mode or idle so it looks at its queue and timers. */
 void sched_kick(unsigned cpu);
 
+/*
+ * Letting a CPU that was given work run now. Under QEMU's single-threaded
+ * TCG (how pollux runs there, docs/robustness.md) every CPU runs in turn on
+ * one host thread, and a CPU's turn ends only when it executes PAUSE or HLT
+ * or is interrupted from QEMU's I/O thread (its timer) or its 100 ms kick:
+ * an interrupt this CPU sends another (a kick) or a state the other CPU
+ * polls for waits until then, while the guest on this CPU may spin without
+ * exits for as long (the NMI storm of issue 27: 19 ms per NMI). So a CPU
+ * that gave another one work (sched_kick, or sched_note_remote_work for a
+ * hand-over by memory such as ending a halt poll) executes one PAUSE at the
+ * next point that holds no lock, sched_let_others_run (the local APIC's IPI
+ * delivery, the vCPU loop): QEMU runs the other CPUs then. On hardware and
+ * Bochs, which run CPUs side by side, it costs a PAUSE.
+ */
+void sched_note_remote_work(unsigned cpu);
+void sched_let_others_run(void);
+
 /* From the vCPU loop, interrupts off: arm the slice's end before entering the guest. */
 void sched_prepare_entry(struct sched_entity *e);
 /* From the vCPU loop after an exit: should the vCPU give up the CPU now? */

@@ -798,19 +798,40 @@ GUESTS_SMP = " ".join([
 ])
 
 
-GUESTS_SMP_CHECKS = [
-    smp_online("smp", 4, 20), smp_online("smp8", 8, 10), smp_online("smpx2", 2, 10),
-    guest_says("smpx2", "cpu 0 apic 0 online"),
-    timer_ticks("timer", 2, 25),
-    guest_says("timer", "oneshot ok", "tsc-deadline ok"),
-    pingpong_ran("pingpong", 200), pingpong_ran("pp1", 200),
-    guest_says("dr1", "dr0 0x1111, wanted 0x1111"),
-    guest_says("dr2", "dr0 0x2222, wanted 0x2222"),
-    vm_stops(**{vm: (0, "debug-exit") for vm in
-                ("smp", "smp8", "smpx2", "timer", "pingpong", "pp1", "dr1", "dr2")}),
-    vcpu_accounting("smp8", 8), vcpu_accounting("pingpong", 2),
-    shutdown(0),
-]
+SMP_VMS = ("smp", "smp8", "smpx2", "timer", "pingpong", "pp1", "dr1", "dr2")
+
+
+def smp_guests_checks(extra=(), extra_vms=()):
+    return [
+        smp_online("smp", 4, 20), smp_online("smp8", 8, 10), smp_online("smpx2", 2, 10),
+        guest_says("smpx2", "cpu 0 apic 0 online"),
+        timer_ticks("timer", 2, 25),
+        guest_says("timer", "oneshot ok", "tsc-deadline ok"),
+        pingpong_ran("pingpong", 200), pingpong_ran("pp1", 200),
+        guest_says("dr1", "dr0 0x1111, wanted 0x1111"),
+        guest_says("dr2", "dr0 0x2222, wanted 0x2222"),
+        vm_stops(**{vm: (0, "debug-exit") for vm in SMP_VMS + extra_vms}),
+        vcpu_accounting("smp8", 8), vcpu_accounting("pingpong", 2),
+    ] + list(extra) + [shutdown(0)]
+
+
+GUESTS_SMP_CHECKS = smp_guests_checks()
+
+# Issue 27's NMI storm, beside the smp guests (qemu-smp-guests and
+# bochs-skylake-smp-guests): vCPU 0 sends vCPU 1, halted in `sti; hlt` on
+# the other CPU, NMIs by ICR, each once the one before was taken, then a
+# burst of ICR writes; each within NMI_STORM_MS of TSC time, or the guest
+# exits 4. Under QEMU's single-threaded TCG each NMI used to wait for CPU
+# 0's next timer interrupt (19 ms: 290 of these in the 5 s) until the CPU
+# that sends one let the other run (sched_let_others_run): now about 0.15 ms
+# (docs/robustness.md).
+NMI_STORM_COUNT, NMI_STORM_MS = 3000, 5000
+GUESTS_SMP_NMI = GUESTS_SMP + (f" smp:name=nmistorm:vcpus=2:pin=0,1:mem=8M:args=1+nmi={NMI_STORM_COUNT}"
+                               f"+nmiburst={NMI_STORM_COUNT}+nmi_ms={NMI_STORM_MS}")
+GUESTS_SMP_NMI_CHECKS = smp_guests_checks(extra_vms=("nmistorm",), extra=[
+    guest_done("nmistorm", f"nmi storm: {NMI_STORM_COUNT} NMIs taken in "),
+    guest_done("nmistorm", f"nmi burst: {NMI_STORM_COUNT} NMIs sent, "),
+])
 
 # Deterministic Bochs (clock: sync=none): the timer alone, a vCPU per CPU;
 # and two CPU hogs sharing one CPU.
@@ -1730,7 +1751,7 @@ def tests(full=False):
              cpu="ryzen", smp=2, guests=guests_bad(bochs_svm=True), timeout=300),
         Test("qemu-guests-smp1", guests_ok_checks(qemu=True), smp=1, guests=GUESTS_OK_QEMU,
              full_only=True),
-        Test("qemu-smp-guests", GUESTS_SMP_CHECKS, smp=2, guests=GUESTS_SMP, timeout=240),
+        Test("qemu-smp-guests", GUESTS_SMP_NMI_CHECKS, smp=2, guests=GUESTS_SMP_NMI, timeout=240),
         Test("qemu-selfipi", selfipi_checks(1000, "delivers_at_equal_tpr", True), smp=1,
              guests="selfipi:args=1000"),
         Test("bochs-ryzen-selfipi", selfipi_checks(500, "exact", False), emu="bochs", cpu="ryzen",
@@ -1747,8 +1768,8 @@ def tests(full=False):
              guests=GUESTS_OK, timeout=300, full_only=True),
         Test("bochs-skylake-guests-bad", guests_bad_checks(isolation=True), emu="bochs", smp=2,
              guests=guests_bad(isolation=True), timeout=300),
-        Test("bochs-skylake-smp-guests", GUESTS_SMP_CHECKS, emu="bochs", smp=2,
-             guests=GUESTS_SMP, timeout=400),
+        Test("bochs-skylake-smp-guests", GUESTS_SMP_NMI_CHECKS, emu="bochs", smp=2,
+             guests=GUESTS_SMP_NMI, timeout=400),
         Test("bochs-skylake-timer", GUESTS_TIMER_ALONE_CHECKS, emu="bochs", smp=2,
              guests=GUESTS_TIMER_ALONE, timeout=400),
         Test("bochs-skylake-cpuhog", GUESTS_HOGS_CHECKS, emu="bochs", smp=2,
@@ -1795,12 +1816,15 @@ def tests(full=False):
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
              args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
         # Spin detection and directed yield: 4 vCPUs on 2 CPUs with each detector; ple=off.
-        # Two VMs with different pivots in one boot, each following its own; the timeline.
+        # Two VMs with different pivots in one boot, each following its own; the timeline,
+        # whose window must fit the ring: a VM whose 4 vCPUs share one CPU records a spin
+        # and its yield every 8 PAUSE exits (up to 2500 records in its 77 ms, seen on main
+        # and since QEMU's CPUs hand over at each kick, docs/robustness.md).
         Test("qemu-spinlock", spinlock_checks("software", "lb") + [
             yield_traced("spinlock", 4), spinlock_ran("lb", 4),
             directed_yields("lb", 4, "software"), yield_traced("lb", 4, "last_boosted"),
             timeline("spinlock", 4)],
-            smp=2, args="trace=ple,sched trace_records=1024",
+            smp=2, args="trace=ple,sched trace_records=4096",
             guests="spinlock:vcpus=4:args=200000000 "
             "spinlock:name=lb:vcpus=4:yield_pivot=last_boosted:args=200000000"),
         # The locks guest beside it: its own checks hold with or without spin detection.

@@ -99,9 +99,12 @@ void vm_fail_access(struct vcpu *v, uint64_t gpa, const char *fmt, ...)
     failed_accesses++;
 }
 
+static unsigned notified;
+
 void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
 {
     (void)v, (void)source, (void)from;
+    notified++;
 }
 
 void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
@@ -186,6 +189,22 @@ void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 
 static struct vm vm;
 static struct vcpu vcpus[NVCPUS];
+
+static bool vcpu_locked(const struct vcpu *v)
+{
+    return v->se.lock.owner != v->se.lock.next;
+}
+
+/* Where the sender lets other CPUs run (sched.h): counted, and never under a vCPU's lock. */
+static unsigned let_run, notified_when_let_run;
+void sched_let_others_run(void)
+{
+    for (unsigned i = 0; i < NVCPUS; i++)
+        assert_false(vcpu_locked(&vcpus[i]));
+    let_run++;
+    notified_when_let_run = notified;
+}
+
 /* The VM's disk= (vmm/vmm.c makes these from the disk module): 2 sectors. */
 static struct virtio_blk blk;
 static uint8_t disk[2 * VIRTIO_BLK_SECTOR];
@@ -466,6 +485,30 @@ static void test_xapic_page(void **state)
     vlapic_dev_mmio(&vcpus[1], &e);
     assert_int_equal(loaded, 0x30);
     assert_int_equal(vm.unbacked.reads + vm.unbacked.writes, 0);
+}
+
+/*
+ * An IPI by ICR, NMI or fixed, to the other vCPU: delivered under the
+ * target's lock, then, with no lock held, the sender lets the target's CPU
+ * run (under QEMU's single-threaded TCG it would wait for this CPU's next
+ * timer interrupt: issue 27's NMI storm).
+ */
+static void test_ipi_lets_the_target_run(void **state)
+{
+    (void)state;
+    vcpus[1].lapic.svr |= 0x100;
+    notified = let_run = 0;
+    npf(0, VLAPIC_BASE_DEFAULT + 0x310, true, 4, 1u << 24); /* ICR high: APIC ID 1 */
+    assert_int_equal(let_run, 0);
+    npf(0, VLAPIC_BASE_DEFAULT + 0x300, true, 4, 0x4400); /* NMI, assert */
+    assert_int_equal(vcpus[1].nmi.queued, 1);
+    assert_int_equal(let_run, 1);
+    assert_int_equal(notified_when_let_run, 1);           /* after the delivery */
+    npf(0, VLAPIC_BASE_DEFAULT + 0x300, true, 4, 0x4040); /* fixed, vector 0x40 */
+    assert_int_equal(vlapic_highest_pending(&vcpus[1].lapic), 0x40);
+    assert_int_equal(let_run, 2);
+    assert_int_equal(notified_when_let_run, 2);
+    assert_int_equal(vcpus[0].nmi.queued, 0);
 }
 
 static void test_ioapic_page(void **state)
@@ -995,6 +1038,7 @@ int main(void)
         PC(test_virtio_net_page),
         PC(test_xapic_page),
         PC(test_xapic_page_moves_with_apic_base),
+        PC(test_ipi_lets_the_target_run),
         PC(test_ioapic_page),
         PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),

@@ -48,6 +48,11 @@ unsigned sched_this_cpu(void)
     return current_cpu;
 }
 
+void sched_note_remote_work(unsigned cpu)
+{
+    (void)cpu;
+}
+
 bool sched_others_waiting(void)
 {
     return false;

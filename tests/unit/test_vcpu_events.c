@@ -65,6 +65,14 @@ unsigned sched_this_cpu(void)
     return current_cpu;
 }
 
+/* The CPUs a sender said it gave work by memory (sched.h), as a bit mask. */
+static unsigned noted_cpus;
+
+void sched_note_remote_work(unsigned cpu)
+{
+    __atomic_or_fetch(&noted_cpus, 1u << cpu, __ATOMIC_RELAXED);
+}
+
 static bool others_waiting;
 
 bool sched_others_waiting(void)
@@ -122,7 +130,7 @@ static int setup(void **state)
     struct vlapic_ipi ipi;
     bool send;
     vlapic_mmio_write(&v.lapic, 0xf0, svr, 0, &ipi, &send); /* software-enable */
-    wakes = kicks = polls = printed = 0;
+    wakes = kicks = polls = printed = noted_cpus = 0;
     memset(&ring_space, 0, sizeof(ring_space));
     trace_ring_init(&ring, RING_RECORDS, TRACE_WINDOW_ALL);
     vm.trace = &ring;
@@ -421,6 +429,33 @@ static void test_poll_caught_the_wakeup(void **state)
     assert_int_equal(v.stats.halt_successful_poll, 1);
     assert_int_equal(v.stats.halt_poll_invalid, 0);
     assert_int_equal(v.stats.halts, 1);
+}
+
+/*
+ * A sender that ends the poll of a vCPU on another CPU hands it over by
+ * memory alone: it notes that CPU (sched_note_remote_work), which then gets
+ * the machine under QEMU's single-threaded TCG (issue 27's NMI storm).
+ */
+static void nmi_during_poll(void)
+{
+    current_cpu = 0; /* the sender's CPU */
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
+    nmi_send(&v.nmi);
+    vcpu_notify(&v, TRACE_WAKE_NMI, NULL);
+    spin_unlock_irqrestore(&v.se.lock, flags);
+    current_cpu = 1;
+}
+
+static void test_poll_ended_from_another_cpu_is_noted(void **state)
+{
+    (void)state;
+    v.se.cpu = current_cpu = 1;
+    v.halt_poll.window_ns = 50000;
+    during_poll = nmi_during_poll;
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_RUNNING);
+    assert_int_equal(noted_cpus, 1u << 1);
+    assert_int_equal(kicks + wakes, 0);
 }
 
 static void test_no_poll_when_another_vcpu_waits(void **state)
@@ -736,6 +771,7 @@ int main(void)
         cmocka_unit_test_setup(test_kick_wakes_a_halt_with_interrupts_off, setup),
         cmocka_unit_test_setup(test_kick_before_the_halt_is_consumed, setup),
         cmocka_unit_test_setup(test_kick_ends_a_poll_successfully, setup),
+        cmocka_unit_test_setup(test_poll_ended_from_another_cpu_is_noted, setup),
         cmocka_unit_test_setup(test_running_elsewhere_is_kicked, setup),
         cmocka_unit_test_setup(test_stop_wakes_a_halted_vcpu, setup),
         cmocka_unit_test_setup(test_state_time_accounting, setup),

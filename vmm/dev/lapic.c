@@ -87,6 +87,7 @@ static void send_ipi_from(struct vm *vm, struct vcpu *src, const struct vlapic_i
         if (ipi->mode == APIC_DM_LOWEST && ipi->shorthand == APIC_DEST_NONE)
             break;
     }
+    sched_let_others_run(); /* the targets' CPUs, under QEMU's one thread (sched.h) */
 }
 
 static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
@@ -97,6 +98,7 @@ static void send_ipi(struct vcpu *src, const struct vlapic_ipi *ipi)
 void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
 {
     deliver(src, target, ipi);
+    sched_let_others_run();
 }
 
 void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg)

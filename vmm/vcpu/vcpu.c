@@ -251,6 +251,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         /* Taken before anything is looked at: vmm/vcpu/fastpath.h. */
         vcpu_changes_take(&v->changed);
         watchdog_beat();
+        sched_let_others_run(); /* after an exit that gave another CPU work (sched.h) */
         if (__atomic_load_n(&vm->kvmclock_epoch, __ATOMIC_RELAXED) != v->kvmclock_epoch)
             kvmclock_update(v); /* another vCPU's TSC write */
         if (vm->stopping) {

@@ -81,6 +81,7 @@ void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from
         vcpu_trace_wakeup(v, v->vm->stopping ? TRACE_WAKE_STOP : source, from);
         if (v->se.state == SCHED_POLLING) {
             sched_set_state(&v->se, SCHED_RUNNING, now);
+            sched_note_remote_work(v->se.cpu); /* its CPU polls for that */
         } else {
             v->stats.halt_wakeup++;
             sched_set_state(&v->se, SCHED_RUNNABLE, now);
