@@ -817,6 +817,15 @@ static void test_com1_on_irq4(void **state)
 static void test_legacy_stats(void **state)
 {
     (void)state;
+    char buf[512];
+    struct json j;
+    /* Nothing counted yet: no objects (the VM's virtio devices have theirs). */
+    json_begin(&j, buf, sizeof(buf));
+    assert_true(vm_devices_stats(&vm, &j));
+    json_end(&j);
+    assert_null(strstr(buf, "\"pic\""));
+    assert_null(strstr(buf, "\"pit\""));
+    assert_non_null(strstr(buf, "{\"virtio-net\":"));
     init_pics(0, 0xfe);
     out(0, PIT_PORT_MODE, 1, 0x34);
     out(0, PIT_PORT_CHANNEL0, 1, 0);
@@ -824,8 +833,6 @@ static void test_legacy_stats(void **state)
     assert_true(vm_pit_expire(&vm, vm.pit_deadline));
     vm_pic_ack(&vm);
     vm_pic_ack(&vm); /* nothing left: spurious */
-    char buf[512];
-    struct json j;
     json_begin(&j, buf, sizeof(buf));
     vm_devices_stats(&vm, &j);
     json_end(&j);
@@ -992,20 +999,32 @@ static void stats_hook(const struct dev_entry *d, struct json *j)
     json_u64(j, d->vcpu ? "vcpu" : "vm", d->vcpu ? d->vcpu->hw.id : 7);
 }
 
+static void silent_hook(const struct dev_entry *d, struct json *j)
+{
+    (void)d, (void)j;
+}
+
+/* Each device's object, a per-vCPU one's entries in one; a hook that writes nothing, none. */
 static void test_stats_hook(void **state)
 {
     (void)state;
     static const struct device vm_wide = {.name = "a", .stats = stats_hook};
     static const struct device per_vcpu = {.name = "b", .per_vcpu = true, .stats = stats_hook};
     static const struct device quiet = {.name = "c"};
-    const struct device *list[] = {&vm_wide, &quiet, &per_vcpu};
+    static const struct device silent = {.name = "d", .stats = silent_hook};
+    const struct device *list[] = {&vm_wide, &silent, &quiet, &per_vcpu};
     memset(&vm.devices, 0, sizeof(vm.devices));
     char err[256], buf[256];
-    assert_int_equal(vm_devices_create(&vm, list, 3, err, sizeof(err)), 0);
+    assert_int_equal(vm_devices_create(&vm, list, 4, err, sizeof(err)), 0);
     struct json j;
     json_begin(&j, buf, sizeof(buf));
-    vm_devices_stats(&vm, &j);
+    assert_true(vm_devices_stats(&vm, &j));
     assert_string_equal(buf, "{\"a\":{\"vm\":7},\"b\":{\"vcpu\":0,\"vcpu\":1}");
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    assert_int_equal(vm_devices_create(&vm, &list[1], 2, err, sizeof(err)), 0);
+    json_begin(&j, buf, sizeof(buf));
+    assert_false(vm_devices_stats(&vm, &j));
+    assert_string_equal(json_end(&j), "{}");
 }
 
 /*

@@ -91,10 +91,16 @@ static bool present(const struct vm *vm)
     return vm->cfg.legacy_pic;
 }
 
-/* Read without the lock: each counter is one aligned word, a snapshot is enough. */
+/*
+ * Read without the lock: each counter is one aligned word, a snapshot is
+ * enough. Nothing until the PIC has counted something: most guests never
+ * use it, and every record's bytes cost time on an emulated serial line.
+ */
 static void stats(const struct dev_entry *d, struct json *j)
 {
     const struct vpic *p = d->state;
+    if (!p->stats.raised && !p->stats.acked && !p->stats.spurious)
+        return;
     json_u64(j, "raised", p->stats.raised);
     json_u64(j, "acked", p->stats.acked);
     json_u64(j, "spurious", p->stats.spurious);

@@ -99,10 +99,12 @@ static bool present(const struct vm *vm)
     return vm->cfg.legacy_pic;
 }
 
-/* Read without the lock: each counter is one aligned word, a snapshot is enough. */
+/* As the PIC's (vmm/dev/pic.c): nothing until IRQ 0 has been raised. */
 static void stats(const struct dev_entry *d, struct json *j)
 {
     const struct vpit *p = d->state;
+    if (!p->stats.irqs)
+        return;
     json_u64(j, "irqs", p->stats.irqs);
     json_u64(j, "coalesced", p->stats.coalesced);
 }
