@@ -429,7 +429,7 @@ EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 # guest's default) in protected and real mode; under QEMU next to a legacy_pic=off VM, which keeps
 # the PIC masks alone (under Bochs each VM's console lines cost seconds). The timeout ends a
 # real-mode wait for ticks that never come.
-LEGACY_GUEST = "legacy:timeout_ms=60000"
+LEGACY_GUEST = "legacy:timeout_ms=10000"
 LEGACY_OFF_GUEST = "legacy:name=legacy-off:legacy_pic=off:args=off"
 LEGACY_CHECKS = ("lint0-extint pic-init pit-mode2-ticks pic-isr-irr pic-mask-irr pic-specific-eoi "
                  "pic-auto-eoi pic-level pit-mode0-latch pit-mode0-irq pit-channel2-gate "
