@@ -22,6 +22,7 @@ GUEST_NAMES += cpucheck
 GUEST_NAMES += selfipi
 GUEST_NAMES += pvcheck
 GUEST_NAMES += virtiocheck
+GUEST_NAMES += legacy
 
 GUEST_OUT := $(BUILD)/guests
 GUEST_OBJ := $(GUEST_OUT)/obj

@@ -50,7 +50,7 @@ static void key(struct json *j, const char *k)
 
 void json_begin(struct json *j, char *buf, size_t cap)
 {
-    *j = (struct json){.buf = buf, .cap = cap, .depth = 1};
+    *j = (struct json){.buf = buf, .cap = cap, .depth = 1, .opened_at = SIZE_MAX};
     if (cap)
         buf[0] = 0;
     put(j, "{", 1);
@@ -98,6 +98,8 @@ void json_strn(struct json *j, const char *k, const char *s, size_t n)
 
 void json_object(struct json *j, const char *k)
 {
+    j->opened_at = j->len;
+    j->opened_comma = j->need_comma;
     key(j, k);
     put(j, "{", 1);
     j->need_comma = false;
@@ -106,11 +108,25 @@ void json_object(struct json *j, const char *k)
 
 void json_close(struct json *j)
 {
+    j->opened_at = SIZE_MAX;
     if (j->depth > 1) {
         put(j, "}", 1);
         j->depth--;
         j->need_comma = true;
     }
+}
+
+void json_close_or_drop(struct json *j)
+{
+    if (j->depth <= 1 || j->need_comma || j->overflow || j->opened_at == SIZE_MAX) {
+        json_close(j);
+        return;
+    }
+    j->len = j->opened_at;
+    j->buf[j->len] = 0;
+    j->need_comma = j->opened_comma;
+    j->depth--;
+    j->opened_at = SIZE_MAX;
 }
 
 const char *json_end(struct json *j)

@@ -19,6 +19,8 @@ struct json {
     unsigned depth;
     bool need_comma;
     bool overflow;
+    size_t opened_at;  /* the object opened last, still open, starts here (SIZE_MAX: none) ... */
+    bool opened_comma; /* ... after a comma */
 };
 
 void json_begin(struct json *j, char *buf, size_t cap);
@@ -30,6 +32,11 @@ void json_strn(struct json *j, const char *key, const char *s, size_t n);
 void json_hex(struct json *j, const char *key, uint64_t v); /* "0x..." string */
 void json_object(struct json *j, const char *key);          /* open a nested object */
 void json_close(struct json *j);                            /* close the nested object */
+/*
+ * Close the nested object; if it is the one opened last and nothing went
+ * into it, take it out, key and all.
+ */
+void json_close_or_drop(struct json *j);
 /* Close all open objects; returns the NUL-terminated text. */
 const char *json_end(struct json *j);
 

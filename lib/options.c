@@ -116,7 +116,7 @@ bool parse_size(struct token t, uint64_t *out)
 static const char *const bool_true[] = {"1", "yes", "on", "true"};
 static const char *const bool_false[] = {"0", "no", "off", "false"};
 
-static bool parse_bool(struct token t, bool *out)
+bool parse_bool(struct token t, bool *out)
 {
     for (size_t i = 0; i < sizeof(bool_true) / sizeof(bool_true[0]); i++) {
         if (token_eq(t, bool_true[i])) {
@@ -213,7 +213,7 @@ static const char *apply(const struct option *o, struct token word, struct token
         return NULL;
     case OPT_BOOL:
         if (!parse_bool(val, &b))
-            return "expected one of 0, 1, yes, no, on, off, true, false";
+            return OPTION_BOOL_REASON;
         *(bool *)o->value = b;
         return NULL;
     case OPT_ENUM: {

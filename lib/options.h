@@ -38,6 +38,9 @@ bool token_eq(struct token t, const char *s);
  */
 bool parse_u64(struct token t, uint64_t *out);
 bool parse_size(struct token t, uint64_t *out);
+/* 0/1, yes/no, on/off, true/false (OPT_BOOL's words); else false, with OPTION_BOOL_REASON. */
+bool parse_bool(struct token t, bool *out);
+#define OPTION_BOOL_REASON "expected one of 0, 1, yes, no, on, off, true, false"
 
 enum option_type {
     OPT_UINT,   /* uint64_t, checked against [min, max] */

@@ -30,6 +30,8 @@
 #include "vmm/exit/gpt_memo.h"
 #include "vmm/vcpu/guest_msrs.h"
 #include "vmm/dev/vioapic.h"
+#include "vmm/dev/vpic.h"
+#include "vmm/dev/vpit.h"
 #include "vmm/vcpu/nmi.h"
 #include "vmm/vcpu/tsc_sync.h"
 #include "vmm/dev/mce_state.h"
@@ -182,9 +184,20 @@ struct vm {
     unsigned nvcpus;
     struct vuart uart;
     struct ioapic ioapic;
+    /* legacy_pic=on: the 8259s and the 8254 (vmm/dev/pic.c, vmm/dev/pit.c). */
+    struct vpic pic;
+    struct vpit pit;
+    /*
+     * Their state as vCPU 0 reads it without devices_lock, stored under it:
+     * the PIC's INT (vcpu_extint_pending) and the host TSC of the PIT's next
+     * IRQ 0 edge, which vCPU 0's timer serves (vcpu_timer_update), 0 for none.
+     */
+    bool extint;
+    uint64_t pit_deadline;
     bool pc_platform; /* a Linux guest's PC: I/O APIC, power and reset registers, PCI ports */
-    struct spinlock devices_lock; /* the UART and the I/O APIC (vmm/dev/vm_devices.h) */
-    uint64_t deadline;            /* host TSC at which timeout_ms expires, 0 = none */
+    /* The UART, the I/O APIC, the PIC and the PIT (vmm/dev/vm_devices.h). */
+    struct spinlock devices_lock;
+    uint64_t deadline; /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */

@@ -136,6 +136,16 @@ static const char *set_unbacked(struct token word, struct token val, void *ctx)
     return NULL;
 }
 
+static const char *set_legacy_pic(struct token word, struct token val, void *ctx)
+{
+    struct vmparse *vp = ctx;
+    (void)word;
+    if (!parse_bool(val, &vp->out->legacy_pic))
+        return OPTION_BOOL_REASON;
+    vp->out->legacy_pic_given = true;
+    return NULL;
+}
+
 /* Replaces any earlier pin list; the count against vcpus is checked once all words are read. */
 static const char *set_pins(struct token word, struct token val, void *ctx)
 {
@@ -184,11 +194,13 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     out->policy = vm_policy_hv;
     out->policy.pv = 0; /* the VM's own pv= replaces the hypervisor's, never adds to it */
     out->unbacked = UNBACKED_STOP;
+    out->legacy_pic = true;
 
     struct option_custom name = {set_name, &vp}, path = {set_path, out->path},
                          initrd = {set_path, out->initrd}, mem = {set_mem, &vp},
                          unbacked = {set_unbacked, &vp}, pin = {set_pins, &vp},
-                         net = {set_net, &vp}, disk = {set_path, out->disk};
+                         net = {set_net, &vp}, disk = {set_path, out->disk},
+                         legacy_pic = {set_legacy_pic, &vp};
     const struct option opts[] = {
         {"name", OPT_CUSTOM, &name, 0, 0, NULL, "the VM's name"},
         {"path", OPT_CUSTOM, &path, 0, 0, NULL, "the module's path, for messages"},
@@ -201,6 +213,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         {"initrd", OPT_CUSTOM, &initrd, 0, 0, NULL, "the next module's path"},
         {"net", OPT_CUSTOM, &net, 0, 0, NULL, "the switch to join (virtio-net)"},
         {"disk", OPT_CUSTOM, &disk, 0, 0, NULL, "the disk module's path (virtio-blk)"},
+        {"legacy_pic", OPT_CUSTOM, &legacy_pic, 0, 0, NULL, "the 8254 PIT and 8259 PICs"},
     };
     enum { OWN = sizeof(opts) / sizeof(opts[0]) };
     struct option all[OWN + VM_POLICY_OPTIONS];

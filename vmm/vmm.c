@@ -27,6 +27,7 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
 
@@ -181,6 +182,9 @@ static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index,
     /* A PC answers what nothing backs; Linux probes such addresses. */
     if (!vm->cfg.unbacked_given)
         vm->cfg.unbacked = UNBACKED_IGNORE;
+    /* Its ACPI tables say hardware-reduced: no 8259, no 8254 (docs/linux.md). */
+    if (!vm->cfg.legacy_pic_given)
+        vm->cfg.legacy_pic = false;
     vm->pc_platform = true;
     return 0;
 }
@@ -375,7 +379,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     pc_msrs_reset(&v->pc_msrs);
     mce_reset(&v->mce);
     v->poll_control = KVM_POLL_CONTROL_RESET;
-    vlapic_reset(&v->lapic, i, i == 0, guest_features.maxphyaddr);
+    vlapic_dev_power_on(v, guest_features.maxphyaddr);
     if (i != 0) {
         v->sipi_armed = true;
         return true;
@@ -468,6 +472,7 @@ unsigned vmm_start(const struct boot_info *bi)
         char pv[96];
         vm_policy_pv_names(vm->kvm_features, pv, sizeof(pv));
         json_str(&j, "pv", pv);
+        json_bool(&j, "legacy_pic", vm->cfg.legacy_pic);
         if (vm->blk) {
             json_str(&j, "disk", vm->cfg.disk);
             json_u64(&j, "disk_bytes", vm->blk->bytes);
@@ -587,12 +592,12 @@ void vmm_dump(void)
         for (unsigned n = 0; n < vm->nvcpus; n++) {
             struct vcpu *v = vm->vcpus[n];
             kprintf("    vcpu %u: %s for %lu us on cpu %u%s%s, rip 0x%lx, if %d, irr %d, isr %d, "
-                    "deliverable %d, nmi %d, init %d, sipi %d, timer %s %ld us\n",
+                    "deliverable %d, extint %d, nmi %d, init %d, sipi %d, timer %s %ld us\n",
                     n, vcpu_state_names[v->se.state], to_us(now - v->se.state_since), v->se.cpu,
                     v->se.on_cpu ? " (on it)" : "", v->halted ? " (halted)" : "", v->hw.regs.rip,
                     !!(v->hw.regs.rflags & RFLAGS_IF), highest_vector(v->lapic.irr),
                     highest_vector(v->lapic.isr), vlapic_highest_pending(&v->lapic),
-                    nmi_waiting(&v->nmi), v->init_pending, v->sipi_vector,
+                    vcpu_extint_pending(v), nmi_waiting(&v->nmi), v->init_pending, v->sipi_vector,
                     v->timer.cpu >= 0 ? "due in" : "off",
                     v->timer.cpu >= 0 ? (int64_t)(v->timer.deadline - now) * 1000 / (int64_t)tsc_khz
                                       : 0);

@@ -425,13 +425,59 @@ VIRTIOCHECK_STOPS = {"virtiocheck": (0, "debug-exit"), "bystander": (0, "debug-e
 
 EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 
+# legacy (guest-tests/legacy.c): the 8254 and the 8259s of a legacy_pic=on VM (every bundled
+# guest's default) in protected and real mode; under QEMU next to a legacy_pic=off VM, which keeps
+# the PIC masks alone (under Bochs each VM's console lines cost seconds). The timeout ends a
+# real-mode wait for ticks that never come.
+LEGACY_GUEST = "legacy:timeout_ms=10000"
+LEGACY_OFF_GUEST = "legacy:name=legacy-off:legacy_pic=off:args=off"
+LEGACY_CHECKS = ("lint0-extint pic-init pit-mode2-ticks pic-isr-irr pic-mask-irr pic-specific-eoi "
+                 "pic-auto-eoi pic-level pit-mode0-latch pit-mode0-irq pit-channel2-gate "
+                 "real-mode-ticks").split()
+LEGACY_OFF_CHECKS = "off-lint0-masked off-pic-masks off-no-pit off-no-tick".split()
+# The interrupts the legacy guest takes through the PIC at least: 11 + 1 + 3 + 3 ticks in
+# protected mode, 3 + 1 of IRQ 4, the mode 0 tick, 10 in real mode.
+LEGACY_ACKED_MIN = 33
+
+
+def legacy_pic(on, off=(), linux=False):
+    """@vm_start's legacy_pic for the VMs named; the legacy guest's PIC acknowledged every
+    interrupt it took, none spurious, and its PIT raised IRQ 0 (@stats devices); an `off` VM has
+    neither device (no devices record names them), and the legacy guest's 8254 and ELCR accesses
+    were unhandled I/O there (its three reads, three writes). With linux, the off VMs are
+    Linux's."""
+    def check(log):
+        starts = {e["vm"]: e for e in log.all("vm_start")}
+        for vm in list(on) + list(off):
+            want = vm in on
+            assert starts[vm].get("legacy_pic") is want, \
+                f"[{vm}] @vm_start legacy_pic {starts[vm].get('legacy_pic')}, want {want}"
+        devices = [e for e in log.all("stats") if e.get("scope") == "devices"]
+        for vm in off:
+            named = [e for e in devices if e["vm"] == vm and ("pic" in e.body or "pit" in e.body)]
+            assert not named, f"[{vm}] has a PIC or PIT: {named[0].body}"
+            if not linux:
+                stop = next(e for e in log.all("vm_stop") if e["vm"] == vm)
+                assert (stop["unhandled_io_reads"], stop["unhandled_io_writes"]) == (3, 3), \
+                    f"[{vm}] unhandled I/O {stop['unhandled_io_reads']}/" \
+                    f"{stop['unhandled_io_writes']}, want 3/3"
+        if "legacy" in on:
+            last = [e for e in devices if e["vm"] == "legacy"][-1]
+            pic, pit = last["pic"], last["pit"]
+            assert pic["acked"] >= LEGACY_ACKED_MIN and pic["spurious"] == 0, f"[legacy] {pic}"
+            assert pit["irqs"] >= LEGACY_ACKED_MIN - 4, f"[legacy] {pit}"
+    check.__name__ = "legacy_pic"
+    return check
+
+
+
 # Four VMs at once, all exiting 0; cpucheck's two vCPUs share a host CPU, and its apic-base-move
 # check reads the xAPIC's old page once (unbacked=ignore: all ones). The second hello has a
 # virtio-blk disk it never reads (any file does; its size is not whole sectors): the disk module
 # after it becomes its disk, not a VM.
 DISK_FILE = os.path.join(ROOT, "LICENSE")
 GUESTS_OK = (f"hello hello:disk={DISK_FILE} exitbench:args=200 "
-             "cpucheck:vcpus=2:pin=0,0:mem=8M:unbacked=ignore")
+             f"cpucheck:vcpus=2:pin=0,0:mem=8M:unbacked=ignore {LEGACY_GUEST}")
 # Under QEMU a fifth: exitbench's ops in 64-bit code with 4-level paging (bench's qemu-svm-paging).
 EXITBENCH_LONG_ITERS = 20
 # And memsum, which checksums its RAM around the 64-bit guest's run: under QEMU 7.2 a
@@ -440,14 +486,16 @@ EXITBENCH_LONG_ITERS = 20
 # lme-paging-off check makes that exit on purpose).
 MEMSUM_MS = 1000
 # And virtiocheck with its bystander (above).
-GUESTS_OK_QEMU = (f"{GUESTS_OK} exitbench:name=exitbench-long:args={EXITBENCH_LONG_ITERS}+long "
+GUESTS_OK_QEMU = (f"{GUESTS_OK} {LEGACY_OFF_GUEST} "
+                  f"exitbench:name=exitbench-long:args={EXITBENCH_LONG_ITERS}+long "
                   f"memsum:mem=4M:args={MEMSUM_MS} {VIRTIOCHECK_GUESTS}")
 
 
 def guests_ok_checks(qemu=False):
     """GUESTS_OK's checks; with qemu, GUESTS_OK_QEMU's (the long-mode, memsum and virtio VMs)."""
     stops = {"hello": (0, "debug-exit"), "hello-2": (0, "debug-exit"),
-             "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit")}
+             "exitbench": (0, "debug-exit"), "cpucheck": (0, "debug-exit"),
+             "legacy": (0, "debug-exit")}
     disk = {"hello-2": DISK_FILE}
     reached = {"cpucheck": ("lapic", "unbacked")}
     checks = [
@@ -457,8 +505,13 @@ def guests_ok_checks(qemu=False):
         benches("exitbench", EXITBENCH_OPS, 200, vm="exitbench", mode="protected", vcpus=1),
         cpucheck_passed("cpucheck"),
         cpuid_follows_table("cpucheck"),
+        checks_passed("legacy", "legacy", LEGACY_CHECKS),
+        legacy_pic(("hello", "hello-2", "exitbench", "cpucheck", "legacy"),
+                   ("legacy-off",) if qemu else ()),
     ]
     if qemu:
+        stops["legacy-off"] = (0, "debug-exit")
+        checks.append(checks_passed("legacy", "legacy-off", LEGACY_OFF_CHECKS))
         stops["exitbench-long"] = (0, "debug-exit")
         stops["memsum"] = (0, "debug-exit")
         checks.append(benches("exitbench", EXITBENCH_OPS, EXITBENCH_LONG_ITERS,
@@ -1482,6 +1535,7 @@ def linux_checks(spinlock, pv_spinlock):
         linux_log_clean("lx"),
         linux_pv_taken("lx", pv_spinlock),
         haltpoll_took_over("lx", 2),
+        legacy_pic((), ("lx",), linux=True),
         vm_stops(lx=(0, "poweroff")),
         shutdown(0),
     ]
@@ -1583,6 +1637,22 @@ def rounds(log):
     return [got[r] for r in sorted(got)]
 
 
+def devices_record_consistent(e, last):
+    """A devices record: its head (docs/console.md), then one object of integer counters per
+    device, none lower than in the VM's last record."""
+    head = {"scope", "vm", "round", "t"}
+    assert head <= set(e.body), f"@stats devices: no {head - set(e.body)}"
+    for dev, counters in e.body.items():
+        if dev in head:
+            continue
+        assert isinstance(counters, dict), f"@stats devices {dev}={counters!r}"
+        for k, v in counters.items():
+            who = ("devices", e["vm"], dev, k)
+            assert isinstance(v, int) and not isinstance(v, bool), f"{who}={v!r}"
+            assert v >= last.get(who, 0), f"{who} fell to {v}"
+            last[who] = v
+
+
 def stats_rounds_consistent(log):
     """Every record has its scope's keys, integers where not strings or objects; one round, one
     t; t grows from round to round; no counter ever reads lower than before."""
@@ -1595,6 +1665,9 @@ def stats_rounds_consistent(log):
         last_t = records[0]["t"]
         for e in records:
             scope = e["scope"]
+            if scope == "devices":
+                devices_record_consistent(e, last)
+                continue
             want = {k for k, (_, scopes) in kinds.items() if scope in scopes}
             assert set(e.body) == want, f"@stats {scope}: keys {set(e.body) ^ want} differ"
             who = (scope, e.get("vm"), e.get("vcpu"), e.get("cpu") if scope == "cpu" else None)

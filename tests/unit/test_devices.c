@@ -30,6 +30,7 @@
 #include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
+#include "vmm/dev/vm_devices.h"
 #include "vmm/dev/virtio/virtio_vm.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
@@ -209,7 +210,7 @@ void sched_let_others_run(void)
 static struct virtio_blk blk;
 static uint8_t disk[2 * VIRTIO_BLK_SECTOR];
 
-static void make_vm(bool pc)
+static void make_vm(bool pc, bool legacy_pic)
 {
     virtio_net_free(&vm); /* the last test's VM leaves its switch */
     memset(&vm, 0, sizeof(vm));
@@ -219,6 +220,7 @@ static void make_vm(bool pc)
     vm.hw.mem_size = 32 << 20;
     vm.cfg.vcpus = NVCPUS;
     vm.pc_platform = pc;
+    vm.cfg.legacy_pic = legacy_pic;
     vm.nvcpus = NVCPUS;
     strcpy(vm.cfg.disk, "/boot/1-disk.img");
     virtio_blk_init(&blk, disk, 2, sizeof(disk), "1-disk.img");
@@ -234,7 +236,7 @@ static void make_vm(bool pc)
         vcpus[i].hw.id = i;
         vcpus[i].poll_control = KVM_POLL_CONTROL_RESET;
         vcpus[i].sipi_vector = -1;
-        vlapic_reset(&vcpus[i].lapic, i, i == 0, MAXPHYADDR);
+        vlapic_dev_power_on(&vcpus[i], MAXPHYADDR);
         pc_msrs_reset(&vcpus[i].pc_msrs);
         vm.vcpus[i] = &vcpus[i];
     }
@@ -244,19 +246,35 @@ static void make_vm(bool pc)
     stop_reason = 0;
 }
 
+/* A Linux guest's VM: the PC devices, no 8259s nor 8254 (vmm/vmm.c's load_linux). */
 static int setup_pc(void **state)
 {
     (void)state;
     msr_owner_init();
-    make_vm(true);
+    make_vm(true, false);
     return 0;
 }
 
+/* A bundled guest's: the 8259s and the 8254, none of the PC's. */
 static int setup_plain(void **state)
 {
     (void)state;
-    make_vm(false);
+    make_vm(false, true);
     return 0;
+}
+
+/* Both: every built-in device but the PIC masks. */
+static int setup_pc_legacy(void **state)
+{
+    (void)state;
+    msr_owner_init();
+    make_vm(true, true);
+    return 0;
+}
+
+static bool present(const struct device *dev)
+{
+    return !dev->present || dev->present(&vm);
 }
 
 static uint32_t in(unsigned v, uint16_t port, unsigned size)
@@ -291,13 +309,15 @@ static uint64_t npf(unsigned v, uint64_t gpa, bool write, unsigned size, uint64_
 
 /* ---------------------------------------------------------------- ports */
 
-/* Every port of every built-in device is indexed to that device, and only those. */
+/* Every port of every built-in device the VM has is indexed to that device, and only those. */
 static void test_every_claimed_port_is_indexed(void **state)
 {
     (void)state;
     unsigned claimed = 0;
     for (unsigned k = 0; k < builtin_device_count; k++) {
         const struct device *dev = builtin_devices[k];
+        if (!present(dev))
+            continue;
         for (unsigned r = 0; r < dev->ports.count; r++)
             for (uint64_t p = dev->ports.ranges[r].first; p <= dev->ports.ranges[r].last; p++) {
                 struct dev_entry *d = vm_devices_find_port(&vm.devices, (uint16_t)p);
@@ -310,8 +330,12 @@ static void test_every_claimed_port_is_indexed(void **state)
     for (unsigned p = 0; p < DEV_PORTS; p++)
         indexed += vm.devices.port[p] != 0;
     assert_int_equal(indexed, claimed);
-    /* 8 COM1, 0xf4, 0x8900, 2 fw_cfg, 4 PIC, 5 PCI, 4 power, the trace marker */
-    assert_int_equal(claimed, 8 + 1 + 1 + 2 + 4 + 5 + 4 + 1);
+    /* 4 PIC masks; or 4 PIC, 2 ELCR, 4 PIT and port 0x61 */
+    unsigned legacy = vm.cfg.legacy_pic ? 4 + 2 + 4 + 1 : 4;
+    /* 5 PCI, 4 power */
+    unsigned pc = vm.pc_platform ? 5 + 4 : 0;
+    /* 8 COM1, 0xf4, 0x8900, 2 fw_cfg, the trace marker */
+    assert_int_equal(claimed, 8 + 1 + 1 + 2 + legacy + pc + 1);
 }
 
 static void test_com1(void **state)
@@ -705,6 +729,160 @@ static void test_plain_vm_lacks_the_pc_devices(void **state)
     assert_non_null(vm_devices_find_port(&vm.devices, FWCFG_PORT_DATA));
 }
 
+/* ---------------------------------------------------------------- legacy_pic */
+
+/* A Linux guest's VM (legacy_pic off): no 8254, no ELCR, the PIC masks only, LINT0 masked. */
+static void test_linux_vm_has_no_pic(void **state)
+{
+    (void)state;
+    assert_int_equal(vcpus[0].lapic.lvt_lint0, LVT_MASKED);
+    assert_false(vlapic_accept_pic_intr(&vcpus[0].lapic));
+    assert_string_equal(vm_devices_find_port(&vm.devices, 0x20)->dev->name, "pic-masks");
+    assert_int_equal(in(0, PIT_PORT_CHANNEL0, 1), 0xffffffffu);
+    out(0, PIT_PORT_MODE, 1, 0x34);
+    assert_int_equal(in(0, PIT_PORT_B, 1), 0xffffffffu);
+    assert_int_equal(in(0, PIC_ELCR_MASTER, 1), 0xffffffffu);
+    assert_int_equal(vm.unhandled_io_reads, 3);
+    assert_int_equal(vm.unhandled_io_writes, 1);
+    /* The data port is the mask whatever the command port was told. */
+    out(0, 0x20, 1, 0x11);
+    out(0, 0x21, 1, 0x08);
+    assert_int_equal(in(0, 0x21, 1), 0x08);
+    /* COM1's interrupt reaches the I/O APIC's pin only. */
+    out(0, VUART_BASE + 4, 1, 0x08);
+    out(0, VUART_BASE + 1, 1, 0x02);
+    assert_true(vm.ioapic.lines >> VUART_IRQ & 1);
+    assert_false(vm.extint);
+    assert_int_equal(vm.pit_deadline, 0);
+}
+
+/* A bundled guest's VM: vCPU 0's LINT0 is in ExtINT mode from power-on (and INIT), no other's. */
+static void test_lint0_extint_on_vcpu0(void **state)
+{
+    (void)state;
+    assert_int_equal(vcpus[0].lapic.lvt_lint0, 0x700);
+    assert_true(vlapic_accept_pic_intr(&vcpus[0].lapic));
+    assert_int_equal(vcpus[1].lapic.lvt_lint0, LVT_MASKED);
+    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    assert_int_equal(vcpus[1].lapic.lvt_lint0, LVT_MASKED);
+    vcpus[0].lapic.lvt_lint0 = LVT_MASKED;
+    vm_devices_reset_vcpu(&vm, &vcpus[0]);
+    assert_int_equal(vcpus[0].lapic.lvt_lint0, 0x700);
+    assert_string_equal(vm_devices_find_port(&vm.devices, 0x21)->dev->name, "pic");
+    assert_string_equal(vm_devices_find_port(&vm.devices, PIT_PORT_B)->dev->name, "pit");
+}
+
+/* A BIOS's initialization: vectors 0x20 and 0x28, the slave on IRQ 2, then the masks. */
+static void init_pics(unsigned v, uint8_t master_mask)
+{
+    static const uint16_t seq[][2] = {{0x20, 0x11}, {0x21, 0x20}, {0x21, 0x04}, {0x21, 0x01},
+                                      {0xa0, 0x11}, {0xa1, 0x28}, {0xa1, 0x02}, {0xa1, 0x01}};
+    for (unsigned i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+        out(v, seq[i][0], 1, seq[i][1]);
+    out(v, 0x21, 1, master_mask);
+}
+
+/*
+ * The PIT's channel 0, programmed from vCPU 1, gives vCPU 0's timer its
+ * deadline; the edge raises IRQ 0, which reaches vCPU 0 alone; vCPU 0's
+ * acknowledge takes the vector; a masked IRQ 0 waits in IRR.
+ */
+static void test_pic_and_pit_through_the_ports(void **state)
+{
+    (void)state;
+    init_pics(1, 0xfe);
+    out(1, PIT_PORT_MODE, 1, 0x34); /* channel 0, low then high, mode 2 */
+    out(1, PIT_PORT_CHANNEL0, 1, 1193 & 0xff);
+    out(1, PIT_PORT_CHANNEL0, 1, 1193 >> 8);
+    uint64_t due = vm.pit_deadline;
+    assert_int_equal(due, vpit_irq_deadline(&vm.pit));
+    assert_int_not_equal(due, 0);
+    assert_false(vm_pit_expire(&vm, due - 1));
+    assert_false(vm.extint);
+    assert_true(vm_pit_expire(&vm, due));
+    assert_true(vm.extint);
+    assert_true(vm.pit_deadline > due);
+    assert_true(vcpu_extint_pending(&vcpus[0]));
+    assert_false(vcpu_extint_pending(&vcpus[1]));
+    assert_int_equal(vm_pic_ack(&vm), 0x20);
+    assert_false(vm.extint);
+    out(0, 0x20, 1, 0x0b); /* read the ISR */
+    assert_int_equal(in(0, 0x20, 1), 0x01);
+    out(0, 0x20, 1, 0x20); /* non-specific EOI */
+    assert_int_equal(in(0, 0x20, 1), 0x00);
+    /* Masked, the edge waits in IRR; unmasked, it asks. */
+    out(0, 0x21, 1, 0xff);
+    assert_false(vm_pit_expire(&vm, vm.pit_deadline));
+    assert_false(vm.extint);
+    out(0, 0x20, 1, 0x0a); /* read the IRR */
+    assert_int_equal(in(1, 0x20, 1), 0x01);
+    out(0, 0x21, 1, 0xfe);
+    assert_true(vm.extint);
+    /* LINT0 masked: the PIC asks, vCPU 0 does not hear it. */
+    vcpus[0].lapic.lvt_lint0 |= LVT_MASKED;
+    assert_false(vcpu_extint_pending(&vcpus[0]));
+    /* The ELCR, and port 0x61's gate; byte accesses only. */
+    out(0, PIC_ELCR_SLAVE, 1, 0xff);
+    assert_int_equal(in(1, PIC_ELCR_SLAVE, 1), 0xde);
+    out(0, PIT_PORT_B, 1, PORT_B_GATE2 | PORT_B_SPEAKER);
+    assert_int_equal(in(0, PIT_PORT_B, 1) & 3, PORT_B_GATE2 | PORT_B_SPEAKER);
+    assert_no_unhandled_io();
+    assert_int_equal(in(0, PIT_PORT_CHANNEL0, 2), 0xffffffffu);
+    assert_int_equal(in(0, 0x20, 2), 0xffffffffu);
+    assert_int_equal(vm.unhandled_io_reads, 2);
+    /* A control word stops channel 0: no deadline. */
+    out(0, PIT_PORT_MODE, 1, 0x34);
+    assert_int_equal(vm.pit_deadline, 0);
+}
+
+/* COM1's interrupt is IRQ 4 too, as on a PC: edge, or level through the ELCR. */
+static void test_com1_on_irq4(void **state)
+{
+    (void)state;
+    init_pics(0, 0xef);
+    out(0, VUART_BASE + 4, 1, 0x08); /* MCR OUT2 */
+    out(0, VUART_BASE + 1, 1, 0x02); /* IER: THR empty, which it is */
+    assert_true(vm.extint);
+    assert_int_equal(vm_pic_ack(&vm), 0x24);
+    out(0, 0x20, 1, 0x20);
+    assert_false(vm.extint); /* the line is still high: an edge asks once */
+    out(0, PIC_ELCR_MASTER, 1, 0x10);
+    assert_true(vm.extint); /* level: it asks while the line is high */
+    assert_int_equal(vm_pic_ack(&vm), 0x24);
+    out(0, 0x20, 1, 0x20);
+    assert_true(vm.extint);
+    assert_int_equal(in(0, VUART_BASE + 2, 1), 0x02); /* IIR: THR empty, acknowledged */
+    assert_false(vm.extint);
+    assert_no_unhandled_io();
+}
+
+/* The PIC's and the PIT's counters, in the devices' statistics. */
+static void test_legacy_stats(void **state)
+{
+    (void)state;
+    char buf[512];
+    struct json j;
+    /* Nothing counted yet: no objects (the VM's virtio devices have theirs). */
+    json_begin(&j, buf, sizeof(buf));
+    assert_true(vm_devices_stats(&vm, &j));
+    json_end(&j);
+    assert_null(strstr(buf, "\"pic\""));
+    assert_null(strstr(buf, "\"pit\""));
+    assert_non_null(strstr(buf, "{\"virtio-net\":"));
+    init_pics(0, 0xfe);
+    out(0, PIT_PORT_MODE, 1, 0x34);
+    out(0, PIT_PORT_CHANNEL0, 1, 0);
+    out(0, PIT_PORT_CHANNEL0, 1, 0);
+    assert_true(vm_pit_expire(&vm, vm.pit_deadline));
+    vm_pic_ack(&vm);
+    vm_pic_ack(&vm); /* nothing left: spurious */
+    json_begin(&j, buf, sizeof(buf));
+    vm_devices_stats(&vm, &j);
+    json_end(&j);
+    assert_non_null(strstr(buf, "\"pic\":{\"raised\":1,\"acked\":1,\"spurious\":1}"));
+    assert_non_null(strstr(buf, "\"pit\":{\"irqs\":1,\"coalesced\":0}"));
+}
+
 /* ---------------------------------------------------------------- overlapping claims */
 
 static const struct dev_range com1_scratch[] = {{VUART_BASE + 7, VUART_BASE + 7}};
@@ -746,11 +924,14 @@ static void test_overlapping_claims_are_refused(void **state)
     assert_int_equal(vm_devices_create(&vm, list, 2, err, sizeof(err)), 0);
 }
 
-/* The built-in devices' claims overlap nowhere, in either kind of VM. */
+/* The built-in devices' claims overlap nowhere, in any kind of VM. */
 static void test_builtin_devices_do_not_overlap(void **state)
 {
     (void)state;
-    assert_true(vm.devices.count >= builtin_device_count);
+    unsigned n = 0;
+    for (unsigned k = 0; k < builtin_device_count; k++)
+        n += present(builtin_devices[k]);
+    assert_true(vm.devices.count >= n);
 }
 
 /* disk=: virtio-blk's page is its transport's register file, started by the device table. */
@@ -784,7 +965,7 @@ static void test_virtio_blk_page(void **state)
 
 /* Every device that has a reset hook is reset by vm_devices_reset_all; INIT resets a vCPU's own. */
 static unsigned resets[DEV_ENTRIES_MAX];
-static struct device counted[16];
+static struct device counted[20];
 
 static void count_reset(struct dev_entry *d)
 {
@@ -794,9 +975,9 @@ static void count_reset(struct dev_entry *d)
 static void test_reset_reaches_every_device_with_one(void **state)
 {
     (void)state;
-    const struct device *list[16];
+    const struct device *list[20];
     unsigned with_reset = 0;
-    assert_true(builtin_device_count <= 16);
+    assert_true(builtin_device_count <= 20);
     for (unsigned k = 0; k < builtin_device_count; k++) {
         counted[k] = *builtin_devices[k];
         if (counted[k].reset) {
@@ -805,7 +986,7 @@ static void test_reset_reaches_every_device_with_one(void **state)
         }
         list[k] = &counted[k];
     }
-    assert_int_equal(with_reset, 10); /* all but debug-exit, acpi-pm and pc-msrs */
+    assert_int_equal(with_reset, 12); /* all but debug-exit, acpi-pm and pc-msrs */
     memset(&vm.devices, 0, sizeof(vm.devices));
     memset(resets, 0, sizeof(resets));
     char err[256];
@@ -861,20 +1042,32 @@ static void stats_hook(const struct dev_entry *d, struct json *j)
     json_u64(j, d->vcpu ? "vcpu" : "vm", d->vcpu ? d->vcpu->hw.id : 7);
 }
 
+static void silent_hook(const struct dev_entry *d, struct json *j)
+{
+    (void)d, (void)j;
+}
+
+/* Each device's object, a per-vCPU one's entries in one; a hook that writes nothing, none. */
 static void test_stats_hook(void **state)
 {
     (void)state;
     static const struct device vm_wide = {.name = "a", .stats = stats_hook};
     static const struct device per_vcpu = {.name = "b", .per_vcpu = true, .stats = stats_hook};
     static const struct device quiet = {.name = "c"};
-    const struct device *list[] = {&vm_wide, &quiet, &per_vcpu};
+    static const struct device silent = {.name = "d", .stats = silent_hook};
+    const struct device *list[] = {&vm_wide, &silent, &quiet, &per_vcpu};
     memset(&vm.devices, 0, sizeof(vm.devices));
     char err[256], buf[256];
-    assert_int_equal(vm_devices_create(&vm, list, 3, err, sizeof(err)), 0);
+    assert_int_equal(vm_devices_create(&vm, list, 4, err, sizeof(err)), 0);
     struct json j;
     json_begin(&j, buf, sizeof(buf));
-    vm_devices_stats(&vm, &j);
+    assert_true(vm_devices_stats(&vm, &j));
     assert_string_equal(buf, "{\"a\":{\"vm\":7},\"b\":{\"vcpu\":0,\"vcpu\":1}");
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    assert_int_equal(vm_devices_create(&vm, &list[1], 2, err, sizeof(err)), 0);
+    json_begin(&j, buf, sizeof(buf));
+    assert_false(vm_devices_stats(&vm, &j));
+    assert_string_equal(json_end(&j), "{}");
 }
 
 /*
@@ -1022,8 +1215,9 @@ static void test_virtio_page_pin_and_warning(void **state)
 
 int main(void)
 {
-#define PC(t)    cmocka_unit_test_setup(t, setup_pc)
-#define PLAIN(t) cmocka_unit_test_setup(t, setup_plain)
+#define PC(t)        cmocka_unit_test_setup(t, setup_pc)
+#define PLAIN(t)     cmocka_unit_test_setup(t, setup_plain)
+#define PC_LEGACY(t) cmocka_unit_test_setup(t, setup_pc_legacy)
     const struct CMUnitTest tests[] = {
         PC(test_every_claimed_port_is_indexed),
         PC(test_com1),
@@ -1048,6 +1242,14 @@ int main(void)
         PLAIN(test_plain_vm_lacks_the_pc_devices),
         PLAIN(test_builtin_devices_do_not_overlap),
         PC(test_builtin_devices_do_not_overlap),
+        PC_LEGACY(test_builtin_devices_do_not_overlap),
+        PLAIN(test_every_claimed_port_is_indexed),
+        PC_LEGACY(test_every_claimed_port_is_indexed),
+        PC(test_linux_vm_has_no_pic),
+        PLAIN(test_lint0_extint_on_vcpu0),
+        PLAIN(test_pic_and_pit_through_the_ports),
+        PLAIN(test_com1_on_irq4),
+        PLAIN(test_legacy_stats),
         PC(test_overlapping_claims_are_refused),
         PC(test_reset_reaches_every_device_with_one),
         PC(test_reset_hooks_reset_the_state),

@@ -42,6 +42,34 @@ static void test_nested_objects_close(void **state)
                         "{\"a\":{\"x\":false},\"b\":{\"c\":{\"n\":18446744073709551615}}}");
 }
 
+/*
+ * An object nothing went into is taken out, its key and comma too; one with
+ * keys stays, and so does an outer one emptied by that (it stays valid JSON).
+ */
+static void test_close_or_drop(void **state)
+{
+    (void)state;
+    char buf[256];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_u64(&j, "a", 1);
+    json_object(&j, "empty");
+    json_close_or_drop(&j);
+    json_object(&j, "b");
+    json_u64(&j, "n", 2);
+    json_close_or_drop(&j);
+    json_object(&j, "c");
+    json_object(&j, "d");
+    json_close_or_drop(&j);
+    json_close_or_drop(&j);
+    assert_string_equal(json_end(&j), "{\"a\":1,\"b\":{\"n\":2},\"c\":{}}");
+    json_begin(&j, buf, sizeof(buf));
+    json_object(&j, "first");
+    json_close_or_drop(&j);
+    json_u64(&j, "x", 3);
+    assert_string_equal(json_end(&j), "{\"x\":3}");
+}
+
 static void test_escaping(void **state)
 {
     (void)state;
@@ -79,6 +107,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flat_object),
         cmocka_unit_test(test_nested_objects_close),
+        cmocka_unit_test(test_close_or_drop),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_strn_stops_at_length_or_nul),
         cmocka_unit_test(test_overflow_gives_valid_marker),

@@ -196,6 +196,43 @@ static void test_interrupts_off_halt_ignores_interrupts(void **state)
     assert_int_equal(wakes, 1);
 }
 
+/*
+ * The 8259's INT (vm->extint, as vmm/dev/pic.c keeps it) ends vCPU 0's halt
+ * while its LINT0 takes it (ExtINT, or the APIC hardware-disabled) and IF=1;
+ * never another vCPU's.
+ */
+static void test_extint_wakes_vcpu0(void **state)
+{
+    (void)state;
+    vcpu_halt(&v);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
+    uint64_t flags = spin_lock_irqsave(&v.se.lock);
+    vm.extint = true; /* LINT0 is masked (vlapic_reset): nothing */
+    vcpu_notify(&v, TRACE_WAKE_DEVICE, NULL);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
+    vlapic_set_lint0_extint(&v.lapic);
+    v.hw.regs.rflags = 0x2; /* IF=0: nothing either */
+    vcpu_notify(&v, TRACE_WAKE_DEVICE, NULL);
+    assert_int_equal(v.se.state, SCHED_BLOCKED);
+    v.hw.regs.rflags = 0x202;
+    v.hw.id = 1; /* another vCPU: nothing */
+    assert_false(vcpu_has_wake_event(&v));
+    v.hw.id = 0;
+    vcpu_notify(&v, TRACE_WAKE_DEVICE, NULL);
+    spin_unlock_irqrestore(&v.se.lock, flags);
+    assert_int_equal(v.se.state, SCHED_RUNNABLE);
+    assert_int_equal(wakes, 1);
+    vcpu_halt_finish(&v);
+    /* Still asking: the next HLT does not halt; the APIC disabled, LINT0 is the INTR pin. */
+    vcpu_halt(&v);
+    assert_int_equal(v.stats.halts, 1);
+    v.lapic.apic_base &= ~(uint64_t)APIC_BASE_ENABLE;
+    v.lapic.lvt_lint0 = LVT_MASKED;
+    assert_true(vcpu_has_wake_event(&v));
+    vm.extint = false;
+    assert_false(vcpu_has_wake_event(&v));
+}
+
 /* INIT drops the NMIs sent and latched before it (KVM's kvm_vcpu_reset): none is injected after. */
 static void test_init_drops_pending_nmis(void **state)
 {
@@ -766,6 +803,7 @@ int main(void)
         cmocka_unit_test_setup(test_halt_without_events_blocks, setup),
         cmocka_unit_test_setup(test_halt_with_pending_interrupt_continues, setup),
         cmocka_unit_test_setup(test_interrupts_off_halt_ignores_interrupts, setup),
+        cmocka_unit_test_setup(test_extint_wakes_vcpu0, setup),
         cmocka_unit_test_setup(test_init_drops_pending_nmis, setup),
         cmocka_unit_test_setup(test_wake_from_block, setup),
         cmocka_unit_test_setup(test_kick_wakes_a_halt_with_interrupts_off, setup),

@@ -909,6 +909,29 @@ static void test_lvt_writable_bits(void **state)
     assert_int_equal(rd(LINT0, 0), 0x700);
 }
 
+/* The 8259's INT passes LINT0 in ExtINT mode unmasked, or a hardware-disabled APIC. */
+static void test_accept_pic_intr(void **state)
+{
+    (void)state;
+    assert_false(vlapic_accept_pic_intr(&a)); /* reset: LINT0 masked */
+    vlapic_set_lint0_extint(&a);
+    assert_int_equal(rd(LINT0, 0), 0x700);
+    assert_true(vlapic_accept_pic_intr(&a)); /* though SVR says software-disabled */
+    sw_enable();
+    wr(LINT0, 0x700 | MASKED, 0);
+    assert_false(vlapic_accept_pic_intr(&a));
+    wr(LINT0, 0x400, 0); /* NMI */
+    assert_false(vlapic_accept_pic_intr(&a));
+    wr(LINT0, 0x000, 0); /* fixed */
+    assert_false(vlapic_accept_pic_intr(&a));
+    wr(LINT0, 0x700, 0);
+    assert_true(vlapic_accept_pic_intr(&a));
+    wr(SVR, 0xff, 0); /* software disable masks it */
+    assert_false(vlapic_accept_pic_intr(&a));
+    assert_true(mwr(MSR_IA32_APIC_BASE, BASE, 0)); /* hardware disable: LINT0 is INTR */
+    assert_true(vlapic_accept_pic_intr(&a));
+}
+
 static void test_sw_disable_masks_lvts(void **state)
 {
     (void)state;
@@ -1269,6 +1292,7 @@ int main(void)
         T(test_tsc_deadline_other_modes),
         T(test_tsc_deadline_x2apic),
         T(test_lvt_writable_bits),
+        T(test_accept_pic_intr),
         T(test_sw_disable_masks_lvts),
         T(test_mmio_offsets),
         T(test_mmio_read_only_writes_ignored),

@@ -242,6 +242,25 @@ static void test_unbacked(void **state)
     expect_fail("unbacked=", "module option 'unbacked=': missing value");
 }
 
+/* On unless the line says off; whether it said so (Linux guests default to off). */
+static void test_legacy_pic(void **state)
+{
+    (void)state;
+    parse_ok("name=a");
+    assert_true(cfg.legacy_pic);
+    assert_false(cfg.legacy_pic_given);
+    parse_ok("legacy_pic=off");
+    assert_false(cfg.legacy_pic);
+    assert_true(cfg.legacy_pic_given);
+    parse_ok("legacy_pic=off legacy_pic=on");
+    assert_true(cfg.legacy_pic);
+    assert_true(cfg.legacy_pic_given);
+    expect_fail("legacy_pic=maybe",
+                "module option 'legacy_pic=maybe': expected one of 0, 1, yes, no, on, off, true, "
+                "false");
+    expect_fail("legacy_pic=", "module option 'legacy_pic=': missing value");
+}
+
 /*
  * A VM's own policy words override the hypervisor options (vm_policy_hv)
  * for it alone; a VM without them has the hypervisor's values.
@@ -446,6 +465,7 @@ int main(void)
         cmocka_unit_test_setup(test_name, setup),
         cmocka_unit_test_setup(test_path, setup),
         cmocka_unit_test_setup(test_unbacked, setup),
+        cmocka_unit_test_setup(test_legacy_pic, setup),
         cmocka_unit_test_setup(test_policy, setup),
         cmocka_unit_test_setup(test_pv, setup),
         cmocka_unit_test_setup(test_initrd, setup),

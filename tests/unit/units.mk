@@ -129,3 +129,7 @@ unit_net_switch_SRCS := vmm/net/switch.c
 UNIT_TESTS += virtio_net
 unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c \
 	vmm/dev/virtio/virtqueue.c lib/json.c
+UNIT_TESTS += pit
+unit_pit_SRCS := vmm/dev/vpit.c
+UNIT_TESTS += pic
+unit_pic_SRCS := vmm/dev/vpic.c

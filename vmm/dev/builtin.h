@@ -10,7 +10,9 @@ extern const struct device debug_exit_device;    /* 0xf4, isa-debug-exit */
 extern const struct device shutdown_port_device; /* 0x8900, "Shutdown" */
 extern const struct device trace_marker_device;  /* 0x560, the trace capture window */
 extern const struct device fwcfg_device;         /* 0x510-0x511 */
-extern const struct device pic_masks_device;     /* 0x20-0x21, 0xa0-0xa1 */
+extern const struct device pic_masks_device;     /* 0x20-0x21, 0xa0-0xa1 (legacy_pic=off) */
+extern const struct device pic_device;           /* the 8259s, + 0x4d0-0x4d1 (legacy_pic=on) */
+extern const struct device pit_device;           /* the 8254: 0x40-0x43, 0x61 (legacy_pic=on) */
 extern const struct device pci_latch_device;     /* 0xcf8, 0xcfc-0xcff (PC VMs) */
 extern const struct device acpi_pm_device;       /* 0x600-0x601, 0xcf9, 0x64 (PC VMs) */
 extern const struct device ioapic_device;        /* IOAPIC_BASE (PC VMs) */
@@ -32,6 +34,8 @@ enum builtin_device {
     BUILTIN_SHUTDOWN_PORT,
     BUILTIN_FWCFG,
     BUILTIN_PIC_MASKS,
+    BUILTIN_PIC,
+    BUILTIN_PIT,
     BUILTIN_PCI_LATCH,
     BUILTIN_ACPI_PM,
     BUILTIN_IOAPIC,

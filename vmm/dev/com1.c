@@ -2,8 +2,8 @@
 /*
  * COM1 (0x3f8-0x3ff): the 16550 of vmm/dev/vuart.c as a device, byte accesses
  * only, under the VM's devices lock; its interrupt output drives I/O APIC
- * pin VUART_IRQ (vmm/dev/ioapic.c). The exit fast path reads its registers
- * directly (vmm/exit/io.h's io_read, vm_uart_read): the line-status register,
+ * pin VUART_IRQ (vmm/dev/ioapic.c) and, with legacy_pic=on, the PIC's IRQ 4. The exit fast path
+ * reads its registers directly (vmm/exit/io.h's io_read, vm_uart_read): the line-status register,
  * polled before each byte out, is the commonest port exit.
  */
 #include "vmm/dev/builtin.h"
@@ -13,10 +13,15 @@
 __attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
 {
     struct ioapic_msg m;
-    bool fire = ioapic_set_line(&vm->ioapic, VUART_IRQ, vuart_irq(&vm->uart), &m);
+    bool irq = vuart_irq(&vm->uart);
+    bool fire = ioapic_set_line(&vm->ioapic, VUART_IRQ, irq, &m);
+    /* On a PC ISA IRQ 4 reaches the 8259 too. */
+    bool kick = vm->cfg.legacy_pic && vm_pic_set_irq(vm, VUART_IRQ, irq);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     if (fire)
         vm_ioapic_send(vm, &m);
+    if (kick)
+        vm_pic_kick(vm);
 }
 
 void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value)

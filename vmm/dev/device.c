@@ -158,12 +158,16 @@ bool vm_devices_stats(struct vm *vm, struct json *j)
         const struct device *dev = t->entries[i].dev;
         if (!dev->stats || (i > 0 && t->entries[i - 1].dev == dev))
             continue;
-        /* One object per device; a per-vCPU device's hook runs once per entry inside it. */
+        /*
+         * One object per device; a per-vCPU device's hook runs once per entry
+         * inside it. A hook that writes nothing leaves no object.
+         */
         json_object(j, dev->name);
         for (unsigned k = i; k < t->count && t->entries[k].dev == dev; k++)
             dev->stats(&t->entries[k], j);
-        json_close(j);
-        any = true;
+        size_t len = j->len;
+        json_close_or_drop(j);
+        any |= j->len > len;
     }
     return any;
 }

@@ -93,7 +93,7 @@ struct device {
     void *(*state)(struct vm *vm, struct vcpu *v);
     /* VM-wide: power-on state, at creation. Per vCPU: INIT's, under the vCPU's lock. */
     void (*reset)(struct dev_entry *d);
-    /* Its statistics, as keys of an open JSON object. */
+    /* Its statistics, as keys of an open JSON object; none written, no object. */
     void (*stats)(const struct dev_entry *d, struct json *j);
 };
 

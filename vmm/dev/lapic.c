@@ -187,6 +187,23 @@ static enum dev_result msr_write(struct dev_entry *d, struct vcpu *v, struct dev
 }
 
 /*
+ * vCPU 0 of a legacy_pic=on VM starts with LINT0 in ExtINT mode, as KVM's
+ * kvm_lapic_reset sets the BSP's and a PC's firmware leaves it: the 8259's
+ * INT reaches it (vmm/dev/pic.c). Every other LINT0 starts masked.
+ */
+static void bsp_virtual_wire(struct vcpu *v)
+{
+    if (v->hw.id == 0 && v->vm->cfg.legacy_pic)
+        vlapic_set_lint0_extint(&v->lapic);
+}
+
+void vlapic_dev_power_on(struct vcpu *v, unsigned maxphyaddr)
+{
+    vlapic_reset(&v->lapic, v->hw.id, v->hw.id == 0, maxphyaddr);
+    bsp_virtual_wire(v);
+}
+
+/*
  * INIT (vmm/vcpu/vcpu.c, under the vCPU's lock) resets the registers but not
  * IA32_APIC_BASE (x2APIC stays on), nor pollux's counters of its timer.
  */
@@ -201,6 +218,7 @@ static void reset(struct dev_entry *d)
     vlapic_reset(&v->lapic, v->hw.id, base & APIC_BASE_BSP, v->lapic.maxphyaddr);
     v->lapic.timer_stats = timer_stats;
     vlapic_msr_write(&v->lapic, MSR_IA32_APIC_BASE, base, 0, &unused, &none);
+    bsp_virtual_wire(v);
 }
 
 static void *state(struct vm *vm, struct vcpu *v)

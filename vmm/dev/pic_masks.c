@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The legacy PICs (0x20/0x21, 0xa0/0xa1): the data ports hold the interrupt
- * masks, the command ports read 0 and take their programming; nothing is
- * ever delivered through them. Byte accesses only.
+ * The legacy PICs of a legacy_pic=off VM (0x20/0x21, 0xa0/0xa1): the data
+ * ports hold the interrupt masks, the command ports read 0 and take their
+ * programming; nothing is ever delivered through them. Byte accesses only.
+ * A legacy_pic=on VM has the 8259s themselves (vmm/dev/pic.c) instead.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
@@ -45,10 +46,16 @@ static void reset(struct dev_entry *d)
     p->imr[0] = p->imr[1] = 0;
 }
 
+static bool present(const struct vm *vm)
+{
+    return !vm->cfg.legacy_pic;
+}
+
 static const struct dev_range ports[] = {{PIC_MASTER, PIC_MASTER + 1}, {PIC_SLAVE, PIC_SLAVE + 1}};
 
 const struct device pic_masks_device = {
     .name = "pic-masks",
+    .present = present,
     .ports = {ports, 2, port_read, port_write},
     .state_size = sizeof(struct pic_masks),
     .reset = reset,

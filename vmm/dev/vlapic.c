@@ -89,6 +89,18 @@ void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp, unsigned maxphyaddr)
     a->lvt_lint0 = a->lvt_lint1 = a->lvt_error = LVT_MASKED;
 }
 
+void vlapic_set_lint0_extint(struct vlapic *a)
+{
+    a->lvt_lint0 = (uint32_t)APIC_DM_EXTINT << 8;
+}
+
+bool vlapic_accept_pic_intr(const struct vlapic *a)
+{
+    uint32_t lvt0 = a->lvt_lint0;
+    return !vlapic_enabled(a) ||
+           (!(lvt0 & LVT_MASKED) && ((lvt0 >> 8) & 7) == (uint32_t)APIC_DM_EXTINT);
+}
+
 /* ---------------------------------------------------------------- priority */
 
 static int highest_bit(const uint32_t reg[8])

@@ -45,6 +45,7 @@ enum apic_delivery {
     APIC_DM_NMI = 4,
     APIC_DM_INIT = 5,
     APIC_DM_STARTUP = 6,
+    APIC_DM_EXTINT = 7, /* LVT only: the vector comes from the 8259 (an ICR's 7 sends nothing) */
 };
 
 /* ICR destination shorthand (bits 19:18) */
@@ -140,6 +141,20 @@ bool vlapic_mmio_write(struct vlapic *a, uint32_t offset, uint32_t value, uint64
 bool vlapic_msr_read(struct vlapic *a, uint32_t msr, uint64_t *value, uint64_t now);
 bool vlapic_msr_write(struct vlapic *a, uint32_t msr, uint64_t value, uint64_t now,
                       struct vlapic_ipi *ipi, bool *ipi_out);
+
+/*
+ * The BSP's LINT0 as a PC's firmware leaves it and KVM's vCPU reset sets it
+ * (kvm_lapic_reset): ExtINT, unmasked, the virtual-wire mode that passes the
+ * 8259's INT through, whatever SVR says. After vlapic_reset.
+ */
+void vlapic_set_lint0_extint(struct vlapic *a);
+
+/*
+ * Does the 8259's INT reach this CPU (KVM's kvm_apic_accept_pic_intr)? It
+ * does while the APIC is disabled in IA32_APIC_BASE (LINT0 is then the
+ * CPU's INTR pin) or LINT0 is unmasked in ExtINT mode.
+ */
+bool vlapic_accept_pic_intr(const struct vlapic *a);
 
 /* Would this APIC accept an interrupt addressed (dest, logical) in its current mode? */
 bool vlapic_match_dest(const struct vlapic *a, uint32_t dest, bool logical);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The VM's platform devices that interrupt through its I/O APIC: the 16550
- * on COM1 (pin VUART_IRQ, as the DSDT says; vmm/dev/com1.c) and the I/O
- * APIC itself at IOAPIC_BASE (vmm/dev/ioapic.c). One lock per VM
- * (vm->devices_lock) serialises them; messages go to the local APICs after
- * it is dropped.
+ * The VM's platform devices that interrupt: the 16550 on COM1 (pin
+ * VUART_IRQ, as the DSDT says; vmm/dev/com1.c), the I/O APIC itself at
+ * IOAPIC_BASE (vmm/dev/ioapic.c), and with legacy_pic=on the 8259s
+ * (vmm/dev/pic.c), whose IRQ 0 is the 8254's channel 0 (vmm/dev/pit.c) and
+ * IRQ 4 the 16550 too, as on a PC. One lock per VM (vm->devices_lock)
+ * serialises them; messages go to the local APICs, and the PIC's INT to
+ * vCPU 0, after it is dropped. Where a vCPU's lock is held too it is taken
+ * first: vCPU 0's entry acknowledges the PIC under its own (vm_pic_ack).
  */
 #ifndef POLLUX_VMM_DEV_VM_DEVICES_H
 #define POLLUX_VMM_DEV_VM_DEVICES_H
@@ -54,5 +57,29 @@ void vm_ioapic_send(struct vm *vm, const struct ioapic_msg *m);
 
 /* A local APIC's EOI of a level-triggered vector. */
 void vm_devices_eoi(struct vm *vm, uint8_t vector);
+
+/*
+ * Under vm->devices_lock: drive IRQ line irq of the PIC (legacy_pic=on).
+ * True if its INT rose: then vm_pic_kick, once the lock is dropped.
+ */
+bool vm_pic_set_irq(struct vm *vm, unsigned irq, bool level);
+
+/* Under vm->devices_lock, after the PIC changed: true if its INT rose (vm_pic_kick, unlocked). */
+bool vm_pic_changed(struct vm *vm);
+
+/* The PIC's INT rose: vCPU 0 is told (no lock held). */
+void vm_pic_kick(struct vm *vm);
+
+/*
+ * vCPU 0's interrupt acknowledge, at the entry that injects it (under its
+ * lock): the vector, IRR to ISR. KVM's kvm_cpu_get_extint.
+ */
+uint8_t vm_pic_ack(struct vm *vm);
+
+/*
+ * vCPU 0's timer at now (host TSC; no lock held): if the PIT's channel 0
+ * edge is due, pulse IRQ 0. True if the PIC's INT rose (vCPU 0 is to be told).
+ */
+bool vm_pit_expire(struct vm *vm, uint64_t now);
 
 #endif

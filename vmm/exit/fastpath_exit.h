@@ -23,14 +23,15 @@
 #include "vmm/vm.h"
 
 /*
- * After a write to the local APIC (an EOI, the TPR): an interrupt that was
- * already pending may be deliverable now, with no sender to say so. If not,
- * the TPR may hold one back now: the CR8 intercept follows, as the full
- * path's entry would set it.
+ * After a write to the local APIC (an EOI, the TPR, LINT0): an interrupt
+ * that was already pending may be deliverable now, the 8259's through a
+ * LINT0 just unmasked too, with no sender to say so. If not, the TPR may
+ * hold one back now: the CR8 intercept follows, as the full path's entry
+ * would set it.
  */
 static inline enum fastpath_result after_apic_write(struct vcpu *v)
 {
-    if (vlapic_highest_pending(&v->lapic) >= 0)
+    if (vlapic_highest_pending(&v->lapic) >= 0 || vcpu_extint_pending(v))
         return FASTPATH_HANDLED;
     vcpu_update_cr8_intercept(v);
     return FASTPATH_REENTER;

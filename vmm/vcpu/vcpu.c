@@ -13,6 +13,7 @@
 #include "stats/report.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvm_pv_sched.h"
+#include "vmm/dev/vm_devices.h"
 #include "vmm/exit/exits.h"
 #include "vmm/vcpu/fastpath.h"
 #include "vmm/exit/guest_access.h"
@@ -27,7 +28,11 @@ static void timer_expired(struct timer *t, uint64_t now)
     struct vm *vm = v->vm;
     if (vm->deadline && now >= vm->deadline)
         vm_request_stop(vm, -1, "timeout");
+    /* Before v's lock: the PIT takes devices_lock, which comes after a vCPU's. */
+    bool extint = v->hw.id == 0 && vm_pit_expire(vm, now);
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    if (extint)
+        vcpu_notify(v, TRACE_WAKE_DEVICE, NULL);
     if (v->start_after && now >= v->start_after) {
         v->start_after = 0;
         if (v->se.state == SCHED_BLOCKED) {
@@ -62,6 +67,10 @@ void vcpu_timer_update(struct vcpu *v)
     }
     if (v->start_after && (!host || v->start_after < host))
         host = v->start_after;
+    /* vCPU 0's timer serves the PIT's channel 0 too (vmm/dev/pit.c). */
+    uint64_t pit = v->hw.id == 0 ? __atomic_load_n(&v->vm->pit_deadline, __ATOMIC_ACQUIRE) : 0;
+    if (pit && (!host || pit < host))
+        host = pit;
     uint64_t vm_deadline = v->vm->stopping ? 0 : v->vm->deadline;
     if (vm_deadline && (!host || vm_deadline < host))
         host = vm_deadline;
@@ -126,8 +135,9 @@ static bool hlt_in_shadow(struct vcpu *v)
 
 /*
  * Before entry, with interrupts off: INIT and startup IPIs change what runs;
- * NMIs and then the highest local APIC interrupt are injected if the guest
- * can take them, else the CPU is asked to exit when it can.
+ * NMIs, then the 8259's interrupt, then the highest local APIC interrupt
+ * are injected if the guest can take them, else the CPU is asked to exit
+ * when it can.
  */
 static bool prepare_entry(struct vcpu *v, bool *window)
 {
@@ -138,7 +148,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * CR8 intercept.
      */
     if (!*window && !nmi_waiting(&v->nmi) && !v->init_pending && v->sipi_vector < 0 &&
-        vlapic_highest_pending(&v->lapic) < 0) {
+        vlapic_highest_pending(&v->lapic) < 0 && !vcpu_extint_pending(v)) {
         vcpu_update_cr8_intercept(v);
         return true;
     }
@@ -173,9 +183,22 @@ static bool prepare_entry(struct vcpu *v, bool *window)
             virt->set_nmi_window(&v->hw, true);
     }
     int vector = vlapic_highest_pending(&v->lapic);
-    if (vector >= 0 && hlt_in_shadow(v)) {
+    bool extint = vcpu_extint_pending(v);
+    if ((vector >= 0 || extint) && hlt_in_shadow(v)) {
         vcpu_advance(v, 1);
         v->stats.hlt_in_shadow++;
+    }
+    /*
+     * The 8259's comes first, as KVM's kvm_cpu_get_interrupt has it. Its
+     * vector is the PIC's at the interrupt acknowledge, so the acknowledge
+     * is the injection: directly, never into the local APIC's IRR (no local
+     * APIC EOI follows), and never offered through V_IRQ, which would take it
+     * later than the acknowledge. One the guest cannot take waits for an
+     * interrupt window.
+     */
+    if (extint && virt->interrupt_allowed(&v->hw)) {
+        virt->inject_interrupt(&v->hw, vm_pic_ack(v->vm));
+        extint = vcpu_extint_pending(v);
     }
     /*
      * Where the CPU takes an offered vector as soon as the guest can, every
@@ -193,10 +216,18 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * delivers it when the guest can; it stays in IRR until then, so the next
      * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
      */
-    bool offered = virt->offer_interrupt && virt->offer_interrupt(&v->hw, vector, v->lapic.tpr);
-    *window = vector >= 0 || v->nmi.pending;
-    if (!offered)
-        virt->set_interrupt_window(&v->hw, vector >= 0);
+    bool offered = false;
+    if (extint) {
+        /* The window, not an offer, opens the first chance (SVM: both are V_IRQ). */
+        if (virt->offer_interrupt)
+            virt->offer_interrupt(&v->hw, -1, v->lapic.tpr);
+        virt->set_interrupt_window(&v->hw, true);
+    } else {
+        offered = virt->offer_interrupt && virt->offer_interrupt(&v->hw, vector, v->lapic.tpr);
+        if (!offered)
+            virt->set_interrupt_window(&v->hw, vector >= 0);
+    }
+    *window = vector >= 0 || v->nmi.pending || extint;
     vcpu_update_cr8_intercept(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     return true;
@@ -319,10 +350,11 @@ enum sched_run_result vcpu_run(struct vcpu *v)
 
 void vcpu_retire(struct vcpu *v)
 {
-    timer_cancel(&v->timer);
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     sched_set_state(&v->se, SCHED_STOPPED, rdtsc());
     spin_unlock_irqrestore(&v->se.lock, flags);
+    /* After STOPPED: another vCPU re-arming v's timer (vCPU 0's, for the PIT) then cancels it. */
+    timer_cancel(&v->timer);
     vmm_vcpu_retired(v->vm);
 }
 
@@ -372,7 +404,7 @@ static bool entity_event_pending(struct sched_entity *e)
     struct vcpu *v = entity_vcpu(e);
     /* A kicked vCPU is a candidate too (KVM's kvm_arch_dy_runnable). */
     return nmi_waiting(&v->nmi) || vlapic_highest_pending(&v->lapic) >= 0 ||
-           __atomic_load_n(&v->pv.pv_unhalted, __ATOMIC_RELAXED);
+           vcpu_extint_pending(v) || __atomic_load_n(&v->pv.pv_unhalted, __ATOMIC_RELAXED);
 }
 
 static void name_entity(const struct sched_entity *e, char *buf, unsigned len)

@@ -39,8 +39,23 @@ void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu
 void vcpu_trace_update(void);
 
 /*
+ * The 8259's INT reaches v (KVM's kvm_cpu_has_extint): v is vCPU 0 of a
+ * legacy_pic=on VM, the PIC asks, and v's local APIC passes LINT0
+ * (vlapic_accept_pic_intr). The INT is read without devices_lock: the
+ * device stores it before it tells vCPU 0 (vm_pic_kick), so a halt that
+ * misses it is woken, and the entry that acts on it acknowledges under
+ * the lock (vm_pic_ack), which finds the real state (spurious if it fell).
+ */
+static inline bool vcpu_extint_pending(const struct vcpu *v)
+{
+    return v->hw.id == 0 && __atomic_load_n(&v->vm->extint, __ATOMIC_ACQUIRE) &&
+           vlapic_accept_pic_intr(&v->lapic);
+}
+
+/*
  * Whether a pending event would end a halt: an NMI, INIT, a stop request, a
- * PV kick (even with IF=0), or an interrupt the local APIC would deliver while the guest has IF=1.
+ * PV kick (even with IF=0), or an interrupt the local APIC would deliver or
+ * the 8259 asks for (vcpu_extint_pending) while the guest has IF=1.
  * Exact under v->se.lock. Without it (the exit fast path's HLT), a snapshot that errs only one way:
  * an event it sees stays pending until v's own CPU delivers it, and one it misses is seen by
  * vcpu_halt under the lock.

@@ -49,7 +49,8 @@ bool vcpu_has_wake_event(struct vcpu *v)
     if (nmi_waiting(&v->nmi) || v->init_pending || v->vm->stopping ||
         __atomic_load_n(&v->pv.pv_unhalted, __ATOMIC_SEQ_CST))
         return true;
-    return (v->hw.regs.rflags & RFLAGS_IF) && vlapic_highest_pending(&v->lapic) >= 0;
+    return (v->hw.regs.rflags & RFLAGS_IF) &&
+           (vlapic_highest_pending(&v->lapic) >= 0 || vcpu_extint_pending(v));
 }
 
 void vcpu_kick_consumed(struct vcpu *v)

@@ -58,13 +58,17 @@ void svm_set_interrupt_window(struct virt_vcpu *v, bool on)
 /*
  * V_IRQ means a virtual interrupt offered to the CPU: a pending vector or the
  * interrupt window's. One offered at the last entry may have been taken,
- * leaving the next pending vector to offer: the full path looks.
+ * leaving the next pending vector to offer: the full path looks. An offer
+ * replaces a window the last entry opened (for the 8259's interrupt, which
+ * is never offered): with the VINTR intercept left on, the CPU would exit
+ * where it should deliver.
  */
 bool svm_offer_interrupt(struct virt_vcpu *v, int vector, uint32_t tpr)
 {
     if (svm_setup.virq_check != SVM_VIRQ_EXACT && svm_setup.virq_check != SVM_VIRQ_AT_EQUAL)
         return false;
     struct svm_vcpu *s = svm(v);
+    s->vmcb->intercept_misc1 &= ~SVM_INTERCEPT_VINTR;
     s->vmcb->vintr = svm_vintr_offer(s->vmcb->vintr, vector, tpr, svm_setup.virq_check);
     s->offered = vector;
     return true;

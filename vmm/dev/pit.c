@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The 8254 as a device of a legacy_pic=on VM (vmm/dev/vpit.c has its
+ * counters): ports 0x40-0x43 and 0x61, byte accesses, under the VM's
+ * devices lock. Its clock is the host TSC, the local APIC timer's time base
+ * less the vCPU's offset: a guest's write of its own TSC must not move the
+ * PIT. Channel 0's next IRQ 0 edge is a deadline of vCPU 0's own host timer
+ * (vm->pit_deadline, folded in by vcpu_timer_update), so it lives and moves
+ * with vCPU 0 as the local APIC timer does; its expiry pulses IRQ 0 of the
+ * PIC (vm_pit_expire, from vmm/vcpu/vcpu.c's timer_expired).
+ */
+#include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
+#include "lib/json.h"
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/device.h"
+#include "vmm/dev/vm_devices.h"
+#include "vmm/vcpu/vcpu.h"
+
+#define PIT_IRQ 0
+
+/* Under devices_lock: vm->pit_deadline follows the PIT; true if it changed. */
+static bool deadline_changed(struct vm *vm)
+{
+    uint64_t d = vpit_irq_deadline(&vm->pit);
+    if (d == vm->pit_deadline)
+        return false;
+    __atomic_store_n(&vm->pit_deadline, d, __ATOMIC_RELEASE);
+    return true;
+}
+
+/* vCPU 0's timer takes the new deadline, from whichever vCPU moved it. */
+static void rearm(struct vm *vm)
+{
+    struct vcpu *v = vm->vcpus[0];
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+}
+
+bool vm_pit_expire(struct vm *vm, uint64_t now)
+{
+    uint64_t due = __atomic_load_n(&vm->pit_deadline, __ATOMIC_ACQUIRE);
+    if (!due || now < due)
+        return false;
+    bool rose = false;
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    if (vpit_expire(&vm->pit, now)) {
+        /* IRQ 0 is edge-triggered (the ELCR cannot make it level): the rising edge is all. */
+        vpic_set_irq(&vm->pic, PIT_IRQ, true);
+        rose = vm_pic_set_irq(vm, PIT_IRQ, false);
+    }
+    deadline_changed(vm);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    return rose;
+}
+
+static enum dev_result port_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)v;
+    if (a->size != 1)
+        return DEV_NOT_MINE;
+    struct vm *vm = d->vm;
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    a->value = vpit_read(&vm->pit, (uint16_t)a->addr, rdtsc());
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    return DEV_DONE;
+}
+
+static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
+{
+    (void)v;
+    if (a->size != 1)
+        return DEV_NOT_MINE;
+    struct vm *vm = d->vm;
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    vpit_write(&vm->pit, (uint16_t)a->addr, (uint8_t)a->value, rdtsc());
+    bool moved = deadline_changed(vm);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    if (moved)
+        rearm(vm);
+    return DEV_DONE;
+}
+
+static void reset(struct dev_entry *d)
+{
+    vpit_reset(d->state, tsc_khz * 1000);
+    d->vm->pit_deadline = 0;
+}
+
+static void *state(struct vm *vm, struct vcpu *v)
+{
+    (void)v;
+    return &vm->pit;
+}
+
+static bool present(const struct vm *vm)
+{
+    return vm->cfg.legacy_pic;
+}
+
+/* As the PIC's (vmm/dev/pic.c): nothing until IRQ 0 has been raised. */
+static void stats(const struct dev_entry *d, struct json *j)
+{
+    const struct vpit *p = d->state;
+    if (!p->stats.irqs)
+        return;
+    json_u64(j, "irqs", p->stats.irqs);
+    json_u64(j, "coalesced", p->stats.coalesced);
+}
+
+static const struct dev_range ports[] = {
+    {PIT_PORT_CHANNEL0, PIT_PORT_MODE},
+    {PIT_PORT_B, PIT_PORT_B},
+};
+
+const struct device pit_device = {
+    .name = "pit",
+    .present = present,
+    .ports = {ports, 2, port_read, port_write},
+    .state = state,
+    .reset = reset,
+    .stats = stats,
+};
