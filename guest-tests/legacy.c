@@ -535,7 +535,12 @@ static void check_real_mode(void)
     uint16_t got = *rm_var(rm_ticks), dup = *rm_var(rm_nested);
     init_pics(VECTOR_BASE, 0x01);
     nested += dup;
-    bool ok = got == TICKS && us >= (TICKS - 1) * 1000;
+    /*
+     * One more tick than wanted is a CPU's right: a tick that came while the
+     * handler ran is taken at its IRET, before the loop's CLI (seen under a
+     * loaded host). No tick may come sooner than the PIT's period.
+     */
+    bool ok = got >= TICKS && us >= (uint64_t)(got - 1) * 1000;
     if (!ok)
         printf("legacy: real mode %u ticks in %u us\n", got, (uint32_t)us);
     vcheck(ok, "real-mode-ticks",
