@@ -107,9 +107,12 @@
 #define AP_PKRS     0x11111110u
 #define BSP_PKRU    0x0000000cu
 #define AP_PKRU     0x00000030u
-#define XCR0_X87    1u
-#define XCR0_SSE    2u
-#define XCR0_AVX    4u
+/* Page-fault addresses no fault of this guest makes: CR2 is the CPU's, not the VMCS's, on VMX. */
+#define BSP_CR2  0x0b5cc200u
+#define AP_CR2   0x0a9cc200u
+#define XCR0_X87 1u
+#define XCR0_SSE 2u
+#define XCR0_AVX 4u
 
 /* ------------------------------------------------------------ faults */
 
@@ -120,6 +123,18 @@ static uint32_t read_cr4(void)
     uint32_t v;
     __asm__ volatile("mov %%cr4, %0" : "=r"(v));
     return v;
+}
+
+static uint32_t read_cr2(void)
+{
+    uint32_t v;
+    __asm__ volatile("mov %%cr2, %0" : "=r"(v));
+    return v;
+}
+
+static void write_cr2(uint32_t v)
+{
+    __asm__ volatile("mov %0, %%cr2" : : "r"(v) : "memory");
 }
 
 static unsigned try_write_cr4(uint32_t value)
@@ -778,8 +793,10 @@ __attribute__((interrupt)) static void go_handler(struct interrupt_frame *f)
 /* Each vCPU's XSAVE image, written under its own XCR0 before the host CPU goes to the other. */
 static uint8_t own_xsave_area[2][4096] __attribute__((aligned(64)));
 
-static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint32_t xcr0)
+static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint32_t xcr0,
+                           uint32_t cr2)
 {
+    write_cr2(cr2);
     if (has.rdtscp || has.rdpid)
         try_wrmsr(MSR_TSC_AUX, tsc_aux);
     if (has.pks)
@@ -799,11 +816,17 @@ static void set_own_values(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint3
  * Which of this vCPU's values another vCPU on its host CPU changed: a bit
  * each. An XCR0 lost while the vCPU was away makes XRSTOR of its own image
  * fault, as Linux's signal return does (XSTATE_BV then holds bits XCR0 lacks).
+ * A CR2 lost so hands a page-fault handler, had a VM exit come before it read
+ * CR2, another vCPU's fault address: a process killed for it (seen once in a
+ * Linux guest on Bochs VMX).
  */
-static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint32_t xcr0)
+static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, uint32_t xcr0,
+                                uint32_t cr2)
 {
     uint32_t lost = 0, v32;
     uint64_t v;
+    if (read_cr2() != cr2)
+        lost |= 32;
     if (has.rdtscp && (try_rdtscp(&v32) != NO_FAULT || v32 != tsc_aux))
         lost |= 1;
     if (has.pks && (try_rdmsr(MSR_PKRS, &v) != NO_FAULT || v != pkrs))
@@ -850,14 +873,14 @@ static void ap_main(uint32_t index)
     (void)index;
     while (!ap_go)
         wait_for_interrupt();
-    set_own_values(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0);
+    set_own_values(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0, AP_CR2);
     ap_phase = 1;
     __asm__ volatile("sti");
     /* Spinning, not halting: a halted AP woken by the first NMI could run before the second. */
     for (uint64_t end = rdtsc() + us_to_tsc(2000000); nmi_count < 2 && rdtsc() < end;)
         __asm__ volatile("" ::: "memory");
     __asm__ volatile("cli");
-    ap_failed = own_values_lost(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0);
+    ap_failed = own_values_lost(AP_TSC_AUX, AP_PKRS, AP_PKRU, AP_XCR0, AP_CR2);
     ap_phase = 2;
     ap_tsc_writes();
 }
@@ -891,7 +914,7 @@ static void check_two_vcpus(void)
         vcheck(false, "two-vcpus", "the second vCPU did not run");
         return;
     }
-    set_own_values(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU, BSP_XCR0);
+    set_own_values(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU, BSP_XCR0, BSP_CR2);
     sleep_ms(3);
     send_nmi(cpu_apic_id(1));
     send_nmi(cpu_apic_id(1));
@@ -899,12 +922,13 @@ static void check_two_vcpus(void)
     if (nmi_count != 2)
         printf("  the AP took %u NMIs\n", nmi_count);
     vcheck(done && nmi_count == 2, "nmi-back-to-back", "two NMIs collapsed into one");
-    uint32_t lost = own_values_lost(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU, BSP_XCR0);
+    uint32_t lost = own_values_lost(BSP_TSC_AUX, BSP_PKRS, BSP_PKRU, BSP_XCR0, BSP_CR2);
     if (lost || ap_failed)
-        printf("  lost (TSC_AUX 1, PKRS 2, PKRU 4, XCR0 8, XRSTOR faults 16): BSP 0x%x, AP 0x%x\n",
+        printf("  lost (TSC_AUX 1, PKRS 2, PKRU 4, XCR0 8, XRSTOR faults 16, CR2 32): BSP 0x%x, "
+               "AP 0x%x\n",
                lost, ap_failed);
     vcheck(done && !lost && !ap_failed, "per-vcpu-values",
-           "a vCPU's TSC_AUX, PKRS, PKRU or XCR0 changed under another vCPU");
+           "a vCPU's TSC_AUX, PKRS, PKRU, XCR0 or CR2 changed under another vCPU");
     if (has.xsave)
         xsetbv(XCR0_X87);
     try_write_cr4(read_cr4() & ~(CR4_PKE | CR4_OSXSAVE));

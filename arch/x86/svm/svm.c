@@ -411,6 +411,20 @@ static void svm_set_tsc_offset(struct virt_vcpu *v)
     svm(v)->vmcb->tsc_offset = v->tsc_offset;
 }
 
+/*
+ * VMRUN loads the guest's CR2 from the VMCB (APM vol. 2, "VMRUN"), but
+ * Bochs's does not (SvmEnterLoadCheckGuestState reads the field and never
+ * sets CR2), so there a vCPU would run on with the CR2 of the one before it
+ * on this CPU. The CPU's CR2 is put right when a vCPU takes the CPU; its
+ * exits keep it there, and #VMEXIT saves it. On hardware VMRUN does the same.
+ */
+static void svm_vcpu_load(struct virt_vcpu *v)
+{
+    uint64_t cr2 = svm(v)->vmcb->cr2;
+    if (read_cr2() != cr2)
+        write_cr2(cr2);
+}
+
 static void svm_vcpu_unload(struct virt_vcpu *v)
 {
     svm(v)->asid.cpu = -1; /* a new ASID, clean bits cleared, on the next CPU */
@@ -469,6 +483,7 @@ const struct virt_ops svm_ops = {
     .inject_nmi = svm_inject_nmi,
     .set_nmi_window = svm_set_nmi_window,
     .vcpu_reset_real = svm_vcpu_reset_real,
+    .vcpu_load = svm_vcpu_load,
     .vcpu_unload = svm_vcpu_unload,
     .flush_guest_tlb = svm_flush_guest_tlb,
     .unload_to_move = false,

@@ -83,8 +83,15 @@ struct vmx_vcpu {
     /* An event whose delivery the last exit interrupted (IDT-vectoring information). */
     uint32_t reinject, reinject_error, reinject_len;
     uint64_t syscall[VMX_SYSCALL_MSRS];
-    bool syscall_live;   /* the guest may use them: they are switched for it */
-    bool on_cpu;         /* between vcpu_load and vcpu_put */
+    bool syscall_live; /* the guest may use them: they are switched for it */
+    bool on_cpu;       /* between vcpu_load and vcpu_put */
+    /*
+     * The guest's CR2, which VMX leaves in the CPU across entries and exits
+     * (it is no VMCS field): in the CPU between vcpu_load and vcpu_put, here
+     * otherwise. The host never writes CR2 and takes no page fault it
+     * survives, so only a change of vCPU on the CPU has to switch it.
+     */
+    uint64_t cr2;
     bool syscall_in_cpu; /* the CPU holds its SYSCALL MSRs (vmx_msr.h) */
     /*
      * RSP as the VMCS holds it while v->regs.rsp is that value; RFLAGS as read

@@ -227,6 +227,9 @@ static void reset_vcpu(struct virt_vcpu *v, struct vmcs_state *st)
     vmx_syscall_msrs_leave(s);
     memset(s->syscall, 0, sizeof(s->syscall));
     s->syscall_live = false;
+    s->cr2 = 0; /* its value at RESET and INIT */
+    if (s->on_cpu)
+        write_cr2(0);
     v->regs =
         (struct guest_regs){.rip = st->guest.rip, .rsp = st->guest.rsp, .rflags = st->guest.rflags};
     /* Leave the VMCS clear: the vCPU may run on another CPU next. */
