@@ -252,15 +252,22 @@ static void check_mask(void)
            "a masked IRQ 0 came, or did not wait in the IRR, or did not come once unmasked");
 }
 
-/* The specific EOI ends IRQ 0's service too: the ticks go on. */
-static void check_specific_eoi(void)
+/* With the handler ending IRQ 0 this way: do three more ticks come? */
+static bool ticks_go_on(enum eoi_kind kind)
 {
-    eoi_kind = EOI_SPECIFIC;
+    eoi_kind = kind;
     uint32_t before = ticks;
     outb(PIC1_DATA, 0xfe);
     bool ok = wait_count(&ticks, before + 3, WAIT_MS);
     outb(PIC1_DATA, 0xff);
     eoi_kind = EOI_NONSPECIFIC;
+    return ok;
+}
+
+/* The specific EOI ends IRQ 0's service too: the ticks go on. */
+static void check_specific_eoi(void)
+{
+    bool ok = ticks_go_on(EOI_SPECIFIC);
     vcheck(ok && isr_after_eoi == 0, "pic-specific-eoi", "a specific EOI left IRQ 0 in service");
 }
 
@@ -268,12 +275,7 @@ static void check_specific_eoi(void)
 static void check_auto_eoi(void)
 {
     init_pics(VECTOR_BASE, 0x03);
-    eoi_kind = EOI_AUTO;
-    uint32_t before = ticks;
-    outb(PIC1_DATA, 0xfe);
-    bool ok = wait_count(&ticks, before + 3, WAIT_MS);
-    outb(PIC1_DATA, 0xff);
-    eoi_kind = EOI_NONSPECIFIC;
+    bool ok = ticks_go_on(EOI_AUTO);
     bool never = isr_in_handler == 0;
     init_pics(VECTOR_BASE, 0x01);
     vcheck(ok && never, "pic-auto-eoi", "auto-EOI: IRQ 0 was in service or stopped coming");
