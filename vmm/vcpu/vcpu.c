@@ -46,6 +46,12 @@ static void timer_expired(struct timer *t, uint64_t now)
     spin_unlock_irqrestore(&v->se.lock, flags);
 }
 
+/* The earlier of two host-TSC deadlines, 0 meaning none. */
+static uint64_t earlier_deadline(uint64_t a, uint64_t b)
+{
+    return !a || (b && b < a) ? b : a;
+}
+
 void vcpu_timer_update(struct vcpu *v)
 {
     /* Only a vCPU that can run has a timer: it is cancelled on its own CPU when it leaves. */
@@ -65,15 +71,12 @@ void vcpu_timer_update(struct vcpu *v)
         uint64_t ahead = guest > gnow ? guest - gnow : 0;
         host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
     }
-    if (v->start_after && (!host || v->start_after < host))
-        host = v->start_after;
+    host = earlier_deadline(host, v->start_after);
     /* vCPU 0's timer serves the PIT's channel 0 too (vmm/dev/pit.c). */
-    uint64_t pit = v->hw.id == 0 ? __atomic_load_n(&v->vm->pit_deadline, __ATOMIC_ACQUIRE) : 0;
-    if (pit && (!host || pit < host))
-        host = pit;
-    uint64_t vm_deadline = v->vm->stopping ? 0 : v->vm->deadline;
-    if (vm_deadline && (!host || vm_deadline < host))
-        host = vm_deadline;
+    if (v->hw.id == 0)
+        host = earlier_deadline(host, __atomic_load_n(&v->vm->pit_deadline, __ATOMIC_ACQUIRE));
+    if (!v->vm->stopping)
+        host = earlier_deadline(host, v->vm->deadline);
     if (host)
         timer_arm(&v->timer, v->se.cpu, host);
     else
