@@ -420,9 +420,7 @@ static void svm_set_tsc_offset(struct virt_vcpu *v)
  */
 static void svm_vcpu_load(struct virt_vcpu *v)
 {
-    uint64_t cr2 = svm(v)->vmcb->cr2;
-    if (read_cr2() != cr2)
-        write_cr2(cr2);
+    load_guest_cr2(svm(v)->vmcb->cr2);
 }
 
 static void svm_vcpu_unload(struct virt_vcpu *v)

@@ -538,9 +538,7 @@ static void vmx_vcpu_load(struct virt_vcpu *v)
 {
     struct vmx_vcpu *s = v->arch;
     s->on_cpu = true;
-    /* KVM compares first too: a write of CR2 is slower than the read. */
-    if (read_cr2() != s->cr2)
-        write_cr2(s->cr2);
+    load_guest_cr2(s->cr2);
     vmx_syscall_msrs_enter(s);
 }
 
