@@ -1588,7 +1588,7 @@ def linux_checks(spinlock, pv_spinlock, timer_bounds_us):
 # The guest's spinlock (docs/linux.md): a Linux VM's default pv=all offers PV_UNHALT, so the
 # guest takes the PV queued spinlock; nopvspin gives the native qspinlock (and pv=none the
 # test-and-set virt_spin_lock). qemu-linux boots with nopvspin, bochs-skylake-linux without.
-LINUX_CHECKS = linux_checks("pv_qspinlock", True, (1024, 1000))
+LINUX_CHECKS = linux_checks("pv_qspinlock", True, (128, 200))
 # qemu-linux's two vCPUs share CPU 0: hackbench keeps both runnable, so the guest sees steal.
 LINUX_GUEST_NOPVSPIN = LINUX_GUEST.replace(":vcpus=2:", ":vcpus=2:pin=0,0:") + "+nopvspin"
 LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False, (1024, 4000)) + [linux_marked("lx"),
