@@ -59,7 +59,13 @@ countonly: spinlock at 4 CPUs 2x on Bochs ryzen, whose pause filter has
 no threshold: pollux's count-only spins (the default) against KVM's
 choice there (`pause_filter_count_only=off`) and `ple=off`, --runs runs.
 --full adds the Linux scenarios of tools/bench_linux.py, when present
-(`make bench-full`).
+(`make bench-full`). Its matrices on Bochs run their workload several times
+per boot (a value with "reps"; the first a warm-up), summarised by a
+two-level bootstrap (boots, then repetitions), over the boots and cells of
+their budgets; each finished boot is appended to bench-results/<scenario>.json
+with the code's commit, so that --resume continues a matrix in a later
+session, and --plan prints what a run would boot and how long it should take
+(docs/linux.md, "Running a matrix").
 Every boot writes its console log under build/bench/<cell>/run-<r>/; the
 run writes build/bench/results.json (every run: seed, raw value, log; and
 each table) and a chart per table (tools/plot.py).
@@ -947,19 +953,23 @@ def key_json(key):
 
 
 # ---- A matrix across sessions (docs/linux.md, "Running a matrix"): its boots are appended to
-# bench-results/<scenario>.json as they finish, each with the commit and whether the tree was
-# clean; --resume skips the boots already there and refuses a file of another commit. The
-# files are small (values, not logs): committed, a later session on a new machine resumes them.
+# bench-results/<scenario>.json as they finish, each with the code's commit and whether the
+# tree was clean; --resume skips the boots already there and refuses a file of another
+# commit. The files are small (values, not logs): committed, a later session on a new
+# machine resumes them.
 RESULTS_DIR = os.path.join(ROOT, "bench-results")
 
 
 def tree_state(root=ROOT):
-    """(HEAD's commit, whether the tree is clean), the results files aside."""
+    """(the commit of the code, whether the tree is clean), the results files aside: the code's
+    commit is the last that changed anything outside bench-results/, so committing a session's
+    results there leaves it as it was and the next session resumes."""
     def git(*args):
         return subprocess.run(["git", "-C", root] + list(args), stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, check=True).stdout
-    status = git("status", "--porcelain", "--", ".", ":(exclude)bench-results")
-    return git("rev-parse", "HEAD").strip(), not status.strip()
+    outside = ["--", ".", ":(exclude)bench-results"]
+    status = git("status", "--porcelain", *outside)
+    return git("log", "-1", "--format=%H", *outside).strip(), not status.strip()
 
 
 class Results:
@@ -981,7 +991,7 @@ class Results:
                                  f"{had[:12]}): --resume (RESUME=1) continues it; move it away "
                                  "to start over")
             if had != commit:
-                raise SystemExit(f"bench: {rel} holds boots of commit {had[:12]}, HEAD is "
+                raise SystemExit(f"bench: {rel} holds boots of commit {had[:12]}, the code is at "
                                  f"{commit[:12]}: a matrix never mixes commits; check out "
                                  f"{had[:12]} to resume it, or move the file away to start over")
         else:

@@ -150,7 +150,7 @@ class Resume(unittest.TestCase):
                     {"reps": []})
         with self.assertRaises(SystemExit) as e:
             bench.Results(self.path, "m", "decade", True, resume=True)
-        self.assertIn("holds boots of commit c0ffee, HEAD is decade", str(e.exception))
+        self.assertIn("holds boots of commit c0ffee, the code is at decade", str(e.exception))
 
     def test_an_existing_file_needs_resume(self):
         self.finish(bench.Results(self.path, "m", "c0ffee", True, resume=False), ("a", 1), 1,
@@ -159,7 +159,7 @@ class Resume(unittest.TestCase):
             bench.Results(self.path, "m", "c0ffee", True, resume=False)
         self.assertIn("--resume", str(e.exception))
 
-    def test_tree_state_ignores_the_results_files(self):
+    def test_tree_state_sets_the_results_files_aside(self):
         root = self.dir.name
 
         def git(*args):
@@ -176,10 +176,15 @@ class Resume(unittest.TestCase):
         os.makedirs(os.path.join(root, "bench-results"), exist_ok=True)
         with open(os.path.join(root, "bench-results", "m.json"), "w") as f:
             f.write("{}\n")
-        self.assertTrue(bench.tree_state(root)[1])
+        self.assertEqual(bench.tree_state(root), (commit, True))
+        git("add", "bench-results")
+        git("commit", "-q", "-m", "results")  # a session's results: the code's commit stays
+        self.assertEqual(bench.tree_state(root), (commit, True))
         with open(os.path.join(root, "f"), "w") as f:
             f.write("2\n")
-        self.assertFalse(bench.tree_state(root)[1])
+        self.assertEqual(bench.tree_state(root), (commit, False))
+        git("commit", "-q", "-a", "-m", "code")
+        self.assertNotEqual(bench.tree_state(root)[0], commit)
 
 
 if __name__ == "__main__":
