@@ -643,8 +643,8 @@ def parse_net(log):
 
 
 def net_scenario(bench, a):
-    """The round trip per halt-polling policy: on Bochs with and without the C-state model
-    (seeded runs), and on QEMU TCG for information (one run). Without --full only the claim's
+    """The round trip per halt-polling policy: on Bochs with and without the C-state model,
+    and on QEMU TCG for information (cut by the budget). Without --full only the claim's
     cells (fixed, adaptive, no polling; C-state model on) run, --scan-runs times each: a boot
     of two Linux VMs costs about 4.5 minutes of Bochs, and make bench has 30 minutes in all;
     bench-full runs the matrix of BUDGETS["linux-net"], each boot's sockperf several times."""
@@ -675,8 +675,6 @@ def net_scenario(bench, a):
                     return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
                 return {"reps": got["reps"]}, ""
             cells[key] = budget_cell(bench, a, budget, key, flags, measure, reps, a.scan_runs)
-            if platform != "bochs":
-                cells[key].seeds = bench.UNSEEDED
 
     def table(got):
         head = ["platform, policy", "UDP median us", "UDP p99 us", "TCP median us",
