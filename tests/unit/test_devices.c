@@ -535,6 +535,33 @@ static void test_ipi_lets_the_target_run(void **state)
     assert_int_equal(vcpus[0].nmi.queued, 0);
 }
 
+/* KVM_HC_SEND_IPI counts what the APICs accepted: KVM's __apic_accept_irq, mode by mode. */
+static void test_send_reports_what_the_apic_accepted(void **state)
+{
+    (void)state;
+    struct vcpu *t = &vcpus[1];
+    struct vlapic_ipi fixed = {.vector = 0x40, .mode = APIC_DM_FIXED, .level = true};
+    assert_false(vlapic_dev_send(&vcpus[0], t, &fixed)); /* software-disabled */
+    t->lapic.svr |= 0x100;
+    assert_true(vlapic_dev_send(&vcpus[0], t, &fixed));
+    assert_true(vlapic_dev_send(&vcpus[0], t, &fixed)); /* already pending: accepted all the same */
+    assert_int_equal(vlapic_highest_pending(&t->lapic), 0x40);
+    struct vlapic_ipi lowest = {.vector = 0x41, .mode = APIC_DM_LOWEST, .level = true};
+    assert_true(vlapic_dev_send(&vcpus[0], t, &lowest));
+    struct vlapic_ipi nmi = {.mode = APIC_DM_NMI, .level = true};
+    assert_true(vlapic_dev_send(&vcpus[0], t, &nmi));
+    assert_int_equal(t->nmi.queued, 1);
+    struct vlapic_ipi smi = {.mode = APIC_DM_SMI, .level = true};
+    struct vlapic_ipi extint = {.mode = APIC_DM_EXTINT, .level = true};
+    struct vlapic_ipi deassert = {.mode = APIC_DM_INIT, .level = false};
+    assert_false(vlapic_dev_send(&vcpus[0], t, &smi));
+    assert_false(vlapic_dev_send(&vcpus[0], t, &extint));
+    assert_false(vlapic_dev_send(&vcpus[0], t, &deassert));
+    assert_false(t->init_pending);
+    struct vlapic_ipi init = {.mode = APIC_DM_INIT, .level = true};
+    assert_true(vlapic_dev_send(&vcpus[0], t, &init));
+}
+
 static void test_ioapic_page(void **state)
 {
     (void)state;
@@ -1233,6 +1260,7 @@ int main(void)
         PC(test_xapic_page),
         PC(test_xapic_page_moves_with_apic_base),
         PC(test_ipi_lets_the_target_run),
+        PC(test_send_reports_what_the_apic_accepted),
         PC(test_ioapic_page),
         PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),

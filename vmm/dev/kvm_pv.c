@@ -30,7 +30,7 @@ bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r)
 
 bool kvm_pv_has(const struct vcpu *v, unsigned feature)
 {
-    return v->vm->kvm_features & (1u << feature);
+    return !v->vm->cfg.policy.pv_enforce || (v->vm->kvm_features & (1u << feature));
 }
 
 void kvm_pv_vcpu_reset(struct vcpu *v)
