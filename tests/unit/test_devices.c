@@ -662,6 +662,13 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(vm_devices_msr(&vcpus[0], 0x4b564d7fu, false, &value), DEV_NOT_MINE);
     assert_int_equal(vm_devices_msr(&vcpus[0], 0xc0010114u, false, &value), DEV_NOT_MINE);
     assert_int_equal(vm_devices_msr(&vcpus[0], 0x277, false, &value), DEV_NOT_MINE);
+    /* INIT, through the device table: kvmclock off (KVM's kvmclock_reset), poll control kept. */
+    assert_int_equal(wr(1, MSR_KVM_SYSTEM_TIME_NEW, 1ull << 40 | 1),
+                     DEV_DONE); /* outside RAM: kept */
+    assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 1ull << 40 | 1);
+    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 0);
+    assert_int_equal(vcpus[1].poll_control, 0);
 }
 
 #define MOVED_BASE 0xfed40000u

@@ -561,6 +561,22 @@ static void test_system_time_msr_writes_the_structure(void **state)
     assert_int_equal(get_le32(guest_mem + 0x3008), 0);
     assert_int_equal(kvm_pv_msr_read(&v, MSR_KVM_WALL_CLOCK_NEW, &value), MSR_DONE);
     assert_int_equal(value, 0x3000);
+
+    /*
+     * INIT turns kvmclock off, as KVM's kvm_vcpu_reset (kvmclock_reset): the
+     * MSR reads 0 and the old structure is never written again; the wall
+     * clock is the VM's and stays.
+     */
+    assert_int_equal(kvm_pv_msr_write(&v, MSR_KVM_SYSTEM_TIME_NEW, 0x1000 | 1), MSR_DONE);
+    kvm_pv_vcpu_reset(&v);
+    assert_int_equal(kvm_pv_msr_read(&v, MSR_KVM_SYSTEM_TIME_NEW, &value), MSR_DONE);
+    assert_int_equal(value, 0);
+    memset(p, 0xee, PVCLOCK_TIME_INFO_SIZE);
+    vm.kvmclock_epoch++;
+    kvmclock_update(&v);
+    assert_int_equal(p[0], 0xee);
+    assert_int_equal(kvm_pv_msr_read(&v, MSR_KVM_WALL_CLOCK_NEW, &value), MSR_DONE);
+    assert_int_equal(value, 0x3000);
 }
 
 int main(void)

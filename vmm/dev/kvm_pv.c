@@ -35,6 +35,7 @@ bool kvm_pv_has(const struct vcpu *v, unsigned feature)
 
 void kvm_pv_vcpu_reset(struct vcpu *v)
 {
+    v->kvm_system_time = 0; /* KVM's kvmclock_reset: the old structure is never written again */
     v->pv.steal_time_msr = 0;
     __atomic_store_n(&v->pv.pv_unhalted, false, __ATOMIC_RELAXED);
 }

@@ -70,7 +70,11 @@ static inline bool kvm_pv_msr_in_range(uint32_t index)
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
 
-/* INIT (and creation): MSR_KVM_STEAL_TIME off, no kick pending. v's lock held. */
+/*
+ * INIT (and creation), as KVM's kvm_vcpu_reset for INIT and RESET alike:
+ * MSR_KVM_SYSTEM_TIME_NEW and MSR_KVM_STEAL_TIME off, no kick pending;
+ * MSR_KVM_POLL_CONTROL and the VM's wall clock stay. v's lock held.
+ */
 void kvm_pv_vcpu_reset(struct vcpu *v);
 
 /*
