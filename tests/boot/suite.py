@@ -720,6 +720,16 @@ def guests_bad(bochs_svm=False, isolation=False):
     return " ".join(words)
 
 
+def fuzz_moved_apic(vm):
+    """The fuzz VM moved its xAPIC page (IA32_APIC_BASE) and went on using it there."""
+    def check(log):
+        done = [ln for ln in log.guest_lines.get(vm, []) if ln.startswith("fuzz done: ")]
+        moves = re.search(r"(\d+) xAPIC page moves", done[0]) if done else None
+        assert moves and int(moves.group(1)) > 0, f"[{vm}] no xAPIC page moves: {done}"
+    check.__name__ = f"fuzz_moved_apic({vm})"
+    return check
+
+
 def guests_bad_checks(bochs_svm=False, isolation=False):
     stops = {"hello": (0, "debug-exit"), "smpfault": (3, "debug-exit")}
     if isolation:
@@ -730,7 +740,7 @@ def guests_bad_checks(bochs_svm=False, isolation=False):
     for seed in FUZZ_SEEDS:
         stops[f"fuzz{seed}"] = (0, "debug-exit")
     fuzz_done = [guest_done(f"fuzz{seed}", f"fuzz done: 2000 ops, seed {seed}")
-                 for seed in FUZZ_SEEDS]
+                 for seed in FUZZ_SEEDS] + [fuzz_moved_apic(f"fuzz{seed}") for seed in FUZZ_SEEDS]
     return fuzz_done + (ISOLATION_CHECKS if isolation else []) + [
         vm_stops(**stops), npf_by_device(badmem=("outside",)),
         guest_says("hello", "hello, world"),
