@@ -137,6 +137,9 @@ static void test_served_whatever_cpuid_offers_without_enforce(void **state)
     struct vcpu *v = &pv_vcpus[0];
     assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42, 0), 1);
     assert_ptr_equal(sent[0], &pv_vcpus[1]);
+    /* kvm-unit-tests' apic "PV IPIs testing": min 2^32 - 1 names nobody, and the result is 0. */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 0xffffffffu, 0, 0xffffffffu, 0, 0), 0);
+    assert_int_equal(sends, 1);
     assert_int_equal(call(v, KVM_HC_KICK_CPU, 0, 2, 0, 0, 0), 0);
     assert_true(pv_vcpus[2].pv.pv_unhalted);
     assert_int_equal(call(v, KVM_HC_SCHED_YIELD, 3, 0, 0, 0, 0), 0);
