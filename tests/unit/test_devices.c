@@ -1131,7 +1131,8 @@ static void test_virtio_net_page(void **state)
     json_end(&j);
     assert_non_null(strstr(buf, "\"virtio-net\":{\"tx_packets\":0,\"tx_bytes\":0,\"tx_drops\":0,"
                                 "\"rx_packets\":0,\"rx_bytes\":0,\"rx_drops\":0,"));
-    assert_non_null(strstr(buf, "\"rx_held\":0,\"notifies\":0,"));
+    assert_non_null(
+        strstr(buf, "\"rx_held\":0,\"tx_lock_waits\":0,\"tx_lock_wait_cycles\":0,\"notifies\":0,"));
     assert_int_equal(failed_accesses + stops, 0);
     virtio_net_free(&vm);
     assert_null(vm.net);
