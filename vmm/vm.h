@@ -163,12 +163,14 @@ struct vcpu {
     /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/exit/gpt_memo.h).
      */
     struct gpt_fetch_memo fetch_memo;
-    uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
+    uint64_t exited_at;      /* host TSC of the last exit, for stats.exit_cycles */
+    uint64_t profile_sample; /* profile_us=: host TSC of its next RIP sample, 0 = none */
     uint8_t npf_slot;   /* the last npf exit's enum npf_slot, for stats.npf_cycles */
     struct vcpu_stats stats;
 };
 
 struct trace_ring;
+struct profile;
 struct virtio_net;
 struct virtio_blk;
 struct virtio_mmio;
@@ -208,6 +210,7 @@ struct vm {
     struct virtio_blk *blk;
     struct virtio_mmio *virtio[VIRTIO_SLOTS]; /* their transports, by slot */
     struct trace_ring *trace; /* trace= records, printed when the VM stops (vmm/vmm.c: when) */
+    struct profile *profile;  /* profile_us=: its vCPUs' sampled RIPs (vmm/console/profile.h) */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */
     struct spin_choice pause; /* its PAUSE handling, from cfg.policy.spin (vmm/vcpu/pause.h) */

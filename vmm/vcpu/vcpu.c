@@ -11,6 +11,7 @@
 #include "sched/sched.h"
 #include "sched/watchdog.h"
 #include "stats/report.h"
+#include "vmm/console/profile.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/dev/vm_devices.h"
@@ -77,6 +78,12 @@ void vcpu_timer_update(struct vcpu *v)
         host = earlier_deadline(host, __atomic_load_n(&v->vm->pit_deadline, __ATOMIC_ACQUIRE));
     if (!v->vm->stopping)
         host = earlier_deadline(host, v->vm->deadline);
+    /*
+     * Only while it runs, and only ahead: the sample is taken at the exit the
+     * timer makes, and one already due waits for the exit under way.
+     */
+    if (v->se.state == SCHED_RUNNING && v->profile_sample > rdtsc())
+        host = earlier_deadline(host, v->profile_sample);
     if (host)
         timer_arm(&v->timer, v->se.cpu, host);
     else
@@ -237,6 +244,23 @@ static bool prepare_entry(struct vcpu *v, bool *window)
 }
 
 /*
+ * profile_us=: a sample is due, so the exit that just happened is the one
+ * its timer made (or came before it): count the guest's RIP there, and arm
+ * the next.
+ */
+static void profile_sample(struct vcpu *v)
+{
+    uint64_t now = rdtsc();
+    if (now < v->profile_sample)
+        return;
+    profile_add(v->vm->profile, v->hw.regs.rip, vcpu_mode(v)->cpl == 3);
+    v->profile_sample = now + profile_us * tsc_khz / 1000;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+}
+
+/*
  * seed=: a vCPU's first entry waits for its stagger, blocked with its
  * timer armed (timer_expired wakes it). A wake-up before then (an IPI) only
  * brings it back here to block again.
@@ -271,6 +295,8 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     pause_sched_in(v);
     kvm_pv_sched_in(v);
+    if (vm->profile && !v->profile_sample)
+        v->profile_sample = rdtsc() + profile_us * tsc_khz / 1000;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -304,6 +330,8 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         v->stats.exit_cycles[e.reason] += handled;
         if (e.reason == EXIT_NESTED_PAGE_FAULT)
             v->stats.npf_cycles[v->npf_slot] += handled;
+        if (vm->profile)
+            profile_sample(v);
         /*
          * A lone vCPU on its CPU never goes back to the scheduler loop: a
          * round due (the timer's, the key console's) is printed here, on time.
