@@ -1438,12 +1438,14 @@ def linux_cyclictest(vm, threads):
     return check
 
 
-def linux_timers(vm, cpus, median_below_us, avg_below_us):
+def linux_timers(vm, cpus, median_below_us=None, avg_below_us=None):
     """High-resolution timers (docs/linux.md): every CPU in one-shot TSC-deadline mode with
     high-resolution timers and their tickless idle, cyclictest never warning that they are
-    missing, the median wake-up lateness (the upper edge of the log2 bucket holding it) at
-    most median_below_us and the average below avg_below_us. A periodic 250 Hz tick puts the
-    median past 2048 us and the average at 3-7 ms."""
+    missing, and, where bounds are given, the median wake-up lateness (the upper edge of the
+    log2 bucket holding it) at most median_below_us and the average below avg_below_us. A
+    periodic 250 Hz tick puts the median past 2048 us and the average at 3-7 ms. Bounds only
+    where guest time is not the host's (QEMU -icount, Bochs): under plain QEMU TCG a loaded
+    host's scheduler adds its own milliseconds (docs/linux.md, "Timers")."""
     def check(log):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "found"]
         assert len(got) == 1, f"[{vm}] no (or more than one) found line: {got}"
@@ -1453,6 +1455,8 @@ def linux_timers(vm, cpus, median_below_us, avg_below_us):
         warned = [ln for ln in log.guest_lines.get(vm, [])
                   if "High resolution timers not available" in ln]
         assert not warned, f"[{vm}] {warned[0]}"
+        if median_below_us is None:
+            return
         bench = [e for e in log.all("bench") if e.vm == vm]
         total = [e for e in bench if e.get("op") == "cyclictest"]
         hist = [e for e in bench if e.get("op") == "cyclictest_histogram"]
@@ -1591,7 +1595,7 @@ def linux_checks(spinlock, pv_spinlock, timer_bounds_us):
 LINUX_CHECKS = linux_checks("pv_qspinlock", True, (128, 200))
 # qemu-linux's two vCPUs share CPU 0: hackbench keeps both runnable, so the guest sees steal.
 LINUX_GUEST_NOPVSPIN = LINUX_GUEST.replace(":vcpus=2:", ":vcpus=2:pin=0,0:") + "+nopvspin"
-LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False, (1024, 4000)) + [linux_marked("lx"),
+LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False, ()) + [linux_marked("lx"),
                                                              linux_steal("lx", True)]
 
 
