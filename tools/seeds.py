@@ -221,9 +221,13 @@ SEEDS = [
       Claim("idle: 250 Hz / tickless, host CPU, no polling", (1.1, 0.15), "linux-idle",
             (HZ250, IDLE_OFF), (NOHZ, IDLE_OFF), busy, 2)],
      ["The seed's % c0 counts every cycle the physical CPU was out of C-states; pollux's "
-      "counts the vCPU's run and polling time on its CPU (`run_us` + `polling_us`), not the "
-      "host's own idle-loop work, so the absolute percentages differ and the ratios are what "
-      "is compared."]),
+      "counts the time its vCPU held the CPU, running the guest or polling: the window less "
+      "the vCPU's time halted off the CPU and waiting for it (`blocked_us`, `wait_us`, whole "
+      "inside the window since the vCPU runs at both marks), not the host's own idle-loop "
+      "work, so the absolute percentages differ and the ratios are what is compared. The "
+      "cells check the regime the guest reports: `nohz_cpus` 0 under `nohz=off` (a QEMU "
+      "boot, `workload=idle:2+nohz=off`: `hres_cpus` 1, `nohz_cpus` 0, 151 halts/s) and 1 "
+      "tickless."]),
     ("Seed 002: guest polling (cpuidle-haltpoll) against host polling",
      "\"cpuidle haltpoll driver and governor (v4)\" (Marcelo Tosatti, 2019): a small packet "
      "ping-ponged between server and client, 33.40 with the host's `halt_poll_ns=300000`, "

@@ -13,9 +13,10 @@ import bench_linux  # noqa: E402
 from consolelog import ConsoleLog  # noqa: E402
 
 
-def mark(round_, t_s, run_us, polling_us, halts, poll_ns, caught, attempted):
+def mark(round_, t_s, blocked_us, polling_us, halts, poll_ns, caught, attempted):
     return "@stats " + json.dumps({
-        "scope": "vm", "round": round_, "vm": "lx", "t": int(t_s * 1e9), "run_us": run_us,
+        "scope": "vm", "round": round_, "vm": "lx", "vcpus": 1, "t": int(t_s * 1e9),
+        "blocked_us": blocked_us, "wait_us": 0, "run_us": 0,
         "polling_us": polling_us, "halt_exits": halts, "halt_poll_success_ns": poll_ns,
         "halt_poll_fail_ns": 0, "halt_successful_poll": caught,
         "halt_attempted_poll": attempted})
@@ -26,13 +27,14 @@ def bench(op, **body):
 
 
 def chain_log(words, reps, result):
-    """Each word's window lasts 2 s; in it the vCPU runs 0.1 s and polls 0.02 s, halts 50
-    times, polls 20 ms in all, catching 10 of 40 wake-ups."""
+    """Each word's window lasts 2 s; in it the vCPU is halted off its CPU 1.88 s and polls
+    0.02 s, halts 50 times, polls 20 ms in all, catching 10 of 40 wake-ups (run_us stays 0:
+    a running stretch is counted only when it ends, so it is not used)."""
     lines, round_, t = [], 1, 10.0
     for i, word in enumerate(list(words) * reps):
         lines.append(bench("workload", index=i, workload=word))
-        start = (round_, t, 100_000 * i, 20_000 * i, 50 * i, 20_000_000 * i, 10 * i, 40 * i)
-        end = (round_ + 1, t + 2, 100_000 * (i + 1), 20_000 * (i + 1), 50 * (i + 1),
+        start = (round_, t, 1_880_000 * i, 20_000 * i, 50 * i, 20_000_000 * i, 10 * i, 40 * i)
+        end = (round_ + 1, t + 2, 1_880_000 * (i + 1), 20_000 * (i + 1), 50 * (i + 1),
                20_000_000 * (i + 1), 10 * (i + 1), 40 * (i + 1))
         lines += [mark(*start), mark(*end), result(word, i)]
         round_, t = round_ + 2, t + 3
