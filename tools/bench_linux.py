@@ -1092,7 +1092,7 @@ def ebizzy_scenario(bench, a):
                             v["records_per_s"] for v in vals)} if "records_per_s" in vals[0]
                             else {"seconds": max(v["seconds"] for v in vals)})
                     return {"reps": out}, ""
-                name = f"{c.name}-{word.split(':')[0]}"
+                name = f"{c.name}-seed003"
                 cells[key] = budget_cell(bench, a, budget, key, flags,
                                          seed_boot(bench, name, flags, c.guests, check), reps)
 
