@@ -184,10 +184,9 @@ SEEDS = [
       for row, word, _, _ in FIO_ROWS[2:3] for n, cell in (("0", SHRINK0), ("2", SHRINK2))],
      ["pollux answers a virtio-blk request inside the notify exit that carries it (the disk "
       "is host RAM, docs/virtio.md): no request waits on storage, as the seed's did on its "
-      "host's. What halts remain are the guest's own, between a completion's interrupt and "
-      "fio's thread running again (QEMU's proof boot: about one halt per request), so the "
-      "shrink rule has less to act on than in the seed; the information rows show the "
-      "polling each policy spends.",
+      "host's. QEMU's proof boot still took about one halt per request (68 halts/s at 76 "
+      "IOPS in the random-read row, both vCPUs together); where in the guest they fall is not "
+      "measured. The information rows show the polling each policy spends on them.",
       "Out of reach: GeekBench multi-core (+2%), 3DMark Slingshot (+3%), Stream (+5%) and the "
       "Steam games' frame rates (+1% to +9%) need Android or a GPU in the guest; the power "
       "rows (CPU and memory rails, -0.8% to +0.3%) need a DAQ on real hardware. None is "
