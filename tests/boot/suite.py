@@ -232,11 +232,12 @@ def rejects(*modules):
 
 # The checks cpucheck must have run on every backend, whatever its CPUID offers.
 CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "machine-check", "spec-ctrl-absent",
-                   "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
+                   "tsc-adjust", "nmi-back-to-back", "per-vcpu-values", "step-nop",
                    "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
                    "step-hypercall", "step-mmio", "tpr-cr8", "tpr-cr8-lower",
                    "insn-cpuid-slow-length", "insn-hypercall-slow-length", "fault-rf",
-                   "apic-base-move", "tsc-write-per-vcpu", "tsc-write-sync"}
+                   "apic-base-move", "tsc-write-per-vcpu", "tsc-write-exact", "tsc-adjust-sync",
+                   "apic-timer-tsc-write"}
 # Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
 CPUCHECK_BY_BIT = {
     ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),
