@@ -26,7 +26,6 @@
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/kvm_pv.h"
-#include "vmm/dev/kvmclock.h"
 #include "vmm/exit/gpt_memo.h"
 #include "vmm/vcpu/guest_msrs.h"
 #include "vmm/dev/vioapic.h"

@@ -17,7 +17,6 @@
 #ifndef POLLUX_VMM_DEV_KVMCLOCK_H
 #define POLLUX_VMM_DEV_KVMCLOCK_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #define MSR_KVM_WALL_CLOCK_NEW  0x4b564d00u
