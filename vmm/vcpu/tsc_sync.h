@@ -8,8 +8,9 @@
  * first's offset, so the VM's TSCs all read 0 at its first vCPU's creation.
  * A guest's own WRMSR is never matched (kvm_set_msr_common): IA32_TSC moves
  * its vCPU's offset and TSC_ADJUST by the same step, IA32_TSC_ADJUST moves
- * the offset by its change. Pure: the caller holds the locks and reads the
- * host TSC.
+ * the offset by its change. Pure: the caller reads the host TSC; vmm.c
+ * creates a VM's vCPUs one after another, and a vCPU's writes are its own,
+ * on its own CPU.
  */
 #ifndef POLLUX_VMM_VCPU_TSC_SYNC_H
 #define POLLUX_VMM_VCPU_TSC_SYNC_H
