@@ -372,7 +372,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
                       &vm->group, i, rdtsc());
     vm->group_members[i] = &v->se;
-    vcpu_synchronize_tsc(v, 0, true);
+    v->hw.tsc_offset = tsc_create(&vm->tsc_sync, rdtsc());
     if (fpu_state_init(&v->fpu) || virt->vcpu_create(&v->hw)) {
         reject(name, "out of memory for the vCPUs");
         return false;

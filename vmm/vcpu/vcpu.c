@@ -90,33 +90,19 @@ void vcpu_timer_update(struct vcpu *v)
         timer_cancel(&v->timer);
 }
 
-void vcpu_synchronize_tsc(struct vcpu *v, uint64_t value, bool creating)
+void vcpu_write_tsc(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    struct vm *vm = v->vm;
-    uint64_t flags = spin_lock_irqsave(&vm->tsc_lock);
-    uint64_t now = rdtsc();
-    bool first = !vm->tsc_sync.generation;
-    struct tsc_write w =
-        tsc_synchronize(&vm->tsc_sync, &v->tsc_generation, value, creating, now, tsc_khz * 1000);
-    if (first)
-        vm->kvmclock_offset = w.offset;
-    if (!w.matched)
-        vm->kvmclock_ref =
-            pvclock_ref_at(now, w.offset, vm->kvmclock_offset, pvclock_scale_for(tsc_khz));
-    v->kvmclock_ref = vm->kvmclock_ref;
-    vm->tsc_matched = tsc_sync_all_matched(&vm->tsc_sync, vm->nvcpus);
-    /* Every vCPU's structure follows: the TSC-stable flag may have changed. */
-    __atomic_store_n(&vm->kvmclock_epoch, vm->kvmclock_epoch + 1, __ATOMIC_RELAXED);
-    v->hw.tsc_offset = w.offset;
-    spin_unlock_irqrestore(&vm->tsc_lock, flags);
-    if (creating)
-        return;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    uint64_t now = rdtsc(), before = now + v->hw.tsc_offset;
+    if (index == MSR_TSC_ADJUST)
+        tsc_adjust_write(&v->hw.tsc_offset, &v->tsc_adjust, value);
+    else
+        tsc_write(&v->hw.tsc_offset, &v->tsc_adjust, value, now);
     virt->set_tsc_offset(&v->hw);
-    kvmclock_update(v); /* before its next entry, the fast path's too */
-    /* Its local APIC timer's deadline is in guest TSC: convert it again. */
-    flags = spin_lock_irqsave(&v->se.lock);
-    vcpu_timer_update(v);
+    vlapic_tsc_moved(&v->lapic, before, now + v->hw.tsc_offset);
+    vcpu_timer_update(v); /* a TSC deadline is due at another host time */
     spin_unlock_irqrestore(&v->se.lock, flags);
+    kvmclock_update(v); /* before its next entry, the fast path's too */
 }
 
 void vcpu_init_events(struct vcpu *v)
@@ -312,8 +298,6 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         vcpu_changes_take(&v->changed);
         watchdog_beat();
         sched_let_others_run(); /* after an exit that gave another CPU work (sched.h) */
-        if (__atomic_load_n(&vm->kvmclock_epoch, __ATOMIC_RELAXED) != v->kvmclock_epoch)
-            kvmclock_update(v); /* another vCPU's TSC write */
         if (vm->stopping) {
             result = SCHED_RUN_STOPPED;
             break;
