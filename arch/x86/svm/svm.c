@@ -388,12 +388,9 @@ static void svm_set_hlt_intercept(enum hlt_intercept mode)
     svm_setup.hlt_mode = mode;
 }
 
-/* Every SVM CPU can intercept PAUSE; a pause filter makes it exit only on a loop. */
 static enum pause_hw svm_pause_hw(void)
 {
-    if (!virt_features.pause_filter)
-        return PAUSE_HW_EVERY;
-    return virt_features.pause_filter_thresh ? PAUSE_HW_FILTER_THRESH : PAUSE_HW_FILTER;
+    return svm_pause_hw_of(&virt_features);
 }
 
 static void svm_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode, uint32_t window,
@@ -436,8 +433,9 @@ static void svm_vcpu_unload(struct virt_vcpu *v)
 static void svm_flush_guest_tlb(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
-    if (virt_features.flush_by_asid)
-        s->vmcb->tlb_control = SVM_TLB_FLUSH_ASID;
+    uint8_t control = svm_flush_tlb_control(&virt_features);
+    if (control != SVM_TLB_FLUSH_NEW_ASID)
+        s->vmcb->tlb_control = control;
     else
         s->asid.generation = 0; /* matches no CPU's generation: a fresh ASID at entry */
 }
