@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/features.h"
 #include "arch/x86/fpu.h"
+#include "arch/x86/l0_steal.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/panic.h"
@@ -293,6 +294,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     features_read(&raw);
     features_decode(&raw, &features);
     virt_select(&features);
+    l0_steal_enable();
     kprintf("pollux: %s, virtualization backend: %s%s%s\n", raw.vendor,
             virt_backend_name(virt_features.backend),
             virt_features.backend == VIRT_NONE ? " - " : "", virt_features.reason);

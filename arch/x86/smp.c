@@ -3,6 +3,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
+#include "arch/x86/l0_steal.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/percpu.h"
@@ -60,6 +61,7 @@ void ap_main(struct percpu *p)
 {
     write_cr3(kernel_cr3);
     percpu_install(p);
+    l0_steal_enable();
     lapic_init();
     fpu_cpu_init();
     ap_work->init(virt_cpu_enable());
