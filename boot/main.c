@@ -132,6 +132,7 @@ static void report_boot(void)
     json_u64(&j, "tsc_measured_khz", tsc_cal.measured_khz);
     json_str(&j, "tsc_source", tsc_cal.cpuid.accepted ? tsc_cal.cpuid.leaf : "pit");
     json_u64(&j, "lapic_timer_khz", tsc_cal.lapic_khz);
+    json_str(&j, "lapic_mode", lapic_x2apic() ? "x2apic" : "xapic");
     json_u64(&j, "mem_free_mb", host_pmm.nfree * PAGE_SIZE >> 20);
     json_u64(&j, "modules", boot_info.mod_count);
     json_u64(&j, "protocol", (uint64_t)boot_info.protocol);

@@ -12,7 +12,6 @@
 
 /* CPUID.1:ECX */
 #define CPUID1_VMX        (1u << 5)
-#define CPUID1_X2APIC     (1u << 21)
 #define CPUID1_HYPERVISOR (1u << 31)
 /* The hypervisor leaves (Linux's hypervisor_cpuid_base): a signature every 0x100 leaves. */
 #define HV_CPUID_BASE      0x40000000u

@@ -203,8 +203,8 @@ static void as_kvm_guest(struct cpu_raw *r, uint32_t features)
 /*
  * KVM's nested SVM as an L1 reads CPUID 8000_000A (kvm_set_cpu_caps,
  * svm_set_cpu_caps): revision 1, 8 ASIDs, and EDX by kernel. Before its
- * pause-filter support (Linux 5.10): NPT, NRIPS, VMCB-address check. After
- * (Linux 6.x on a Zen 3 host): LBRV, TSC rate, VMCB clean, FlushByASID,
+ * pause-filter support (Linux 5.10): NPT, NRIPS, VMCB-address check. A
+ * recent kernel on a Zen 3 host: LBRV, TSC rate, VMCB clean, FlushByASID,
  * PauseFilter and its threshold, VMSAVE/VMLOAD virtualization, vGIF too.
  */
 #define KVM_SVM_OLD 0x10000009u
