@@ -176,6 +176,7 @@ void features_decode(const struct cpu_raw *raw, struct virt_features *f)
     f->x2apic = raw->leaf1_ecx & CPUID1_X2APIC;
     f->tsc_deadline = raw->leaf1_ecx & CPUID1_TSC_DEADLINE;
     f->nx = raw->ext1_edx & EXT1_EDX_NX;
+    f->phys_bits = raw->max_ext_leaf >= 0x80000008 ? raw->ext8_eax & 0xff : 36;
     if (raw->ext1_ecx & EXT1_ECX_SVM)
         decode_svm(raw, f);
     else if (raw->leaf1_ecx & CPUID1_VMX)
@@ -246,6 +247,8 @@ void features_read(struct cpu_raw *raw)
         raw->ext1_ecx = r.ecx;
         raw->ext1_edx = r.edx;
     }
+    if (raw->max_ext_leaf >= 0x80000008)
+        raw->ext8_eax = cpuid(0x80000008, 0).eax;
     if (raw->ext1_ecx & EXT1_ECX_SVM) {
         if (raw->max_ext_leaf >= 0x8000000a) {
             r = cpuid(0x8000000a, 0);

@@ -16,6 +16,7 @@ struct cpu_raw {
     uint32_t max_leaf, max_ext_leaf;
     uint32_t leaf1_ecx, leaf1_edx;
     uint32_t ext1_ecx, ext1_edx;        /* 0x80000001 */
+    uint32_t ext8_eax;                  /* 0x80000008: address sizes */
     uint32_t svm_eax, svm_ebx, svm_edx; /* 0x8000000A: revision, ASIDs, features */
     uint64_t vm_cr;                     /* AMD MSR 0xC0010114 */
     uint64_t feature_control;           /* Intel MSR 0x3A */
@@ -49,6 +50,7 @@ struct virt_features {
     enum virt_backend backend;
     const char *reason; /* why VIRT_NONE, "" otherwise */
     bool x2apic, tsc_deadline, nx;
+    unsigned phys_bits; /* MAXPHYADDR (36 where CPUID does not say) */
     /* Instructions a guest may execute (SVM: all; VMX: with their secondary controls). */
     bool guest_rdtscp, guest_invpcid, guest_xsaves;
     /* SVM */

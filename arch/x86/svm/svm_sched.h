@@ -26,11 +26,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
 
-#define SVM_TLB_FLUSH_ALL  1 /* TLB_CONTROL: flush every ASID's entries */
-#define SVM_TLB_FLUSH_ASID 3 /* TLB_CONTROL: flush this guest's ASID (FlushByASID) */
-#define SVM_MIN_ASID       1 /* ASID 0 is the host's */
+#define SVM_MIN_ASID 1 /* ASID 0 is the host's */
 
 struct svm_asid_cpu {
     uint32_t next_asid; /* past max_asid: the next ASID given wraps */
