@@ -14,7 +14,7 @@ unit_acpi_SRCS := drivers/acpi.c
 UNIT_TESTS += format
 unit_format_SRCS := lib/format.c
 UNIT_TESTS += features
-unit_features_SRCS := arch/x86/features.c
+unit_features_SRCS := arch/x86/features.c arch/x86/svm/svm_sched.c sched/spin.c
 UNIT_TESTS += pagetable
 unit_pagetable_SRCS := arch/x86/pagetable.c
 UNIT_TESTS += percpu
@@ -34,7 +34,7 @@ unit_gpt_memo_SRCS := vmm/exit/gpt.c
 UNIT_TESTS += guest_access
 unit_guest_access_SRCS := vmm/exit/guest_access.c vmm/exit/gpt.c arch/x86/insn.c
 UNIT_TESTS += svm_exit
-unit_svm_exit_SRCS := arch/x86/svm/svm_exit.c
+unit_svm_exit_SRCS := arch/x86/svm/svm_exit.c arch/x86/svm/svm_sched.c
 UNIT_TESTS += cpuid
 unit_cpuid_SRCS := vmm/exit/cpuid.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c vmm/dev/steal_time.c $(CPUID_TABLE)
 UNIT_TESTS += cpuid_cache
@@ -54,7 +54,7 @@ UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
-	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c
+	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c sched/spin.c
 UNIT_TESTS += spin
 unit_spin_SRCS := sched/spin.c
 UNIT_TESTS += yield
