@@ -241,26 +241,14 @@ static bool deferred_waiting(struct runqueue *rq)
     return __atomic_load_n(&rq->deferred.count, __ATOMIC_ACQUIRE) != 0;
 }
 
-/*
- * The current slice as the waiters see it: deferred work waits as a woken
- * vCPU does, so the current vCPU keeps the CPU for its granularity, then
- * lets the scheduler loop run a pass of it.
- */
-static struct slice slice_seen(struct runqueue *rq)
-{
-    struct slice s = rq->slice;
-    s.wakeup_pending |= deferred_waiting(rq);
-    return s;
-}
-
 void sched_prepare_entry(struct sched_entity *v)
 {
     struct runqueue *rq = this_rq();
     uint64_t end = 0;
+    /* Deferred work waits as a queued vCPU does: the current one keeps its slice. */
     if (!queue_empty(rq) || deferred_waiting(rq)) {
         spin_lock(&rq->lock);
-        struct slice s = slice_seen(rq);
-        end = slice_deadline(&s, granularity_cycles);
+        end = slice_deadline(&rq->slice, granularity_cycles);
         spin_unlock(&rq->lock);
     }
     if (end && ops->arm_preemption(v, end)) {
@@ -286,8 +274,7 @@ bool sched_should_yield(void)
         rq->slice.end = now + slice_cycles;
         yield = false;
     } else {
-        struct slice s = slice_seen(rq);
-        yield = slice_over(&s, now, granularity_cycles);
+        yield = slice_over(&rq->slice, now, granularity_cycles);
     }
     spin_unlock(&rq->lock);
     return yield;
@@ -756,13 +743,13 @@ void sched_run(bool (*done)(void))
     irq_disable();
     for (;;) {
         watchdog_beat();
+        run_deferred(rq); /* first: its time is not the vCPU's that runs next (busy_cycles) */
         uint64_t now = rdtsc();
         timers_run_expired(now);
         if (balance_params.enabled)
             periodic_balance(now);
         stats_poll();
         console_drain_while(nothing_queued, rq);
-        run_deferred(rq);
         spin_lock(&rq->lock);
         struct sched_entity *v = pick_next(rq, now);
         spin_unlock(&rq->lock);

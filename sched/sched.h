@@ -137,8 +137,9 @@ void sched_poll(struct sched_entity *e, uint64_t deadline);
  * Deferred work (sched/deferred.h): queue w on the CPU it is queued or runs
  * on, else on this one (a device's notify: the notifying vCPU's CPU). Its
  * scheduler loop runs it between entries, the current vCPU keeping the CPU
- * for sched_wakeup_granularity_us first as for a woken vCPU, and an idle
- * CPU is woken for it. Any CPU, any context that may take a run queue's
+ * to the end of its slice first as for a queued vCPU (the work is the
+ * notifying VM's, whose vCPUs wait their turn too), and an idle CPU is
+ * woken for it. Any CPU, any context that may take a run queue's
  * lock.
  */
 void sched_defer(struct deferred_work *w);
