@@ -687,7 +687,8 @@ void sched_defer(struct deferred_work *w)
         }
         bool added = deferred_queue_locked(&rq->deferred, w, target);
         spin_unlock_irqrestore(&rq->lock, flags);
-        /* Another CPU idles, or runs a vCPU that must learn that work waits (slice_seen). */
+        /* Another CPU idles, or runs a vCPU that must learn that work waits (sched_should_yield).
+         */
         if (added && target != self)
             sched_kick(target);
         return;
