@@ -328,14 +328,15 @@ VIRTIO_DISK_FILE = os.path.join(FIXTURES, "virtiocheck.disk")
 FLOOD_DISK_SECTORS = 4096
 FLOOD_DISK = "{fixtures}/flood.disk"
 FLOOD_DISK_FILE = os.path.join(FIXTURES, "flood.disk")
-# And a second pair on a switch of its own: the flood VM's two vCPUs on CPUs 0 and 1, the
-# notifying one (vCPU 0) sharing CPU 0 with a bystander that must keep its pace.
+# And a second pair on a switch of its own: the flood VM's two vCPUs on CPUs 1 and 0, the
+# notifying one (vCPU 0) sharing CPU 1 with a bystander that must keep its pace (CPU 1: cpucheck's
+# two vCPUs are pinned to CPU 0).
 VIRTIOCHECK_GUESTS = (f"virtiocheck:mem=4M:net=vcheck:disk={VIRTIO_DISK}:args=peer "
                       f"virtiocheck:name=bystander:mem=4M:net=vcheck:disk={VIRTIO_DISK}:"
                       "args=bystander "
-                      f"virtiocheck:name=flood:vcpus=2:pin=0,1:mem=8M:net=vflood:disk={FLOOD_DISK}:"
+                      f"virtiocheck:name=flood:vcpus=2:pin=1,0:mem=8M:net=vflood:disk={FLOOD_DISK}:"
                       "args=flood "
-                      f"virtiocheck:name=pace:pin=0:mem=4M:net=vflood:disk={VIRTIO_DISK}:"
+                      f"virtiocheck:name=pace:pin=1:mem=4M:net=vflood:disk={VIRTIO_DISK}:"
                       "args=bystander")
 # The guest's hostile rings in its order: (scenario, device, queue, the @warning's fault).
 VIRTIO_HOSTILE = [
@@ -369,7 +370,8 @@ VIRTIOCHECK_BYSTANDER = VIRTIOCHECK_GOOD + [
     "bystander-blk", "bystander-net", "bystander-rx", "bystander-peer-done",
     "bystander-peer-frames"]
 VIRTIOCHECK_FLOOD = VIRTIOCHECK_GOOD + [
-    "peer-ready", "blk-over-size-max", "flood-huge-chain", "flood-two-vcpus", "peer-ack"]
+    "peer-ready", "blk-over-size-max", "flood-huge-chain", "flood-two-vcpus", "flood-net-after",
+    "peer-ack"]
 # The longest a bystander on the flooding vCPU's CPU may wait between two rounds (every 2 ms, but
 # a round costs about 7 ms of CPU under TCG): 160-260 ms seen with bounded passes, TCG's turns
 # between its CPUs included. On the old code one exit copied the 256 chains of 2 MiB (seconds),
