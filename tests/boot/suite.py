@@ -372,10 +372,9 @@ VIRTIOCHECK_BYSTANDER = VIRTIOCHECK_GOOD + [
 VIRTIOCHECK_FLOOD = VIRTIOCHECK_GOOD + [
     "peer-ready", "blk-over-size-max", "flood-huge-chain", "flood-two-vcpus", "flood-net-after",
     "peer-ack"]
-# The longest a bystander on the flooding vCPU's CPU may wait between two rounds (every 2 ms, but
-# a round costs about 7 ms of CPU under TCG): 160-260 ms seen with bounded passes, TCG's turns
-# between its CPUs included. On the old code one exit copied the 256 chains of 2 MiB (seconds),
-# and the flood's notify never returned.
+# The longest a bystander on the flooding vCPU's CPU may wait between two rounds (every 2 ms):
+# 117-500 ms seen under TCG with bounded passes, TCG's turns between its CPUs included. On the old
+# code one exit copied the 256 chains of 2 MiB: 3.2-4.6 s.
 PACE_GAP_MS = 1000
 
 
