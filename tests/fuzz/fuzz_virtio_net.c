@@ -7,8 +7,9 @@
  * u8 log2 of the queue size (mod 9), u8 kicks (1-4), u8 unused, le32 desc,
  * avail, used (guest-physical), then A's RAM from guest-physical 0, held in
  * an exactly sized heap block so that AddressSanitizer catches any access
- * past it. A transmits on each kick to device B on the same switch, whose
- * rings the harness keeps sane; B then sends A one frame, into A's hostile
+ * past it. A transmits on each kick (and in up to DEFERRED_PASSES deferred
+ * passes after it, where a pass stopped at its budget) to device B on the
+ * same switch, whose rings the harness keeps sane; B then sends A one frame, into A's hostile
  * receive ring, and A is reset. Every frame B gets carries the header with
  * num_buffers 1 and a length an Ethernet frame has, the counters add up,
  * and a fault is reported and stops A.
