@@ -31,6 +31,7 @@
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
+#include "vmm/dev/virtio/virtio_vm.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
@@ -94,7 +95,8 @@ static void disk_free(struct vm *vm)
 
 static void vm_free(struct vm *vm)
 {
-    virtio_net_free(vm); /* first: until its port leaves, other VMs may write into its RAM */
+    virtio_vm_cancel(vm); /* first: a device's deferred work reads its state and the VM's RAM */
+    virtio_net_free(vm);  /* then: until its port leaves, other VMs may write into its RAM */
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         if (!v)

@@ -61,6 +61,8 @@ UNIT_TESTS += yield
 unit_yield_SRCS := sched/yield.c
 UNIT_TESTS += slice
 unit_slice_SRCS :=
+UNIT_TESTS += deferred
+unit_deferred_SRCS := sched/deferred.c
 UNIT_TESTS += stagger
 unit_stagger_SRCS := sched/stagger.c
 UNIT_TESTS += balance
@@ -113,7 +115,7 @@ STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_sta
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
 unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
-	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c \
+	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
 UNIT_TESTS += serial_mux
@@ -125,13 +127,13 @@ unit_mce_SRCS := vmm/dev/mce_state.c
 UNIT_TESTS += virtqueue
 unit_virtqueue_SRCS := vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_mmio
-unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
+unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c sched/deferred.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_blk
-unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
+unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += net_switch
 unit_net_switch_SRCS := vmm/net/switch.c
 UNIT_TESTS += virtio_net
-unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c \
+unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c lib/json.c
 UNIT_TESTS += pit
 unit_pit_SRCS := vmm/dev/vpit.c
