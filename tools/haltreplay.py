@@ -32,6 +32,10 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 from consolelog import ConsoleLog, EVENT_RE  # noqa: E402
 
 BINARY = os.path.join(ROOT, "build", "haltreplay")
+# What it is built from (the Makefile's HALTREPLAY_SRCS and their headers).
+SOURCES = [os.path.join(ROOT, f) for f in ("tools/haltreplay.c", "tools/halt_replay.c",
+                                           "tools/halt_replay.h", "sched/halt_poll.c",
+                                           "sched/halt_poll.h")]
 KVM_MAX_NS = 200000  # halt_poll_ns's default
 POLICIES = ["none", "fixed", "adaptive-shrink0", "adaptive", "predict"]
 HALT_RE = re.compile(r"^vcpu (\d+): (wait|poll) time (\d+) ns, polling (valid|invalid): "
@@ -95,13 +99,22 @@ def live(log, vm):
     """A live run's counters for a VM, summed over its vCPUs, as the replay names them."""
     stats = log.stats("vcpu", vm).values()
     total = {k: sum(e[k] for e in stats) for k in (
-        "halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll_success_ns",
+        "halts", "halt_attempted_poll", "halt_successful_poll", "halt_poll_success_ns",
         "halt_poll_fail_ns")}
-    return {"halts": total["halt_exits"], "polls": total["halt_attempted_poll"],
+    return {"halts": total["halts"], "polls": total["halt_attempted_poll"],
             "caught": total["halt_successful_poll"],
-            "blocked": total["halt_exits"] - total["halt_successful_poll"],
+            "blocked": total["halts"] - total["halt_successful_poll"],
             "poll_ns": total["halt_poll_success_ns"] + total["halt_poll_fail_ns"],
             "wasted_ns": total["halt_poll_fail_ns"]}
+
+
+def stale(target, sources):
+    """Whether target is missing or older than one of its sources (make would rebuild it; make
+    itself first checks every tool the build needs, which takes seconds)."""
+    if not os.path.exists(target):
+        return True
+    built = os.path.getmtime(target)
+    return any(os.path.getmtime(f) > built for f in sources)
 
 
 def us(ns):
@@ -145,8 +158,9 @@ def main():
     ap.add_argument("--compare", nargs="*", default=[],
                     help="console logs of live runs of the same workload under other policies")
     a = ap.parse_args()
-    subprocess.run(["make", "-s", "-C", ROOT, "build/haltreplay"], check=True,
-                   stdout=subprocess.DEVNULL)
+    if stale(BINARY, SOURCES):
+        subprocess.run(["make", "-s", "-C", ROOT, "build/haltreplay"], check=True,
+                       stdout=subprocess.DEVNULL)
     with open(a.log, errors="replace") as f:
         log = ConsoleLog(f.read())
     compare = []
