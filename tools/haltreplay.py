@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """What each halt-polling policy would have done over a recorded workload.
 
-    tools/haltreplay.py LOG [--vm VM] [--max NS] [--compare LIVE_LOG ...]
+    tools/haltreplay.py LOG [--vm VM] [--max NS] [--block-ns NS] [--compare LIVE_LOG ...]
 
 LOG is a console log of a run with `trace=halt` (docs/console.md): one
 `kvm_vcpu_wakeup` line per halt, with its length and the window its policy
@@ -12,8 +12,10 @@ shrink 0 and 2, predict) at the maximum --max (default: the recording's
 halt_poll_ns, or KVM's 200000 where it was 0), with the recording's grow and
 grow_start, and a table per VM shows, per policy: the polls, the wake-ups
 they caught, the halts that still blocked, the time polled and the time
-wasted in polls that caught nothing. The row of the recorded policy is
-marked: its replay must choose every window the live run chose.
+wasted in polls that caught nothing; with --block-ns, the time each saved
+(a block's cost for each wake-up caught, less the time wasted). The row of
+the recorded policy is marked: its replay must choose every window the live
+run chose.
 
 --compare puts beside each policy the live run of it (its @vm_start names
 the policy, its @stats give KVM's counters), on the same workload, for the
@@ -121,8 +123,15 @@ def us(ns):
     return f"{ns / 1000:.1f}"
 
 
-def table(vm, recorded, rows, recorded_policy, lives):
-    """The markdown table for one VM: a row per policy, with the live run's numbers if any."""
+def saved_ns(row, block_ns):
+    """What a policy's polls saved: each caught wake-up spared a block costing block_ns, each
+    failed poll cost its polling."""
+    return row["caught"] * block_ns - row["wasted_ns"]
+
+
+def table(vm, recorded, rows, recorded_policy, lives, block_ns=None):
+    """The markdown table for one VM: a row per policy, with the live run's numbers if any, and
+    the time saved if a block's cost is given."""
     sources = {}
     for h in recorded:
         sources[h["source"]] = sources.get(h["source"], 0) + 1
@@ -131,12 +140,12 @@ def table(vm, recorded, rows, recorded_policy, lives):
            ", ".join(f"{k} {v}" for k, v in sorted(sources.items())) +
            f"; recorded under {recorded_policy or 'a policy not replayed'}, replayed at a "
            f"maximum of {rows['fixed']['max_ns']} ns", ""]
-    if lives:
-        out += ["| policy | polls (live) | caught (live) | blocked (live) | polling us (live) | "
-                "wasted us (live) | same windows |", "|---|---:|---:|---:|---:|---:|---:|"]
-    else:
-        out += ["| policy | polls | caught | blocked | polling us | wasted us | same windows |",
-                "|---|---:|---:|---:|---:|---:|---:|"]
+    heads = ["polls", "caught", "blocked", "polling us", "wasted us"]
+    if block_ns is not None:
+        heads.append(f"saved us at {block_ns} ns/block")
+    live = " (live)" if lives else ""
+    out += ["| policy | " + " | ".join(h + live for h in heads) + " | same windows |",
+            "|---|" + "---:|" * (len(heads) + 1)]
     for name in POLICIES:
         r = rows[name]
         lv = lives.get(name)
@@ -144,6 +153,9 @@ def table(vm, recorded, rows, recorded_policy, lives):
         for key, fmt in (("polls", str), ("caught", str), ("blocked", str), ("poll_ns", us),
                          ("wasted_ns", us)):
             cells.append(fmt(r[key]) + (f" ({fmt(lv[key])})" if lv else ""))
+        if block_ns is not None:
+            cells.append(us(saved_ns(r, block_ns)) +
+                         (f" ({us(saved_ns(lv, block_ns))})" if lv else ""))
         label = name + (" (recorded)" if name == recorded_policy else "")
         out.append(f"| {label} | " + " | ".join(cells) +
                    f" | {r['same_window']} of {r['compared']} |")
@@ -157,6 +169,9 @@ def main():
     ap.add_argument("--max", type=int, help="the maximum (halt_poll_ns) to replay at")
     ap.add_argument("--compare", nargs="*", default=[],
                     help="console logs of live runs of the same workload under other policies")
+    ap.add_argument("--block-ns", type=int,
+                    help="what a blocked halt costs over a caught one (its block, the wake-up's "
+                    "IPI and switch, a C-state exit): adds the time each policy saved")
     a = ap.parse_args()
     if stale(BINARY, SOURCES):
         subprocess.run(["make", "-s", "-C", ROOT, "build/haltreplay"], check=True,
@@ -180,7 +195,7 @@ def main():
         max_ns = a.max or p["halt_poll_ns"] or KVM_MAX_NS
         rows = replay(recorded, max_ns, p["halt_poll_ns_grow"], p["halt_poll_ns_grow_start"])
         lives = {policy_name(policy(c, vm)): live(c, vm) for c in compare}
-        print(table(vm, recorded, rows, policy_name(p), lives))
+        print(table(vm, recorded, rows, policy_name(p), lives, a.block_ns))
         print()
 
 

@@ -59,6 +59,28 @@ class Policies(unittest.TestCase):
                           "wasted_ns": 10000})
 
 
+class Table(unittest.TestCase):
+    ROWS = {name: {"max_ns": 200000, "polls": 2, "caught": 1, "blocked": 3, "poll_ns": 60000,
+                   "wasted_ns": 50000, "compared": 2, "same_window": 2 if name == "none" else 0}
+            for name in haltreplay.POLICIES}
+
+    def test_saved_is_a_block_per_catch_less_the_waste(self):
+        self.assertEqual(haltreplay.saved_ns(self.ROWS["fixed"], 133000), 133000 - 50000)
+
+    def test_a_row_per_policy_the_recorded_one_marked_live_beside(self):
+        recorded = haltreplay.halts(SAMPLE, "pp")
+        live = haltreplay.live(SAMPLE, "pp")
+        lines = haltreplay.table("pp", recorded, self.ROWS, "none", {"fixed": live},
+                                 block_ns=133000).splitlines()
+        self.assertEqual(lines[0], "pp: 4 halts of 2 vCPUs, woken by ipi 2, stop 1, timer 1; "
+                         "recorded under none, replayed at a maximum of 200000 ns")
+        self.assertIn("saved us at 133000 ns/block (live)", lines[2])
+        self.assertTrue(lines[4].startswith("| none (recorded) | 2 | 1 | 3 | 60.0 | 50.0 | 83.0 |"))
+        self.assertEqual(lines[5], "| fixed | 2 (3) | 1 (2) | 3 (2) | 60.0 (45.0) | 50.0 (10.0) | "
+                         "83.0 (256.0) | 0 of 2 |")
+        self.assertEqual(len(lines), 4 + len(haltreplay.POLICIES))
+
+
 @unittest.skipUnless(os.access(haltreplay.BINARY, os.X_OK), "build/haltreplay not built")
 class Replay(unittest.TestCase):
     def test_rows_per_policy(self):
