@@ -40,7 +40,7 @@ LINUX_INITRD := $(if $(wildcard $(BUILD)/linux/versions.txt),$(BUILD)/linux/init
 # Every target checks its tools first (tools/deps.sh: as root it installs what
 # is missing, otherwise it prints the apt-get command), so a fresh machine gets
 # a clear word rather than a traceback from a missing tool.
-NO_TOOLS_GOALS := deps clean format stats-doc
+NO_TOOLS_GOALS := deps clean format stats-doc seeds
 ifneq ($(filter-out $(NO_TOOLS_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifneq ($(shell tools/deps.sh >&2; echo $$?),0)
 $(error missing tools, see above)
@@ -50,7 +50,7 @@ endif
 .PHONY: all
 all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso $(LINUX_INITRD)
 
-$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init guest-tests/linux/outb.c \
+$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init guest-tests/linux/outb.c guest-tests/linux/ebizzy.c \
 		tools/linux.sh
 	tools/linux.sh initramfs
 
@@ -152,7 +152,7 @@ CONSOLE ?= auto
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" $(if $(MEM),--mem $(MEM)) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT) --console $(CONSOLE)
 
-.PHONY: deps run debug test test-full test-layouts soak bench bench-full unit fuzz format clean
+.PHONY: deps run debug test test-full test-layouts soak bench bench-full seeds unit fuzz format clean
 deps:
 	@tools/deps.sh
 	@tools/linux.sh fetch
@@ -215,6 +215,10 @@ bench: deps all floor counts $(BUILD)/linux/initrd.cpio
 # The whole matrix of every scenario at RUNS, and the Linux scenarios (README: its duration).
 bench-full: deps all floor counts $(BUILD)/linux/initrd.cpio
 	@$(PYTHON) tools/bench.py --full $(BENCH_FLAGS)
+
+# docs/seeds.md, each seed's published result beside pollux's, from bench-results/*.json.
+seeds:
+	@$(PYTHON) tools/seeds.py
 
 # The exit path's floor (arch/x86/exit_floor.h): its own build, for `make bench` only.
 .PHONY: floor

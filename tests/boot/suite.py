@@ -234,11 +234,12 @@ def rejects(*modules):
 
 # The checks cpucheck must have run on every backend, whatever its CPUID offers.
 CPUCHECK_ALWAYS = {"cpuid-apic", "cpuid-osxsave", "misc-enable", "machine-check", "spec-ctrl-absent",
-                   "tsc-adjust-absent", "nmi-back-to-back", "per-vcpu-values", "step-nop",
+                   "tsc-adjust", "nmi-back-to-back", "per-vcpu-values", "step-nop",
                    "step-cpuid", "step-in", "step-out", "step-rdmsr", "step-wrmsr",
                    "step-hypercall", "step-mmio", "tpr-cr8", "tpr-cr8-lower",
                    "insn-cpuid-slow-length", "insn-hypercall-slow-length", "fault-rf",
-                   "apic-base-move", "tsc-write-per-vcpu", "tsc-write-sync"}
+                   "apic-base-move", "tsc-write-per-vcpu", "tsc-write-exact", "tsc-adjust-sync",
+                   "apic-timer-tsc-write"}
 # Checks that depend on one CPUID bit: (leaf key, register, bit) -> (if offered, if hidden).
 CPUCHECK_BY_BIT = {
     ("0x80000001", "EDX", 27): ("rdtscp", "rdtscp-absent"),
@@ -1468,12 +1469,14 @@ def linux_cyclictest(vm, threads):
     return check
 
 
-def linux_timers(vm, cpus, median_below_us, avg_below_us):
+def linux_timers(vm, cpus, median_below_us=None, avg_below_us=None):
     """High-resolution timers (docs/linux.md): every CPU in one-shot TSC-deadline mode with
     high-resolution timers and their tickless idle, cyclictest never warning that they are
-    missing, the median wake-up lateness (the upper edge of the log2 bucket holding it) at
-    most median_below_us and the average below avg_below_us. A periodic 250 Hz tick puts the
-    median past 2048 us and the average at 3-7 ms."""
+    missing, and, where bounds are given, the median wake-up lateness (the upper edge of the
+    log2 bucket holding it) at most median_below_us and the average below avg_below_us. A
+    periodic 250 Hz tick puts the median past 2048 us and the average at 3-7 ms. Bounds only
+    where guest time is not the host's (QEMU -icount, Bochs): under plain QEMU TCG a loaded
+    host's scheduler adds its own milliseconds (docs/linux.md, "Timers")."""
     def check(log):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "found"]
         assert len(got) == 1, f"[{vm}] no (or more than one) found line: {got}"
@@ -1483,6 +1486,8 @@ def linux_timers(vm, cpus, median_below_us, avg_below_us):
         warned = [ln for ln in log.guest_lines.get(vm, [])
                   if "High resolution timers not available" in ln]
         assert not warned, f"[{vm}] {warned[0]}"
+        if median_below_us is None:
+            return
         bench = [e for e in log.all("bench") if e.vm == vm]
         total = [e for e in bench if e.get("op") == "cyclictest"]
         hist = [e for e in bench if e.get("op") == "cyclictest_histogram"]
@@ -1599,9 +1604,9 @@ LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), linux_pv_refused("lxr"), vm_stops
                        linux_timers("lxr", 2, 64, 100), shutdown(1)]
 
 
-def linux_checks(spinlock, pv_spinlock, timer_bounds_us):
+def linux_checks(spinlock, pv_spinlock, clocksource, timer_bounds_us):
     return [
-        linux_found("lx", 2, "haltpoll", "kvm-clock", spinlock),
+        linux_found("lx", 2, "haltpoll", clocksource, spinlock),
         linux_devices("lx"),
         linux_ran("lx", "short"),
         linux_cyclictest("lx", 2),
@@ -1618,11 +1623,13 @@ def linux_checks(spinlock, pv_spinlock, timer_bounds_us):
 # The guest's spinlock (docs/linux.md): a Linux VM's default pv=all offers PV_UNHALT, so the
 # guest takes the PV queued spinlock; nopvspin gives the native qspinlock (and pv=none the
 # test-and-set virt_spin_lock). qemu-linux boots with nopvspin, bochs-skylake-linux without.
-LINUX_CHECKS = linux_checks("pv_qspinlock", True, (128, 200))
+# The clocksource follows invariant TSC (docs/linux.md): Bochs's CPU models offer it, so the
+# guest's TSC is constant-rate and Linux rates it over kvm-clock; QEMU TCG's do not.
+LINUX_CHECKS = linux_checks("pv_qspinlock", True, "tsc", (128, 200))
 # qemu-linux's two vCPUs share CPU 0: hackbench keeps both runnable, so the guest sees steal.
 LINUX_GUEST_NOPVSPIN = LINUX_GUEST.replace(":vcpus=2:", ":vcpus=2:pin=0,0:") + "+nopvspin"
-LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False, (1024, 4000)) + [linux_marked("lx"),
-                                                             linux_steal("lx", True)]
+LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False, "kvm-clock", ()) + [
+    linux_marked("lx"), linux_steal("lx", True)]
 
 
 # Two Linux VMs on one switch (docs/virtio.md): the client reads and writes its disk, pings the
