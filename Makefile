@@ -166,7 +166,7 @@ debug: deps all
 # T=<name or glob> runs only the matching tests.
 T ?=
 # The counting build is built too, so that it cannot rot between benchmarks.
-test: deps all counts $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
+test: deps all counts $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/haltreplay
 	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" $(if $(T),--only '$(T)')
 
 test-full: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
@@ -253,10 +253,18 @@ $(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */
 	@$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -lpthread -o $@
 
 .PHONY: unit
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(BUILD)/haltreplay
 	@for t in $(UNIT_BINS); do $$t || exit 1; done
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# What each halt-polling policy would have done over a trace=halt recording: tools/haltreplay.py
+# runs it (docs/halt_polling.md). Built with `unit` and `test` so that it always compiles.
+HALTREPLAY_SRCS := tools/haltreplay.c tools/halt_replay.c sched/halt_poll.c
+$(BUILD)/haltreplay: $(HALTREPLAY_SRCS) tools/halt_replay.h sched/halt_poll.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) -std=c11 $(WARN) -O2 -I. $(HALTREPLAY_SRCS) -o $@
 
 # docs/stats.md's table of statistics, rewritten from the descriptors (stats/stats.h);
 # the unit test stats fails while it is out of date.

@@ -112,6 +112,8 @@ struct vcpu_halt {
     bool polled;       /* this halt polled */
     bool blocked;      /* ... and blocked: the poll did not catch the wake-up */
     bool valid;        /* ended by a guest event, not a stop request */
+    bool cpu_wanted;   /* another vCPU waited for the CPU when it halted: no poll */
+    uint8_t source;    /* what woke it (enum trace_wake), for trace=halt */
     uint64_t start;    /* host TSC: the HLT exit */
     uint64_t poll_end; /* host TSC: the poll ended (== start without a poll) */
     uint64_t woken;    /* host TSC: the wake event arrived */

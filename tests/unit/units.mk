@@ -52,6 +52,8 @@ unit_vcpu_events_SRCS := sched/entity.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c 
 	sched/halt_poll.c sched/yield.c lib/json.c
 UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
+UNIT_TESTS += halt_replay
+unit_halt_replay_SRCS := tools/halt_replay.c sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
 	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c sched/spin.c
