@@ -195,4 +195,12 @@ uint32_t vlapic_ppr(const struct vlapic *a);
 uint64_t vlapic_timer_deadline(const struct vlapic *a);
 bool vlapic_timer_expire(struct vlapic *a, uint64_t now);
 
+/*
+ * The vCPU's TSC read before and reads after at one instant (its guest wrote
+ * IA32_TSC or IA32_TSC_ADJUST): a one-shot or periodic count keeps the time it
+ * has left, as its counter does on hardware; a TSC deadline is a TSC value
+ * and stays where it is.
+ */
+void vlapic_tsc_moved(struct vlapic *a, uint64_t before, uint64_t after);
+
 #endif
