@@ -768,6 +768,25 @@ def timer_ticks(vm, vcpus, ticks, within=None):
     return check
 
 
+def timer_lateness(vm, vcpus):
+    """@vm_stop's timer lateness per vCPU: every interrupt pollux raised was injected and
+    measured (its histogram counts them all), the maximum lies in the histogram's top bucket;
+    the adaptive advance (the default) fired the TSC-deadline check's interrupt early and the
+    entry that injected it waited for the deadline (the guest says it was not early)."""
+    def check(log):
+        stop = [s for s in log.all("vm_stop") if s["vm"] == vm]
+        assert len(stop) == 1, f"[{vm}] @vm_stop records: {len(stop)}"
+        for i in range(vcpus):
+            t = stop[0]["vcpus"][str(i)]["timer"]
+            hist = {int(b): n for b, n in t["late_ns_log2"].items()}
+            assert sum(hist.values()) == t["delivered"], f"[{vm}] vCPU {i}: {t}"
+            top = max(hist)
+            assert 2 ** top <= max(t["late_max_ns"], 1) < 2 ** (top + 1), f"[{vm}] vCPU {i}: {t}"
+            assert t["advance_ns"] > 0 and t["advance_wait_ns"] > 0, f"[{vm}] vCPU {i}: {t}"
+    check.__name__ = f"timer_lateness({vm})"
+    return check
+
+
 def pingpong_ran(vm, iters):
     def check(log):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "ipi_roundtrip"]
@@ -892,6 +911,7 @@ GUESTS_TIMER_ALONE = "timer:vcpus=2:pin=0,1:args=50"
 GUESTS_TIMER_ALONE_CHECKS = [
     timer_ticks("timer", 2, 50, within=0.02),
     guest_says("timer", "oneshot ok", "tsc-deadline ok"),
+    timer_lateness("timer", 2),
     vm_stops(timer=(0, "debug-exit")),
     shutdown(0),
 ]
