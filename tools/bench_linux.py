@@ -98,8 +98,9 @@ def parse_hackbench(log, vms, spinlock):
 
 def parse_cyclictest(log, vms, spinlock):
     """{"ok", "error", "vms": {name: {"spinlock", "seconds", "min_us", "avg_us", "max_us",
-    "samples", "overflows", "threads": [{"min_us", "avg_us", "max_us", "samples",
-    "overflows"}], "log2_us": [...], "stop", "stats"}}} (docs/linux.md: the result lines)."""
+    "samples", "overflows", "p50_us", "p99_us", "threads": [{"min_us", "avg_us", "max_us",
+    "samples", "overflows"}], "log2_us": [...], "stop", "stats"}}} (docs/linux.md: the result
+    lines). spinlock: what each VM's init script must report (None: anything)."""
     reports, errors = vm_reports(log, vms, "cyclictest")
     out = {}
     for name, r in reports.items():
@@ -107,15 +108,17 @@ def parse_cyclictest(log, vms, spinlock):
         threads = sorted((e.body for e in r["ops"] if e["op"] == "cyclictest_thread"),
                          key=lambda t: t["thread"])
         hist = next((e.body for e in r["ops"] if e["op"] == "cyclictest_histogram"), {})
+        pct = next((e.body for e in r["ops"] if e["op"] == "cyclictest_percentiles"), {})
         out[name] = {"spinlock": r["found"] and r["found"].get("spinlock"),
                      **{k: total.get(k) for k in ("seconds", "min_us", "avg_us", "max_us",
                                                   "samples", "overflows")},
+                     "p50_us": pct.get("p50_us"), "p99_us": pct.get("p99_us"),
                      "threads": [{k: v for k, v in t.items() if k not in ("guest", "op")}
                                  for t in threads],
                      "log2_us": hist.get("log2_us"), "stop": r["stop"], "stats": r["stats"]}
         if total and len(threads) != total["threads"]:
             errors.append(f"{name}: {len(threads)} thread lines of {total['threads']}")
-        if r["found"] and out[name]["spinlock"] != spinlock:
+        if spinlock and r["found"] and out[name]["spinlock"] != spinlock:
             errors.append(f"{name}: spinlock {out[name]['spinlock']}, want {spinlock}")
     return {"ok": not errors, "error": "; ".join(errors), "vms": out}
 
@@ -249,6 +252,7 @@ def scenarios(bench):
         return scenario
     return [("linux-pivot", lambda a: pivot_scenario(bench, a)),
             ("linux-pv", lambda a: pv_scenario(bench, a)),
+            ("linux-timer", lambda a: timer_scenario(bench, a)),
             ("linux-hackbench", make("hackbench", SPIN_POLICIES, SPIN_POLICIES[0][0],
                                      "seconds: lower is better")),
             ("linux-cyclictest", make("cyclictest", HALT_POLICIES, HALT_POLICIES[0][0],
@@ -577,3 +581,86 @@ def net_scenario(bench, a):
             "seeded runs per Bochs cell",
             head, rows, [r[0] for r in rows], chart, ok)
     return bench.Scenario("linux-net", cells, table)
+
+
+# ---- KVM's timer advance (issue 34 item 4, docs/timers.md): cyclictest in one 2-vCPU VM on
+# Bochs corei7_skylake_x with 2 CPUs, per timer_advance_ns=; the advance moves TSC-deadline
+# wake-ups (Linux's high-resolution timers) from the deadline plus an exit and an entry to the
+# deadline, at the cost of a wait with interrupts off.
+TIMER_ADVANCES = (
+    ("off (`timer_advance_ns=0`)", "timer_advance_ns=0"),
+    ("adaptive (`-1`, KVM's default)", "timer_advance_ns=-1"),
+)
+TIMER_WORKLOAD = "cyclictest:2:1000"
+TIMER_PLATFORM = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2")
+
+
+def timer_value(vm):
+    """What a linux-timer table shows of one run: cyclictest's and pollux's (@vm_stop's timer
+    objects, the whole boot's: lateness per interrupt, the advance's waits)."""
+    timers = [t["timer"] for t in vm["stop"]["vcpus"].values()]
+    hist = {}
+    for t in timers:
+        for b, n in t["late_ns_log2"].items():
+            hist[int(b)] = hist.get(int(b), 0) + n
+    interrupts, seen, median_bucket = sum(hist.values()), 0, 0
+    for b in sorted(hist):
+        seen += hist[b]
+        if seen * 2 >= interrupts:
+            median_bucket = b
+            break
+    return {"p50_us": vm["p50_us"], "p99_us": vm["p99_us"], "avg_us": vm["avg_us"],
+            "max_us": vm["max_us"], "samples": vm["samples"],
+            "late_mean_ns": sum(t["late_ns"] for t in timers) / max(interrupts, 1),
+            "late_median_ns": 2 ** median_bucket,
+            "wait_ms": sum(t["advance_wait_ns"] for t in timers) / 1e6,
+            "advance_ns": [t["advance_ns"] for t in timers]}
+
+
+def timer_scenario(bench, a, workload=TIMER_WORKLOAD, timeout_s=1800):
+    cells = {}
+    for label, options in TIMER_ADVANCES:
+        flags = list(TIMER_PLATFORM) + ["--args", options, "--timeout", str(timeout_s)]
+        guests = f"linux:name=lx:vcpus=2:mem={VM_MEM}:args=workload={workload}"
+        name = f"linux-timer-{options.replace('=', '')}"
+
+        def measure(name=name, flags=flags, guests=guests):
+            log, rundir = bench.boot(name, flags, guests)
+            got = parse_cyclictest(log, (("lx", 2),), None)
+            vm = got["vms"].get("lx")
+            if not got["ok"] or vm["p50_us"] is None:
+                return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
+            return timer_value(vm), ""
+        cells[label] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
+
+    def table(got):
+        base = got.get(TIMER_ADVANCES[0][0])
+        head = ["timer advance", "p50 us", "p99 us", "avg us", "p50 / off", "p99 / off",
+                "pollux: late ns, mean", "median's log2 bucket from", "waited ms",
+                "advance ns at the end"]
+        rows, chart, ok = [], {"p50 us": [], "p99 us": []}, True
+        for label, _ in TIMER_ADVANCES:
+            runs = got.get(label)
+            if not runs:  # left out by --cells
+                continue
+            row = [label]
+            for field, digits in (("p50_us", 0), ("p99_us", 0), ("avg_us", 1)):
+                est, text = bench.summary(runs, lambda v, f=field: v[f], digits)
+                ok = ok and est is not None
+                if field in ("p50_us", "p99_us"):
+                    chart[field.replace("_", " ")].append(est.value if est else None)
+                row.append(text)
+            row += [bench.ratio(runs, base, lambda v, f=f: v[f])
+                    if base and label != TIMER_ADVANCES[0][0] else "" for f in ("p50_us", "p99_us")]
+            row += [bench.summary(runs, lambda v, f=f: v[f], d)[1]
+                    for f, d in (("late_mean_ns", 0), ("late_median_ns", 0), ("wait_ms", 2))]
+            row.append(", ".join(str(r.value["advance_ns"]) for r in runs if r.value))
+            rows.append(row)
+        return bench.Table(
+            f"KVM's timer advance: Linux on Bochs corei7_skylake_x, 2 CPUs, one 2-vCPU VM, "
+            f"`{workload}`: cyclictest's wake-up latency (p50, p99, mean) per setting, the median "
+            f"of --runs {a.runs} seeded runs [95% CI], ratios of the medians to off [95% CI] "
+            "(lower is better); pollux's lateness per timer interrupt and the advance's waits "
+            "over the whole boot", head, rows, [r[0] for r in rows], chart, ok)
+    return bench.Scenario("linux-timer", cells, table)
+
