@@ -196,10 +196,17 @@ fuzz: deps $(FUZZ_BINS)
 		$(if $(FUZZ_ONLY),--only $(FUZZ_ONLY)) $(FUZZ_BINS)
 
 # B=<scenario> runs one (tools/bench.py --help names them); RUNS=N runs each claim cell
-# N times (default 10; with bench-full every cell).
+# N times (default 10; with bench-full every cell, and a Linux matrix's cells N boots).
+# The Linux matrices across sessions (docs/linux.md, "Running a matrix"): PLAN=1 prints
+# the plan and runs nothing, RESUME=1 continues bench-results/<scenario>.json, HOURS=H
+# starts no boot that would not end within H hours.
 B ?=
 RUNS ?=
-BENCH_FLAGS = $(if $(B),--only $(B)) $(if $(RUNS),--runs $(RUNS))
+PLAN ?=
+RESUME ?=
+HOURS ?=
+BENCH_FLAGS = $(if $(B),--only $(B)) $(if $(RUNS),--runs $(RUNS)) $(if $(PLAN),--plan) \
+	$(if $(RESUME),--resume) $(if $(HOURS),--hours $(HOURS))
 # When make started, for bench.py's total (its builds come before it runs).
 bench bench-full: export POLLUX_MAKE_START := $(shell date +%s.%N)
 bench: deps all floor counts $(BUILD)/linux/initrd.cpio

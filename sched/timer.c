@@ -17,6 +17,32 @@ struct timer_queue {
 
 static struct timer_queue queues[MAX_CPUS];
 
+/* Program this CPU's APIC timer for host TSC d (0 = stop). Interrupts off. */
+static void apic_timer_set(struct timer_queue *q, uint64_t d)
+{
+    q->programmed = d;
+    if (q->tsc_deadline) {
+        lapic_timer_tsc_deadline(d);
+        return;
+    }
+    if (!d) {
+        lapic_timer_stop();
+        return;
+    }
+    uint64_t now = rdtsc();
+    /* Rounded up: the interrupt must never come before the deadline. */
+    uint64_t ahead = d > now ? d - now : 0;
+    uint64_t ticks = ahead > (UINT64_MAX - tsc_khz) / lapic_timer_khz
+                         ? UINT64_MAX
+                         : (ahead * lapic_timer_khz + tsc_khz - 1) / tsc_khz;
+    if (!ticks)
+        ticks = 1;
+    /* A far deadline is reached in steps: the CPU reprograms after each interrupt. */
+    if (ticks > 0xffffffffu)
+        ticks = 0xffffffffu;
+    lapic_timer_oneshot((uint32_t)ticks);
+}
+
 void timer_init(struct timer *t, void (*fn)(struct timer *t, uint64_t now))
 {
     t->fn = fn;
@@ -67,9 +93,18 @@ void timer_arm(struct timer *t, unsigned cpu, uint64_t deadline)
     *p = t;
     __atomic_store_n(&t->cpu, (int)cpu, __ATOMIC_RELEASE);
     bool earliest = q->head == t;
+    bool here = cpu == this_cpu()->cpu;
+    /*
+     * This CPU's APIC timer may be set too late: bring it forward now. The
+     * exit fast path enters the guest again without host_timer_program, so a
+     * deadline the guest armed there would otherwise wait for the next full
+     * exit. Only ever earlier: the interrupt then reprograms for the rest.
+     */
+    if (earliest && here && (!q->programmed || deadline < q->programmed))
+        apic_timer_set(q, deadline);
     spin_unlock_irqrestore(&q->lock, flags);
     /* Another CPU's APIC timer may now be set too late: make it look again. */
-    if (earliest && cpu != this_cpu()->cpu)
+    if (earliest && !here)
         sched_kick(cpu);
 }
 
@@ -112,27 +147,7 @@ void host_timer_program(uint64_t extra)
         d = extra;
     if (d == q->programmed)
         return;
-    q->programmed = d;
-    if (q->tsc_deadline) {
-        lapic_timer_tsc_deadline(d);
-        return;
-    }
-    if (!d) {
-        lapic_timer_stop();
-        return;
-    }
-    uint64_t now = rdtsc();
-    /* Rounded up: the interrupt must never come before the deadline. */
-    uint64_t ahead = d > now ? d - now : 0;
-    uint64_t ticks = ahead > (UINT64_MAX - tsc_khz) / lapic_timer_khz
-                         ? UINT64_MAX
-                         : (ahead * lapic_timer_khz + tsc_khz - 1) / tsc_khz;
-    if (!ticks)
-        ticks = 1;
-    /* A far deadline is reached in steps: the CPU reprograms after each interrupt. */
-    if (ticks > 0xffffffffu)
-        ticks = 0xffffffffu;
-    lapic_timer_oneshot((uint32_t)ticks);
+    apic_timer_set(q, d);
 }
 
 void host_timer_init(void)

@@ -10,7 +10,9 @@
  * Contract: a timer belongs to one CPU's queue at a time. timer_arm and
  * timer_cancel may be called from any CPU (the queue is locked); arming a
  * timer that becomes the earliest on another CPU kicks that CPU so it
- * reprograms its APIC. The callback may re-arm its own timer.
+ * reprograms its APIC, and on this CPU brings its APIC timer forward at once
+ * (the exit fast path enters again without host_timer_program). The callback
+ * may re-arm its own timer.
  */
 #ifndef POLLUX_SCHED_TIMER_H
 #define POLLUX_SCHED_TIMER_H

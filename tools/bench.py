@@ -59,7 +59,13 @@ countonly: spinlock at 4 CPUs 2x on Bochs ryzen, whose pause filter has
 no threshold: pollux's count-only spins (the default) against KVM's
 choice there (`pause_filter_count_only=off`) and `ple=off`, --runs runs.
 --full adds the Linux scenarios of tools/bench_linux.py, when present
-(`make bench-full`).
+(`make bench-full`). Its matrices on Bochs run their workload several times
+per boot (a value with "reps"; the first a warm-up), summarised by a
+two-level bootstrap (boots, then repetitions), over the boots and cells of
+their budgets; each finished boot is appended to bench-results/<scenario>.json
+with the code's commit, so that --resume continues a matrix in a later
+session, and --plan prints what a run would boot and how long it should take
+(docs/linux.md, "Running a matrix").
 Every boot writes its console log under build/bench/<cell>/run-<r>/; the
 run writes build/bench/results.json (every run: seed, raw value, log; and
 each table) and a chart per table (tools/plot.py).
@@ -77,7 +83,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from benchstats import format_estimate, format_ratio, median_estimate, ratio_estimate  # noqa: E402
+from benchstats import (cluster_median_estimate, cluster_ratio_estimate, format_estimate,  # noqa: E402
+                        format_ratio, format_spread, median_estimate, ratio_estimate, spread)
 from consolelog import ConsoleLog  # noqa: E402
 
 OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
@@ -275,10 +282,13 @@ def yield_cell(platform, cpus, policy_args, vcpus, vms, cycles):
 
 class Cell:
     """One configuration of a scenario: measure() boots it once and returns (value, error);
-    seeds: the seed of each run (None: unseeded, deterministic without one)."""
+    seeds: the seed of each run (None: unseeded, deterministic without one); reps: the runs
+    of its workload inside each boot (a value with "reps", below); boot_s: what one boot is
+    expected to take, in wall seconds with two emulators at once (--plan), None if unknown."""
 
-    def __init__(self, flags, measure, seeds):
+    def __init__(self, flags, measure, seeds, reps=1, boot_s=None):
         self.flags, self.measure, self.seeds = flags, measure, seeds
+        self.reps, self.boot_s = reps, boot_s
 
     def platform(self):
         """What the boot time depends on: the emulator and its CPUs (the progress estimate)."""
@@ -309,20 +319,58 @@ def failure(runs):
     return f"{failed[0].error} ({len(failed)} of {len(runs)} runs failed)" if failed else ""
 
 
+def measured(value):
+    """A run's measured repetitions: a value with "reps" (a boot that ran its workload several
+    times, tools/bench_linux.py) holds one dict per repetition, the first a warm-up when there
+    are more; any other value is one measurement."""
+    if isinstance(value, dict) and "reps" in value:
+        reps = value["reps"]
+        return reps[1:] if len(reps) > 1 else reps
+    return [value]
+
+
+def repeated(runs):
+    return any(isinstance(r.value, dict) and "reps" in r.value for r in runs)
+
+
+def boots(runs, pick):
+    """Per run, pick of each measured repetition."""
+    return [[pick(v) for v in measured(r.value)] for r in runs]
+
+
+def pooled(runs, pick):
+    """pick of every measured repetition of every run."""
+    return [x for b in boots(runs, pick) for x in b]
+
+
+def estimate(runs, pick=lambda v: v):
+    """The median of one field and its interval: the two-level bootstrap (boots, then the
+    repetitions in each) when the runs repeat their workload, the plain one otherwise."""
+    if repeated(runs):
+        return cluster_median_estimate(boots(runs, pick))
+    return median_estimate([pick(r.value) for r in runs])
+
+
 def summary(runs, pick=lambda v: v, digits=0):
     """(Estimate, `median [low, high]`) of one field of a cell's runs; (None, error) if a
     run failed."""
     err = failure(runs)
     if err:
         return None, err
-    est = median_estimate([pick(r.value) for r in runs])
+    est = estimate(runs, pick)
     return est, format_estimate(est, digits)
 
 
 def ratio(runs, base, pick=lambda v: v):
-    """`ratio [low, high]` of the medians of one field of two cells' runs; "" if one failed."""
+    """`ratio [low, high]` of the medians of one field of two cells' runs; "" if one failed.
+    Runs that repeat their workload: the two-level bootstrap, the boots paired by seed when
+    both cells ran the same seeds (benchstats.cluster_ratio_estimate)."""
     if failure(runs) or failure(base):
         return ""
+    if repeated(runs) or repeated(base):
+        return format_ratio(cluster_ratio_estimate(boots(runs, pick), boots(base, pick),
+                                                   [r.seed for r in runs],
+                                                   [r.seed for r in base]))
     return format_ratio(ratio_estimate([pick(r.value) for r in runs],
                                        [pick(r.value) for r in base]))
 
@@ -345,10 +393,40 @@ class Table:
 
 
 class Scenario:
-    """cells: key -> Cell; table: the runs by key -> Table."""
+    """cells: key -> Cell; table: the runs by key -> Table; matrix: a Matrix, for a scenario
+    whose boots are recorded as they finish (--full) so that --resume continues it."""
 
-    def __init__(self, name, cells, table):
-        self.name, self.cells, self.table = name, cells, table
+    def __init__(self, name, cells, table, matrix=None):
+        self.name, self.cells, self.table, self.matrix = name, cells, table, matrix
+
+
+class Matrix:
+    """What --plan prints and the results file needs beyond the cells: metric (label, pick,
+    digits), the value whose spreads within and between boots the claim cells report; claims,
+    the keys of the cells that decide a claim; cut, {key: why} of the cells left out."""
+
+    def __init__(self, metric, claims, cut):
+        self.metric, self.claims, self.cut = metric, claims, cut
+
+
+def spread_table(scenario, got):
+    """Per claim cell: boots, repetitions, the metric's median and its spreads within a boot
+    and between boots (benchstats.spread), so a reader sees what the repetitions bought."""
+    label, pick, digits = scenario.matrix.metric
+    rows = []
+    for key in scenario.matrix.claims:
+        runs = got.get(key)
+        if not runs or failure(runs):
+            continue
+        cell = scenario.cells[key]
+        est, text = summary(runs, pick, digits)
+        rows.append([job_key_text(key), str(len(runs)), f"{cell.reps} (1 warm-up)"
+                     if cell.reps > 1 else "1", text,
+                     format_spread(spread(boots(runs, pick)), digits + 1)])
+    return Table(f"{scenario.name}, claim cells: {label}, the median [95% CI, two-level "
+                 "bootstrap], and its standard deviation within a boot (over its measured "
+                 "repetitions) and between boots (of their means)",
+                 ["cell", "boots", "repetitions", label, "spread"], rows, [], {}, True)
 
 
 # The exit scenario's platforms: (name in exit.json, flags, exitbench mode argument).
@@ -869,6 +947,124 @@ def job_key_text(key):
     return key if isinstance(key, str) else ", ".join(str(k) for k in key)
 
 
+def key_json(key):
+    """A cell's key as results files write it: a list of strings."""
+    return [str(k) for k in ([key] if isinstance(key, str) else key)]
+
+
+# ---- A matrix across sessions (docs/linux.md, "Running a matrix"): its boots are appended to
+# bench-results/<scenario>.json as they finish, each with the code's commit and whether the
+# tree was clean; --resume skips the boots already there and refuses a file of another
+# commit. The files are small (values, not logs): committed, a later session on a new
+# machine resumes them.
+RESULTS_DIR = os.path.join(ROOT, "bench-results")
+
+
+def tree_state(root=ROOT):
+    """(the commit of the code, whether the tree is clean), the results files aside: the code's
+    commit is the last that changed anything outside bench-results/, so committing a session's
+    results there leaves it as it was and the next session resumes."""
+    def git(*args):
+        return subprocess.run(["git", "-C", root] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, check=True).stdout
+    outside = ["--", ".", ":(exclude)bench-results"]
+    status = git("status", "--porcelain", *outside)
+    return git("log", "-1", "--format=%H", *outside).strip(), not status.strip()
+
+
+class Results:
+    """One matrix's results file: {"matrix", "commit", "boots": [one record per finished boot,
+    in the order they finished]}; a boot's record: scenario, cell (key_json), run, seed,
+    commit, clean, reps, value (None if it failed), error, logs, wall_s. A later record of the
+    same cell and seed (a failed boot run again) replaces an earlier one."""
+
+    def __init__(self, path, name, commit, clean, resume):
+        self.path, self.commit, self.clean = path, commit, clean
+        self.lock = threading.Lock()
+        rel = os.path.relpath(path, ROOT)
+        if os.path.exists(path):
+            with open(path) as f:
+                self.data = json.load(f)
+            had = self.data["commit"]
+            if not resume:
+                raise SystemExit(f"bench: {rel} exists ({len(self.data['boots'])} boots at "
+                                 f"{had[:12]}): --resume (RESUME=1) continues it; move it away "
+                                 "to start over")
+            if had != commit:
+                raise SystemExit(f"bench: {rel} holds boots of commit {had[:12]}, the code is at "
+                                 f"{commit[:12]}: a matrix never mixes commits; check out "
+                                 f"{had[:12]} to resume it, or move the file away to start over")
+        else:
+            self.data = {"matrix": name, "commit": commit, "boots": []}
+
+    def latest(self):
+        """(cell, seed) -> the last record of that boot."""
+        return {(tuple(b["cell"]), b["seed"]): b for b in self.data["boots"]}
+
+    def done(self):
+        """(cell, seed) -> the record of each boot that gave a value."""
+        return {k: b for k, b in self.latest().items() if b["value"] is not None}
+
+    def append(self, job):
+        record = {"scenario": job.scenario.name, "cell": key_json(job.key),
+                  "commit": self.commit, "clean": self.clean, "reps": job.cell.reps,
+                  **job.run.as_json()}
+        with self.lock:
+            self.data["boots"].append(record)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = self.path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(self.data, f, indent=1)
+                f.write("\n")
+            os.replace(tmp, self.path)
+
+
+def boots_to_run(scenarios, done):
+    """A Job per boot of every cell, but those done: {scenario: {(key_json tuple, seed)}}."""
+    return [Job(s, key, cell, index, seed) for s in scenarios for key, cell in s.cells.items()
+            for index, seed in enumerate(cell.seeds)
+            if (tuple(key_json(key)), seed) not in done.get(s.name, {})]
+
+
+def recorded_run(record):
+    run = Run(record["run"], record["seed"])
+    run.value, run.error = record["value"], record["error"]
+    run.logs, run.wall_s = record["logs"], record["wall_s"]
+    return run
+
+
+def plan(scenario, done, jobs):
+    """(lines, seconds): --plan's table of a scenario, per cell its boots (and how many are
+    done), repetitions and estimated hours, then the cells cut and why; seconds: what its
+    boots still to run should take with jobs emulators at once (a cell that runs alone, one
+    at a time), None if a cell has no estimate. done: (key_json tuple, seed) of the finished
+    boots."""
+    lines = [f"{scenario.name}:", "| cell | boots (done) | repetitions | min per boot | h left |",
+             "|---|---:|---:|---:|---:|"]
+    total = 0.0
+    for key, cell in scenario.cells.items():
+        k = tuple(key_json(key))
+        finished = sum((k, seed) in done for seed in cell.seeds)
+        left = len(cell.seeds) - finished
+        if cell.boot_s is None:
+            total, hours = None, "?"
+        else:
+            seconds = left * cell.boot_s / (1 if cell.alone() else jobs)
+            total = total + seconds if total is not None else None
+            hours = f"{seconds / 3600:.2f}"
+        each = f"{cell.boot_s / 60:.1f}" if cell.boot_s is not None else "?"
+        lines.append(f"| {job_key_text(key)} | {len(cell.seeds)} ({finished}) | {cell.reps} | "
+                     f"{each} | {hours} |")
+    reasons = {}
+    for key, why in (scenario.matrix.cut.items() if scenario.matrix else ()):
+        reasons.setdefault(why, []).append(job_key_text(key))
+    lines += [f"cut ({why}): {'; '.join(keys)}" for why, keys in reasons.items()]
+    hours = f"{total / 3600:.2f} h" if total is not None else "unknown"
+    lines.append(f"{scenario.name}: {sum(len(c.seeds) for c in scenario.cells.values())} boots, "
+                 f"{hours} left with {jobs} emulators at once")
+    return lines, total
+
+
 class Job:
     def __init__(self, scenario, key, cell, index, seed):
         self.scenario, self.key, self.cell = scenario, key, cell
@@ -902,9 +1098,11 @@ def remaining_seconds(pending, durations, max_emulators):
     return total
 
 
-def run_jobs(jobs, max_emulators):
+def run_jobs(jobs, max_emulators, finished=lambda job: None, deadline=None):
     """Every job in the given order: up to max_emulators at once, a job whose cell runs alone
-    with nothing beside it; a progress line per boot."""
+    with nothing beside it; a progress line per boot, and finished(job) as each ends. None
+    starts that would not end by deadline (time.monotonic(), the cell's boot_s estimate);
+    returns the jobs that ran."""
     cond = threading.Condition()
     state = {"running": 0, "alone": False, "done": 0}
     durations, pending = {}, list(jobs)
@@ -921,6 +1119,7 @@ def run_jobs(jobs, max_emulators):
             state["alone"] = False
             durations.setdefault(job.cell.platform(), []).append(job.run.wall_s)
             pending.remove(job)
+            finished(job)
             left = remaining_seconds(pending, durations, max_emulators)
             outcome = "ok" if job.run.value is not None else job.run.error
             estimate = f", about {round(left / 60)} min left" if left is not None else ""
@@ -929,12 +1128,19 @@ def run_jobs(jobs, max_emulators):
                   flush=True)
             cond.notify_all()
 
-    threads = []
+    threads, started = [], []
     for job in jobs:
         with cond:
             while state["alone"] or state["running"] >= max_emulators or \
                     (job.cell.alone() and state["running"]):
                 cond.wait()
+            if deadline is not None and time.monotonic() + (job.cell.boot_s or 0) > deadline:
+                print(f"bench: --hours: {len(jobs) - len(started)} boots would not end in "
+                      "time and do not start",
+                      file=sys.stderr, flush=True)
+                pending[:] = [j for j in pending if j in started]
+                break
+            started.append(job)
             state["running"] += 1
             state["alone"] = job.cell.alone()
         t = threading.Thread(target=work, args=(job,))
@@ -942,6 +1148,7 @@ def run_jobs(jobs, max_emulators):
         threads.append(t)
     for t in threads:
         t.join()
+    return started
 
 
 def main():
@@ -952,9 +1159,22 @@ def main():
                    "make bench; with --full all)")
     p.add_argument("--full", action="store_true", help="every cell of every scenario with "
                    "--runs runs, and the Linux scenarios (make bench-full)")
-    p.add_argument("--runs", type=int, default=RUNS_DEFAULT,
+    p.add_argument("--runs", type=int, default=None,
                    help=f"runs of each cell that decides a claim (default {RUNS_DEFAULT}; "
-                   "with --full of every cell)")
+                   "with --full of every cell; the Linux matrices' boots per cell default to "
+                   "their budget, tools/bench_linux.py BUDGETS)")
+    p.add_argument("--reps", type=int, default=None,
+                   help="runs of the workload inside each boot of a Linux matrix, the first a "
+                   "warm-up (default: its budget's)")
+    p.add_argument("--plan", action="store_true", help="print each scenario's cells, boots, "
+                   "repetitions and estimated hours (and what a results file already holds), "
+                   "and run nothing")
+    p.add_argument("--hours", type=float, default=None, help="start no boot that would not "
+                   "end within this many hours, by its estimate (a session's share of a "
+                   "matrix; --resume continues it)")
+    p.add_argument("--resume", action="store_true", help="continue the Linux matrices from "
+                   "their bench-results/<scenario>.json (--full), skipping the boots there; "
+                   "refused if that file is of another commit")
     p.add_argument("--scan-runs", type=int, default=SCAN_RUNS_DEFAULT,
                    help=f"runs of the other cells without --full (default {SCAN_RUNS_DEFAULT})")
     p.add_argument("--seed-base", type=int, default=SEED_BASE_DEFAULT,
@@ -971,6 +1191,8 @@ def main():
     # time is most of a boot's cost (Bochs emulates every CPU in one host thread).
     p.add_argument("--spinlock-cycles", type=int, default=20000000)
     a = p.parse_args()
+    a.runs_given = a.runs is not None
+    a.runs = a.runs if a.runs_given else RUNS_DEFAULT
     known = SCENARIOS + linux_scenarios() if a.full else SCENARIOS
     makers = {name: (make, default) for name, make, default in known}
     wanted = a.only.split(",") if a.only else [n for n, (_, d) in makers.items() if d or a.full]
@@ -984,25 +1206,65 @@ def main():
         for s in scenarios:
             s.cells = {key: cell for key, cell in s.cells.items()
                        if any(w in job_key_text(key) for w in wanted_cells)}
-    jobs = [Job(s, key, cell, index, seed) for s in scenarios for key, cell in s.cells.items()
-            for index, seed in enumerate(cell.seeds)]
+    results, done, clean = {}, {}, True
+    if any(s.matrix for s in scenarios):
+        commit, clean = tree_state()
+    for s in scenarios:
+        if s.matrix:
+            path = os.path.join(RESULTS_DIR, f"{s.name}.json")
+            results[s.name] = Results(path, s.name, commit, clean, a.resume or a.plan)
+            done[s.name] = results[s.name].done()
+    total = 0.0
+    for s in (s for s in scenarios if s.matrix or a.plan):
+        lines, seconds = plan(s, done.get(s.name, {}), a.jobs)
+        total = total + seconds if total is not None and seconds is not None else None
+        print("\n".join(lines), file=sys.stderr, flush=True)
+    if a.plan or results:
+        print(f"bench: about {total / 3600:.2f} h left in all" if total is not None else
+              "bench: some cells have no estimate", file=sys.stderr, flush=True)
+    if a.plan:
+        return 0
+    scenarios = [s for s in scenarios if s.cells]  # a matrix cut whole runs nothing
+    if results and not clean:
+        print("bench: the tree has changes: every boot is recorded with clean false",
+              file=sys.stderr, flush=True)
+    jobs = boots_to_run(scenarios, done)
     order_seed = a.order_seed if a.order_seed is not None else random.SystemRandom().randrange(
         1 << 32)
     random.Random(order_seed).shuffle(jobs)
     print(f"bench: {plural(len(jobs), 'boot')} of {plural(len(scenarios), 'scenario')} in the order of "
           f"--order-seed {order_seed}, seeds from {a.seed_base}", file=sys.stderr, flush=True)
     start = time.monotonic()
-    run_jobs(jobs, a.jobs)
+    deadline = time.monotonic() + a.hours * 3600 if a.hours else None
+    jobs = run_jobs(jobs, a.jobs, lambda job: job.scenario.name in results and
+                    results[job.scenario.name].append(job), deadline)
     got = {s.name: {key: [] for key in s.cells} for s in scenarios}
-    for job in sorted(jobs, key=lambda j: j.run.index):
+    for s in scenarios:
+        for key in s.cells:
+            got[s.name][key] += [recorded_run(r) for (k, _), r in done.get(s.name, {}).items()
+                                 if k == tuple(key_json(key))]
+    for job in jobs:
         got[job.scenario.name][job.key].append(job.run)
+    for runs in (r for cells in got.values() for r in cells.values()):
+        runs.sort(key=lambda r: r.index)
     os.makedirs(BENCH_DIR, exist_ok=True)
+    incomplete = [s for s in scenarios if any(len(got[s.name][key]) < len(cell.seeds)
+                                              for key, cell in s.cells.items())]
+    for s in incomplete:
+        have = sum(len(runs) for runs in got[s.name].values())
+        print(f"bench: {s.name}: {have} of {sum(len(c.seeds) for c in s.cells.values())} boots "
+              "ran, no table yet" + ("; --resume continues it" if s.matrix else ""), flush=True)
+    scenarios = [s for s in scenarios if s not in incomplete]
     tables = {s.name: s.table(got[s.name]) for s in scenarios}
+    spreads = {s.name: spread_table(s, got[s.name]) for s in scenarios if s.matrix}
     for s in scenarios:
         print("\n".join(tables[s.name].markdown()), flush=True)
+        if s.name in spreads:
+            print("\n".join(spreads[s.name].markdown()), flush=True)
     with open(os.path.join(BENCH_DIR, "results.json"), "w") as f:
         json.dump({"order_seed": order_seed, "seed_base": a.seed_base,
                    "tables": {name: t.as_json() for name, t in tables.items()},
+                   "spreads": {name: t.as_json() for name, t in spreads.items()},
                    "runs": [dict(scenario=j.scenario.name, cell=[str(k) for k in (
                        [j.key] if isinstance(j.key, str) else j.key)], **j.run.as_json())
                        for j in jobs]}, f, indent=1)
@@ -1017,7 +1279,8 @@ def main():
     print(f"\nbench: {plural(len(scenarios), 'scenario')}, {plural(len(jobs), 'boot')} in "
           f"{took}; raw logs, results.json and the charts in "
           f"{os.path.relpath(BENCH_DIR, ROOT)}/", flush=True)
-    return 0 if all(t.ok for t in tables.values()) and charts.returncode == 0 else 1
+    return 0 if all(t.ok for t in tables.values()) and charts.returncode == 0 and \
+        not incomplete else 1
 
 
 if __name__ == "__main__":

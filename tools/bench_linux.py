@@ -15,6 +15,13 @@ and boots the guest with and without `nopvspin` (virt_spin_lock, the
 test-and-set lock a KVM guest falls back to without PV_UNHALT, against the
 native qspinlock). hackbench runs under each spin policy, cyclictest under
 each halt-polling policy.
+
+A cell's boot may run its workload R times (`reps`: workload=w,w,...), the
+first a warm-up; the init script announces each with a `workload` line and runs
+each between its own pair of trace marks, so a repetition's counters are the
+difference of the two mark rounds (`chain`). The matrices' budgets (`BUDGETS`:
+boots and repetitions per cell, the cells cut and why, the wall time of a boot)
+are what `tools/bench.py --plan` adds up (docs/linux.md, "Running a matrix").
 """
 import os
 import statistics
@@ -57,6 +64,63 @@ STAT_KEYS = ("spins_detected", "spin_yield_attempted", "spin_yield_successful", 
              "directed_yield_successful")
 
 
+def mark_rounds(log, vm):
+    """The VM's `vm` and `devices` records of the rounds its trace marks printed, in order:
+    [(vm record, devices record or {})] (a mark's round has no global record; the stop's
+    round comes after the VM's @vm_stop)."""
+    stats = log.all("stats")
+    global_rounds = {e["round"] for e in stats if e["scope"] == "global"}
+    stop_at = next((i for i, e in enumerate(log.events) if e.name == "vm_stop" and e["vm"] == vm),
+                   len(log.events))
+    devices = {e["round"]: e.body for e in stats if e["scope"] == "devices" and e["vm"] == vm}
+    out = []
+    for i, e in enumerate(log.events):
+        if i >= stop_at:
+            break
+        if e.name == "stats" and e["scope"] == "vm" and e["vm"] == vm and \
+                e["round"] not in global_rounds:
+            out.append((e.body, devices.get(e["round"], {})))
+    return out
+
+
+def delta(later, earlier, key):
+    a, b = later.get(key, 0), earlier.get(key, 0)
+    if isinstance(a, dict):
+        return {k: a.get(k, 0) - b.get(k, 0) for k in set(a) | set(b)}
+    return a - b
+
+
+def chain(log, vm):
+    """The VM's workloads as its init script ran them, or a str saying what does not add up:
+    per `workload` line, {"workload", "bench": the @bench lines up to the next one, "start",
+    "end": the (vm record, devices record) of the mark rounds around it}. Every workload
+    runs between one pair of trace marks (the script's measure), so workload i's are the
+    VM's mark rounds 2i and 2i + 1."""
+    items = []
+    for e in log.all("bench"):
+        if e.vm == vm and e.get("op") == "workload":
+            items.append({"workload": e["workload"], "bench": []})
+        elif e.vm == vm and items:
+            items[-1]["bench"].append(e)
+    rounds = mark_rounds(log, vm)
+    if not items or len(rounds) != 2 * len(items):
+        return f"{vm}: {len(rounds)} mark rounds for {len(items)} workloads, want 2 each"
+    for i, item in enumerate(items):
+        item["start"], item["end"] = rounds[2 * i], rounds[2 * i + 1]
+    return items
+
+
+def repetitions(log, vm, workload):
+    """The VM's runs of workload (its chain's items whose name is workload's), each with
+    `stats`, the STAT_KEYS counted between its marks; or a str, what is missing."""
+    items = chain(log, vm)
+    if isinstance(items, str):
+        return items
+    reps = [dict(item, stats={k: delta(item["end"][0], item["start"][0], k) for k in STAT_KEYS})
+            for item in items if item["workload"].split(":")[0] == workload]
+    return reps or f"{vm}: no {workload} in its chain"
+
+
 def vm_reports(log, vms, workload):
     """Per VM: its init script's lines, @vm_stop and @stats, or the first thing missing."""
     got, errors = {}, []
@@ -82,15 +146,36 @@ def vm_reports(log, vms, workload):
     return got, errors
 
 
+def vm_repetitions(log, name, workload, errors, result):
+    """The VM's repetitions of workload, each result(its @bench lines by op) with `stats`,
+    its counters between its marks; [] with the error appended when they do not add up."""
+    reps = repetitions(log, name, workload)
+    if isinstance(reps, str):
+        errors.append(reps)
+        return []
+    out = []
+    for i, rep in enumerate(reps):
+        ops = {e["op"]: e.body for e in rep["bench"]}
+        got = result(ops) if workload in ops else None
+        if got is None:
+            errors.append(f"{name}: no {workload} result in repetition {i}")
+            return []
+        out.append(dict(got, stats=rep["stats"]))
+    return out
+
+
 def parse_hackbench(log, vms, spinlock):
-    """{"ok", "error", "vms": {name: {"spinlock", "seconds", "stop", "stats"}}}."""
+    """{"ok", "error", "vms": {name: {"spinlock", "seconds", "stop", "stats", "reps":
+    [{"seconds", "stats"}]}}}: seconds the first repetition's, stats the whole boot's."""
     reports, errors = vm_reports(log, vms, "hackbench")
     out = {}
     for name, r in reports.items():
         result = next((e for e in r["ops"] if e["op"] == "hackbench"), None)
         out[name] = {"spinlock": r["found"] and r["found"].get("spinlock"),
                      "seconds": result and result["seconds"], "stop": r["stop"],
-                     "stats": r["stats"]}
+                     "stats": r["stats"],
+                     "reps": vm_repetitions(log, name, "hackbench", errors,
+                                            lambda ops: {"seconds": ops["hackbench"]["seconds"]})}
         if r["found"] and out[name]["spinlock"] != spinlock:
             errors.append(f"{name}: spinlock {out[name]['spinlock']}, want {spinlock}")
     return {"ok": not errors, "error": "; ".join(errors), "vms": out}
@@ -99,8 +184,10 @@ def parse_hackbench(log, vms, spinlock):
 def parse_cyclictest(log, vms, spinlock):
     """{"ok", "error", "vms": {name: {"spinlock", "seconds", "min_us", "avg_us", "max_us",
     "samples", "overflows", "p50_us", "p99_us", "threads": [{"min_us", "avg_us", "max_us",
-    "samples", "overflows"}], "log2_us": [...], "stop", "stats"}}} (docs/linux.md: the result
-    lines). spinlock: what each VM's init script must report (None: anything)."""
+    "samples", "overflows"}], "log2_us": [...], "stop", "stats", "reps": [{"seconds",
+    "min_us", "avg_us", "max_us", "samples", "p50_us", "p99_us", "stats"}]}}}
+    (docs/linux.md: the result lines): the first repetition's, and each repetition's.
+    spinlock: what each VM's init script must report (None: anything)."""
     reports, errors = vm_reports(log, vms, "cyclictest")
     out = {}
     for name, r in reports.items():
@@ -115,7 +202,12 @@ def parse_cyclictest(log, vms, spinlock):
                      "p50_us": pct.get("p50_us"), "p99_us": pct.get("p99_us"),
                      "threads": [{k: v for k, v in t.items() if k not in ("guest", "op")}
                                  for t in threads],
-                     "log2_us": hist.get("log2_us"), "stop": r["stop"], "stats": r["stats"]}
+                     "log2_us": hist.get("log2_us"), "stop": r["stop"], "stats": r["stats"],
+                     "reps": vm_repetitions(log, name, "cyclictest", errors, lambda ops: dict(
+                         {k: ops["cyclictest"][k] for k in ("seconds", "min_us", "avg_us",
+                                                            "max_us", "samples")},
+                         **{k: ops.get("cyclictest_percentiles", {}).get(k)
+                            for k in ("p50_us", "p99_us")}))}
         if total and len(threads) != total["threads"]:
             errors.append(f"{name}: {len(threads)} thread lines of {total['threads']}")
         if spinlock and r["found"] and out[name]["spinlock"] != spinlock:
@@ -135,35 +227,38 @@ class Cell:
     vms: tuple       # ((VM name, vCPUs), ...)
     spinlock: str    # what each VM's init script must report
     timeout_s: int
+    reps: int = 1    # runs of the workload per boot (workload=w,w,...), the first a warm-up
 
     def parse(self, log):
         parser = parse_hackbench if self.workload == "hackbench" else parse_cyclictest
         return parser(log, self.vms, self.spinlock)
 
 
-def cell(workload, layout, lock, policy, timeout_s):
-    """One Cell: workload is `hackbench:<groups>:<loops>` or `cyclictest:<s>:<interval_us>`."""
+def cell(workload, layout, lock, policy, timeout_s, reps=1):
+    """One Cell: workload is `hackbench:<groups>:<loops>` or `cyclictest:<s>:<interval_us>`,
+    run reps times in each boot."""
     kind = workload.split(":")[0]
     layout_label, vms = layout
     lock_label, vm_words, words, spinlock = lock
     policy_label, options = policy
     guests = " ".join(f"linux:name={name}:vcpus={vcpus}:mem={VM_MEM}{vm_words}:args=workload="
-                      f"{workload}{words}" for name, vcpus in vms)
+                      f"{','.join([workload] * reps)}{words}" for name, vcpus in vms)
     flags = PLATFORM + (("--args", options) if options else ())
     name = "-".join(["linux", kind, f"{len(vms)}x{vms[0][1]}",
                      "nopvspin" if words else "pvspin", options.replace("=", "-") or "default"])
     return Cell(name, kind, layout_label, lock_label, policy_label, flags, guests, vms,
-                spinlock, timeout_s)
+                spinlock, timeout_s, reps)
 
 
-def linux_cells(hackbench=(4, 20), cyclictest=(5, 1000), timeout_s=1800):
+def linux_cells(hackbench=(4, 20), cyclictest=(2, 1000), timeout_s=1800, reps=1):
     """Every Linux cell: hackbench -g G -l L per spin policy, cyclictest for S seconds at an
-    interval of I us per halt-polling policy, each in both layouts and with both locks."""
+    interval of I us per halt-polling policy, each in both layouts and with both locks, the
+    workload reps times per boot."""
     hb = f"hackbench:{hackbench[0]}:{hackbench[1]}"
     ct = f"cyclictest:{cyclictest[0]}:{cyclictest[1]}"
-    return ([cell(hb, layout, lock, policy, timeout_s)
+    return ([cell(hb, layout, lock, policy, timeout_s, reps)
              for layout in LAYOUTS for lock in LOCKS for policy in SPIN_POLICIES] +
-            [cell(ct, layout, lock, policy, timeout_s)
+            [cell(ct, layout, lock, policy, timeout_s, reps)
              for layout in LAYOUTS for lock in LOCKS for policy in HALT_POLICIES])
 
 
@@ -186,14 +281,72 @@ def window_report(log, vms):
     return out
 
 
+@dataclass(frozen=True)
+class Budget:
+    """A matrix's share of the 2-core machine, two emulators at once (docs/linux.md, "Running
+    a matrix"): reps per boot (the first a warm-up), boots per cell and per claim cell, the
+    claim cells' keys, cut(key): why a cell is left out (None: it runs), and what a boot
+    takes in wall seconds with another emulator beside it: boot_s without its workload, rep_s
+    per repetition (from the measured boots in docs/linux.md)."""
+    reps: int
+    boots: int
+    claim_boots: int
+    claims: tuple
+    cut: object
+    boot_s: int
+    rep_s: int
+
+    def seconds(self, reps):
+        return self.boot_s + reps * self.rep_s
+
+
+def repetition_count(a, budget):
+    """Repetitions per boot: --reps, else the budget's under --full, else 1 (make bench)."""
+    return a.reps or (budget.reps if a.full else 1)
+
+
+def budget_cell(bench, a, budget, key, flags, measure, reps, runs=None):
+    """The bench Cell of a matrix cell: under --full, --runs seeded boots if given, else the
+    budget's (more for a claim cell); without, runs (make bench's count) or --runs."""
+    if not a.full:
+        boots = runs if runs is not None else a.runs
+    elif a.runs_given:
+        boots = a.runs
+    else:
+        boots = budget.claim_boots if key in budget.claims else budget.boots
+    return bench.Cell(flags, measure, bench.seeded(boots, a), reps, budget.seconds(reps))
+
+
+def budget_matrix(bench, a, budget, metric, cut):
+    """The scenario's Matrix under --full (its boots recorded, --resume), None otherwise."""
+    return bench.Matrix(metric, budget.claims, cut) if a.full else None
+
+
+def per_rep(vms, fields):
+    """A boot's repetitions from its VMs' (parse_* "reps"): per repetition, each field's
+    maximum over the VMs (the slower VM decides) and each VM's own."""
+    counts = {len(v["reps"]) for v in vms.values()}
+    if len(counts) != 1:
+        return None
+    return [{**{f: max(v["reps"][i][f] for v in vms.values()) for f in fields},
+             "vms": {name: v["reps"][i] for name, v in vms.items()}}
+            for i in range(counts.pop())]
+
+
 def scenarios(bench):
     """The Linux scenarios for tools/bench.py --full: each cell of linux_cells() as a bench
     Cell with --runs seeded runs; tables of the medians [95% CI] and the ratios."""
     def make(workload, policies, baseline, lower_better_note):
         def scenario(a):
-            cells, meta = {}, {}
-            for c in linux_cells(timeout_s=1800):
-                if c.workload != workload:
+            budget = BUDGETS[f"linux-{workload}"]
+            reps = repetition_count(a, budget)
+            cells, cut = {}, {}
+            for c in linux_cells(timeout_s=1800, reps=reps):
+                key = (c.layout, c.lock, c.policy)
+                why = budget.cut(key)
+                if c.workload != workload or why:
+                    if why and c.workload == workload:
+                        cut[key] = why
                     continue
                 flags = list(c.flags) + ["--timeout", str(c.timeout_s)]
                 if workload == "hackbench":
@@ -204,20 +357,14 @@ def scenarios(bench):
                     got = c.parse(log)
                     if not got["ok"]:
                         return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-                    vms = got["vms"]
-                    value = {"seconds": max(v["seconds"] for v in vms.values())
-                             if workload == "hackbench" else None,
-                             "avg_us": max(v["avg_us"] for v in vms.values())
-                             if workload == "cyclictest" else None,
-                             "max_us": max(v["max_us"] for v in vms.values())
-                             if workload == "cyclictest" else None,
-                             "vms": vms}
+                    fields = ("seconds",) if workload == "hackbench" else ("avg_us", "max_us")
+                    value = {"reps": per_rep(got["vms"], fields)}
+                    if value["reps"] is None:
+                        return None, f"the VMs ran their workload unequally (see {rundir})"
                     if workload == "hackbench":
                         value["window"] = window_report(log, c.vms)
                     return value, ""
-                key = (c.layout, c.lock, c.policy)
-                cells[key] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
-                meta[key] = c
+                cells[key] = budget_cell(bench, a, budget, key, flags, measure, reps)
 
             def table(got):
                 field = "seconds" if workload == "hackbench" else "avg_us"
@@ -230,25 +377,30 @@ def scenarios(bench):
                     for lock, *_ in LOCKS:
                         row = [f"{layout}, {lock}"]
                         for p, _ in policies:
-                            est, text = bench.summary(got[(layout, lock, p)],
-                                                      lambda v: v[field], 2)
-                            ok = ok and est is not None
+                            runs = got.get((layout, lock, p))
+                            est, text = bench.summary(runs, lambda v: v[field], 2) if runs \
+                                else (None, "cut")
+                            ok = ok and (est is not None or runs is None)
                             chart[p].append(est.value if est else None)
                             row.append(text)
-                        base = got[(layout, lock, baseline)]
-                        row += [bench.ratio(got[(layout, lock, p)], base, lambda v: v[field])
-                                for p, _ in policies if p != baseline]
+
+                        def ratio(p, q):
+                            runs, base = got.get((layout, lock, p)), got.get((layout, lock, q))
+                            return bench.ratio(runs, base, lambda v: v[field]) \
+                                if runs and base else ""
+                        row += [ratio(p, baseline) for p, _ in policies if p != baseline]
                         if workload == "hackbench":
-                            row.append(bench.ratio(got[(layout, lock, SPIN_POLICIES[3][0])],
-                                                   got[(layout, lock, SPIN_POLICIES[2][0])],
-                                                   lambda v: v[field]))
+                            row.append(ratio(SPIN_POLICIES[3][0], SPIN_POLICIES[2][0]))
                         rows.append(row)
                 return bench.Table(
                     f"Linux on Bochs corei7_skylake_x, 4 CPUs, 8 vCPUs (2x), `{workload}`: "
                     f"{field} per policy, the median of the runs [95% CI], and the ratios of the "
-                    f"medians [95% CI] ({lower_better_note})", head, rows,
-                    [r[0] for r in rows], chart, ok)
-            return bench.Scenario(f"linux-{workload}", cells, table)
+                    f"medians [95% CI] ({lower_better_note}); {reps} runs of the workload per "
+                    "boot, the first a warm-up", head, rows, [r[0] for r in rows], chart, ok)
+            metric = ("hackbench s", lambda v: v["seconds"], 2) if workload == "hackbench" \
+                else ("cyclictest avg us", lambda v: v["avg_us"], 1)
+            return bench.Scenario(f"linux-{workload}", cells, table,
+                                  budget_matrix(bench, a, budget, metric, cut))
         return scenario
     return [("linux-pivot", lambda a: pivot_scenario(bench, a)),
             ("linux-pv", lambda a: pv_scenario(bench, a)),
@@ -279,22 +431,29 @@ PV_WORKLOAD = "hackbench:4:20"
 PV_LAYOUT = LAYOUTS[0]
 
 
-def pv_cell(lock, policy, timeout_s=1800):
+def pv_cell(lock, policy, timeout_s=1800, reps=1):
     """One linux-pv Cell: lock a PV_LOCKS entry, policy a PV_POLICIES one."""
     label, pv_ple, pv_all, words, spinlock = lock
     policy_label, options = policy
     pv = pv_all if policy_label == PV_SET else pv_ple
-    c = cell(PV_WORKLOAD, PV_LAYOUT, (label, f":pv={pv}", words, spinlock), policy, timeout_s)
+    c = cell(PV_WORKLOAD, PV_LAYOUT, (label, f":pv={pv}", words, spinlock), policy, timeout_s,
+             reps)
     slug = {"none": "none", "all": "all", "pv_unhalt": "unhalt"}.get(pv, "allbutunhalt")
     return Cell(f"{c.name}-pv-{slug}", c.workload, c.layout, label, policy_label, c.flags,
-                c.guests, c.vms, spinlock, timeout_s)
+                c.guests, c.vms, spinlock, timeout_s, reps)
 
 
 def pv_scenario(bench, a):
-    cells = {}
+    budget = BUDGETS["linux-pv"]
+    reps = repetition_count(a, budget)
+    cells, cut = {}, {}
     for lock in PV_LOCKS:
         for policy in PV_POLICIES:
-            c = pv_cell(lock, policy)
+            c = pv_cell(lock, policy, reps=reps)
+            key = (c.lock, c.policy)
+            if budget.cut(key):
+                cut[key] = budget.cut(key)
+                continue
             flags = list(c.flags) + ["--timeout", str(c.timeout_s)]
 
             def measure(c=c, flags=flags):
@@ -302,9 +461,8 @@ def pv_scenario(bench, a):
                 got = c.parse(log)
                 if not got["ok"]:
                     return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-                vm = got["vms"]["lx"]
-                return {"seconds": vm["seconds"], "stats": vm["stats"]}, ""
-            cells[(c.lock, c.policy)] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
+                return {"reps": got["vms"]["lx"]["reps"]}, ""
+            cells[key] = budget_cell(bench, a, budget, key, flags, measure, reps)
 
     def table(got):
         head = ["lock"] + [p for p, _ in PV_POLICIES] + [f"{PV_SET} / {SPIN_POLICIES[3][0]}"]
@@ -328,11 +486,13 @@ def pv_scenario(bench, a):
                         [""] * len(PV_POLICIES))
         return bench.Table(
             "KVM's PV scheduling interfaces: Linux on Bochs corei7_skylake_x, 4 CPUs, one 8-vCPU "
-            f"VM (2x), `hackbench -g 4 -l 20`: seconds per spinlock and policy, the median of "
-            f"--runs {a.runs} seeded runs [95% CI], and ratios of the medians [95% CI] (lower is "
-            "better; the goal: the claim's ratio at most 1/1.3 = 0.77)",
+            f"VM (2x), `hackbench -g 4 -l 20`, {reps} times per boot (the first a warm-up): "
+            "seconds per spinlock and policy, the median of the boots' runs [95% CI], and ratios "
+            "of the medians [95% CI] (lower is better; the goal: the claim's ratio at most "
+            "1/1.3 = 0.77)",
             head, rows, [r[0] for r in rows[:len(PV_LOCKS)]], chart, ok)
-    return bench.Scenario("linux-pv", cells, table)
+    return bench.Scenario("linux-pv", cells, table, budget_matrix(
+        bench, a, budget, ("hackbench s", lambda v: v["seconds"], 2), cut))
 
 
 # The hackbench question (docs/directed_yield.md): the configuration where QEMU once showed
@@ -342,6 +502,8 @@ PIVOT_POLICIES = (SPIN_POLICIES[2], SPIN_POLICIES[3])
 
 
 def pivot_scenario(bench, a):
+    budget = BUDGETS["linux-pivot"]
+    reps = repetition_count(a, budget)
     cells = {}
     for label, options in PIVOT_POLICIES:
         # The default ring of 4096 records: the window's last records, a sample (dropped says
@@ -349,16 +511,16 @@ def pivot_scenario(bench, a):
         flags = bench.with_hv_args(list(PIVOT_PLATFORM) + ["--timeout", "1800"],
                                    f"{options} trace=sched trace_window=marker".strip())
         c = cell("hackbench:4:20", ("one 4-vCPU VM", (("lx", 4),)), LOCKS[0],
-                 (label, options), 1800)
+                 (label, options), 1800, reps)
 
         def measure(c=c, flags=flags):
             log, rundir = bench.boot(c.name + "-2cpu", flags, c.guests)
             got = c.parse(log)
             if not got["ok"]:
                 return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-            return {"seconds": got["vms"]["lx"]["seconds"],
+            return {"reps": got["vms"]["lx"]["reps"],
                     "window": window_report(log, c.vms)["lx"]}, ""
-        cells[label] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
+        cells[label] = budget_cell(bench, a, budget, label, flags, measure, reps)
 
     def table(got):
         keys = ("spins", "boosts", "repeat_boosts", "vm_repeat_boosts", "cross_cpu_takes",
@@ -379,12 +541,14 @@ def pivot_scenario(bench, a):
         return bench.Table(
             "The hackbench question: Linux (`pv=none`, test-and-set virt_spin_lock), 4 vCPUs on "
             "2 CPUs of Bochs corei7_skylake_x, `hackbench -g 4 -l 20`: its seconds per pivot, "
-            "the median [95% CI], the ratio (lower is better), and per run, from the workload's "
-            "trace window (tools/yield_report.py), the medians of spins, boosts, boosts of the "
+            f"the median [95% CI] of {reps} runs per boot (the first a warm-up), the ratio (lower "
+            "is better), and per boot, from the trace windows of all its runs (tools/"
+            "yield_report.py), the medians of spins, boosts, boosts of the "
             "target the same spinner boosted last (repeat) or the VM boosted last, takes from "
             "another CPU, hand-offs that ended within 1 ms, and records dropped",
             head, rows, [r[0] for r in rows[:-1]], chart, ok)
-    return bench.Scenario("linux-pivot", cells, table)
+    return bench.Scenario("linux-pivot", cells, table, budget_matrix(
+        bench, a, budget, ("hackbench s", lambda v: v["seconds"], 2), {}))
 
 
 # ---- virtio-net round trips (docs/virtio.md, "Benchmark"): the seeds' guest-to-guest table.
@@ -429,89 +593,78 @@ def guest_slug(words):
     return "napitx0" if "napi_tx=0" in words else "guesthp"
 
 
-def net_guests(words):
+def net_guests(words, reps=1):
+    """The server, and the client: idle, then reps sockperf runs (the server serves until
+    the client's chain ends)."""
+    client = ",".join([f"net-client:10.0.0.1:{NET_SECONDS}"] * reps)
     return (f"linux:name=srv:pin=0:net=lan0:args=workload=net-server{words} "
-            f"linux:name=cli:pin=1:net=lan0:args=workload=idle:{NET_IDLE_S},"
-            f"net-client:10.0.0.1:{NET_SECONDS}{words}")
-
-
-def mark_rounds(log, vm):
-    """The VM's `vm` and `devices` records of the rounds its trace marks printed, in order:
-    [(vm record, devices record or {})] (a mark's round has no global record; the stop's
-    round comes after the VM's @vm_stop)."""
-    stats = log.all("stats")
-    global_rounds = {e["round"] for e in stats if e["scope"] == "global"}
-    stop_at = next((i for i, e in enumerate(log.events) if e.name == "vm_stop" and e["vm"] == vm),
-                   len(log.events))
-    devices = {e["round"]: e.body for e in stats if e["scope"] == "devices" and e["vm"] == vm}
-    out = []
-    for i, e in enumerate(log.events):
-        if i >= stop_at:
-            break
-        if e.name == "stats" and e["scope"] == "vm" and e["vm"] == vm and \
-                e["round"] not in global_rounds:
-            out.append((e.body, devices.get(e["round"], {})))
-    return out
-
-
-def delta(later, earlier, key):
-    a, b = later.get(key, 0), earlier.get(key, 0)
-    if isinstance(a, dict):
-        return {k: a.get(k, 0) - b.get(k, 0) for k in set(a) | set(b)}
-    return a - b
+            f"linux:name=cli:pin=1:net=lan0:args=workload=idle:{NET_IDLE_S},{client}{words}")
 
 
 def parse_net(log):
-    """{"ok", "error", and: udp/tcp {median_us, p99_us, mean_us, count}; idle_poll_ms_per_s (the
-    client's host polling while the pair idles); per_rt: exits by reason, notifies and
-    interrupts per round trip over the sockperf window (both protocols)}."""
-    bench = {}
-    for e in log.all("bench"):
-        if e.vm == "cli" and e.get("op") == "sockperf":
-            bench[e["proto"]] = e.body
+    """{"ok", "error", "reps": per net-client of the client's chain, {udp/tcp {median_us,
+    p99_us, mean_us, count}; idle_poll_ms_per_s (the client's host polling while the pair
+    idled, before the first: the same in every repetition); per_rt: exits by reason,
+    notifies and interrupts per round trip over its sockperf window (both protocols)}}."""
     errors = []
-    if sorted(bench) != ["tcp", "udp"]:
-        errors.append(f"sockperf results {sorted(bench)}")
     stop = {e["vm"]: e["reason"] for e in log.all("vm_stop")}
     if stop != {"srv": "poweroff", "cli": "poweroff"}:
         errors.append(f"VM stops {stop}")
-    rounds = mark_rounds(log, "cli")
-    if len(rounds) < 4:
-        errors.append(f"{len(rounds)} mark rounds of the client, want 4")
+    items = chain(log, "cli")
+    if isinstance(items, str):
+        return {"ok": False, "error": "; ".join(errors + [items])}
+    idle = [i for i in items if i["workload"].startswith("idle")]
+    clients = [i for i in items if i["workload"].startswith("net-client")]
+    if len(idle) != 1 or not clients:
+        errors.append(f"the client's chain {[i['workload'] for i in items]}")
+    reps = []
+    for n, item in enumerate(clients):
+        bench = {e["proto"]: e.body for e in item["bench"] if e.get("op") == "sockperf"}
+        if sorted(bench) != ["tcp", "udp"]:
+            errors.append(f"sockperf results {sorted(bench)} in repetition {n}")
+        reps.append((item, bench))
     if errors:
         return {"ok": False, "error": "; ".join(errors)}
-    (idle0, _), (idle1, _), (net0, dev0), (net1, dev1) = rounds[:4]
+    (idle0, _), (idle1, _) = idle[0]["start"], idle[0]["end"]
     idle_s = delta(idle1, idle0, "t") / 1e9
     polled_ns = delta(idle1, idle0, "halt_poll_success_ns") + delta(idle1, idle0,
                                                                     "halt_poll_fail_ns")
-    rts = bench["udp"]["count"] + bench["tcp"]["count"]
-    exits = delta(net1, net0, "exits")
-    net0d, net1d = dev0.get("virtio-net", {}), dev1.get("virtio-net", {})
-    per_rt = {k: exits.get(k, 0) / rts for k in NET_EXIT_REASONS}
-    per_rt["all"] = sum(exits.values()) / rts
-    npf = delta(net1, net0, "npf_exits")
-    per_rt.update({f"npf:{d}": npf.get(d, 0) / rts for d in NET_NPF_DEVICES})
-    per_rt["notifies"] = delta(net1d, net0d, "notifies") / rts
-    per_rt["interrupts"] = delta(net1d, net0d, "interrupts") / rts
-    return {"ok": True, "error": "",
-            **{p: {k: bench[p][k] for k in ("median_us", "p99_us", "mean_us", "count")}
-               for p in ("udp", "tcp")},
-            "idle_poll_ms_per_s": polled_ns / 1e6 / idle_s if idle_s > 0 else 0.0,
-            "per_rt": per_rt}
+    out = []
+    for item, bench in reps:
+        (net0, dev0), (net1, dev1) = item["start"], item["end"]
+        rts = bench["udp"]["count"] + bench["tcp"]["count"]
+        exits = delta(net1, net0, "exits")
+        net0d, net1d = dev0.get("virtio-net", {}), dev1.get("virtio-net", {})
+        per_rt = {k: exits.get(k, 0) / rts for k in NET_EXIT_REASONS}
+        per_rt["all"] = sum(exits.values()) / rts
+        npf = delta(net1, net0, "npf_exits")
+        per_rt.update({f"npf:{d}": npf.get(d, 0) / rts for d in NET_NPF_DEVICES})
+        per_rt["notifies"] = delta(net1d, net0d, "notifies") / rts
+        per_rt["interrupts"] = delta(net1d, net0d, "interrupts") / rts
+        out.append({**{p: {k: bench[p][k] for k in ("median_us", "p99_us", "mean_us", "count")}
+                       for p in ("udp", "tcp")},
+                    "idle_poll_ms_per_s": polled_ns / 1e6 / idle_s if idle_s > 0 else 0.0,
+                    "per_rt": per_rt})
+    return {"ok": True, "error": "", "reps": out}
 
 
 def net_scenario(bench, a):
-    """The round trip per halt-polling policy: on Bochs with and without the C-state model
-    (seeded runs), and on QEMU TCG for information (one run). Without --full only the claim's
+    """The round trip per halt-polling policy: on Bochs with and without the C-state model,
+    and on QEMU TCG for information (cut by the budget). Without --full only the claim's
     cells (fixed, adaptive, no polling; C-state model on) run, --scan-runs times each: a boot
     of two Linux VMs costs about 4.5 minutes of Bochs, and make bench has 30 minutes in all;
-    bench-full runs every cell --runs times."""
+    bench-full runs the matrix of BUDGETS["linux-net"], each boot's sockperf several times."""
     settings = [("bochs", idle) for idle in (NET_IDLE_EXIT_US, 0)] + [("qemu", 0)]
-    claim = {"`halt_poll_ns=0`", "fixed", "adaptive (default rules)"}
-    cells = {}
+    budget = BUDGETS["linux-net"]
+    reps = repetition_count(a, budget)
+    cells, cut = {}, {}
     for platform, idle in settings:
         for label, options, words in NET_POLICIES:
-            if not a.full and not (platform == "bochs" and idle and label in claim):
+            key = (platform, idle, label)
+            if not a.full and key not in budget.claims:
+                continue
+            if a.full and budget.cut(key):
+                cut[key] = budget.cut(key)
                 continue
             hv = " ".join(w for w in (options, f"idle_exit_latency_us={idle}" if idle else "")
                           if w)
@@ -522,14 +675,12 @@ def net_scenario(bench, a):
                              guest_slug(words)])
 
             def measure(name=name, flags=flags, words=words):
-                log, rundir = bench.boot(name, flags, net_guests(words))
+                log, rundir = bench.boot(name, flags, net_guests(words, reps))
                 got = parse_net(log)
                 if not got["ok"]:
                     return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-                return got, ""
-            runs = a.runs if a.full else a.scan_runs
-            seeds = bench.seeded(runs, a) if platform == "bochs" else bench.UNSEEDED
-            cells[(platform, idle, label)] = bench.Cell(flags, measure, seeds)
+                return {"reps": got["reps"]}, ""
+            cells[key] = budget_cell(bench, a, budget, key, flags, measure, reps, a.scan_runs)
 
     def table(got):
         head = ["platform, policy", "UDP median us", "UDP p99 us", "TCP median us",
@@ -553,7 +704,7 @@ def net_scenario(bench, a):
                 fixed = got.get((platform, idle, "fixed"))
                 off = got.get((platform, idle, "`halt_poll_ns=0`"))
                 pick = lambda v: v["udp"]["median_us"]  # noqa: E731
-                med = lambda f: statistics.median(f(r.value) for r in runs)  # noqa: E731
+                med = lambda f: statistics.median(bench.pooled(runs, f))  # noqa: E731
                 rows.append([
                     f"{where}, {label}", text,
                     bench.summary(runs, lambda v: v["udp"]["p99_us"], 1)[1],
@@ -577,10 +728,85 @@ def net_scenario(bench, a):
             "to no polling's, the client's host polling while the pair idles, and the client's "
             "exits (the npf ones also by device), notifies and interrupts per round trip (the "
             "medians of the runs); "
-            f"{'--runs' if a.full else '--scan-runs'} {a.runs if a.full else a.scan_runs} "
-            "seeded runs per Bochs cell",
+            + " or ".join(str(n) for n in sorted({len(c.seeds) for k, c in cells.items()
+                                                   if k[0] == "bochs"}))
+            + f" seeded boots per Bochs cell, {reps} sockperf runs per boot"
+            + (" (the first a warm-up)" if reps > 1 else ""),
             head, rows, [r[0] for r in rows], chart, ok)
-    return bench.Scenario("linux-net", cells, table)
+    return bench.Scenario("linux-net", cells, table, budget_matrix(
+        bench, a, budget, ("UDP median us", lambda v: v["udp"]["median_us"], 1), cut))
+
+
+# ---- The matrices' budgets (issue 35; docs/linux.md, "Running a matrix"): each fits its
+# sessions of 2.5 hours on the 2-core machine, two emulators at once, by tools/bench.py
+# --plan's arithmetic; a claim cell keeps at least 3 boots. Wall seconds per boot, with
+# another emulator beside it, from the boots measured in docs/linux.md and docs/virtio.md.
+NET_CLAIM = tuple(("bochs", NET_IDLE_EXIT_US, p) for p in
+                  ("`halt_poll_ns=0`", "fixed", "adaptive (default rules)"))
+PIVOT_LABELS = tuple(label for label, _ in PIVOT_POLICIES)
+SCALE_CLAIM = tuple((LAYOUTS[0][0], LOCKS[0][0], p) for p, _ in
+                    (SPIN_POLICIES[0], SPIN_POLICIES[2], SPIN_POLICIES[3]))
+
+
+def net_cut(key):
+    platform, idle, label = key
+    if platform == "qemu":
+        return ("QEMU TCG: its guest time is the host's, so a boot measures the load beside it, "
+                "and it runs alone and unseeded, once: no interval can come of it")
+    if not idle and label not in ("`halt_poll_ns=0`", "fixed", "adaptive (default rules)"):
+        return ("without the C-state model only what polling saves matters (no polling, fixed, "
+                "adaptive); predict's, the guest's polling's and napi_tx=0's questions are the "
+                "C-state rows'")
+    return None
+
+
+def pv_cut(key):
+    _, policy = key
+    if policy in (SPIN_POLICIES[1][0], SPIN_POLICIES[2][0]):
+        return ("the other pivots bear on no PV question (the pivots are linux-pivot's and "
+                "linux-hackbench's); the PAUSE-exit side is the default pivot against ple=off")
+    return None
+
+
+def scale_cut(key):
+    _, _, policy = key
+    if policy == SPIN_POLICIES[1][0]:
+        return ("spin detection without a yield target is no candidate policy; its cost is "
+                "the spinlock yield matrix's question, answered there with 10 runs")
+    return None
+
+
+def cyclictest_cut(key):
+    _, lock, _ = key
+    if lock != LOCKS[0][0]:
+        return ("cyclictest's threads sleep and wake and take no contended lock: the guest's "
+                "spinlock is hackbench's question, and the halt-polling policies are compared "
+                "under the default lock")
+    return None
+
+
+CYCLICTEST_CLAIM = tuple((layout, LOCKS[0][0], p) for layout, _ in LAYOUTS
+                         for p, _ in HALT_POLICIES)
+
+
+BUDGETS = {
+    # 9 cells, 30 boots of 230 + 3 x 90 s: about 2.1 h.
+    "linux-net": Budget(reps=3, boots=3, claim_boots=4, claims=NET_CLAIM, cut=net_cut,
+                        boot_s=230, rep_s=90),
+    # 9 cells, 31 boots of 325 + 4 x 35 s: about 2.0 h.
+    "linux-pv": Budget(reps=4, boots=3, claim_boots=5, claims=PV_CLAIM, cut=pv_cut,
+                       boot_s=325, rep_s=35),
+    # Linux at scale, three sessions: linux-hackbench (12 cells, 39 boots of 740 + 4 x 60 s:
+    # about 5.3 h, the trace's flush included) and linux-pivot (2 cells, 20 boots of 190 +
+    # 5 x 20 s: about 0.8 h) and linux-cyclictest (6 cells, 18 boots of 400 + 3 x 50 s: about
+    # 1.4 h).
+    "linux-hackbench": Budget(reps=4, boots=3, claim_boots=4, claims=SCALE_CLAIM,
+                              cut=scale_cut, boot_s=740, rep_s=60),
+    "linux-pivot": Budget(reps=5, boots=10, claim_boots=10, claims=PIVOT_LABELS,
+                          cut=lambda key: None, boot_s=190, rep_s=20),
+    "linux-cyclictest": Budget(reps=3, boots=3, claim_boots=3, claims=CYCLICTEST_CLAIM,
+                               cut=cyclictest_cut, boot_s=400, rep_s=50),
+}
 
 
 # ---- KVM's timer advance (issue 34 item 4, docs/timers.md): cyclictest in one 2-vCPU VM on
@@ -592,12 +818,14 @@ TIMER_ADVANCES = (
     ("adaptive (`-1`, KVM's default)", "timer_advance_ns=-1"),
 )
 TIMER_WORKLOAD = "cyclictest:2:1000"
+TIMER_REPS = 3  # cyclictest runs per boot: a boot costs more than 2 guest seconds
 TIMER_PLATFORM = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2")
 
 
 def timer_value(vm):
-    """What a linux-timer table shows of one run: cyclictest's and pollux's (@vm_stop's timer
-    objects, the whole boot's: lateness per interrupt, the advance's waits)."""
+    """What a linux-timer table shows of one boot: cyclictest's latencies, the median of its
+    repetitions, and pollux's (@vm_stop's timer objects, the whole boot's: lateness per
+    interrupt, the advance's waits)."""
     timers = [t["timer"] for t in vm["stop"]["vcpus"].values()]
     hist = {}
     for t in timers:
@@ -609,26 +837,31 @@ def timer_value(vm):
         if seen * 2 >= interrupts:
             median_bucket = b
             break
-    return {"p50_us": vm["p50_us"], "p99_us": vm["p99_us"], "avg_us": vm["avg_us"],
-            "max_us": vm["max_us"], "samples": vm["samples"],
+    reps = vm["reps"]
+    return {**{k: statistics.median(r[k] for r in reps)
+               for k in ("p50_us", "p99_us", "avg_us", "max_us")},
+            "reps": [{k: r[k] for k in ("p50_us", "p99_us", "avg_us", "max_us", "samples")}
+                     for r in reps],
             "late_mean_ns": sum(t["late_ns"] for t in timers) / max(interrupts, 1),
             "late_median_ns": 2 ** median_bucket,
             "wait_ms": sum(t["advance_wait_ns"] for t in timers) / 1e6,
             "advance_ns": [t["advance_ns"] for t in timers]}
 
 
-def timer_scenario(bench, a, workload=TIMER_WORKLOAD, timeout_s=1800):
+def timer_scenario(bench, a, workload=TIMER_WORKLOAD, reps=TIMER_REPS, timeout_s=1800):
     cells = {}
     for label, options in TIMER_ADVANCES:
         flags = list(TIMER_PLATFORM) + ["--args", options, "--timeout", str(timeout_s)]
-        guests = f"linux:name=lx:vcpus=2:mem={VM_MEM}:args=workload={workload}"
+        guests = (f"linux:name=lx:vcpus=2:mem={VM_MEM}:args=workload="
+                  f"{','.join([workload] * reps)}")
         name = f"linux-timer-{options.replace('=', '')}"
 
         def measure(name=name, flags=flags, guests=guests):
             log, rundir = bench.boot(name, flags, guests)
             got = parse_cyclictest(log, (("lx", 2),), None)
             vm = got["vms"].get("lx")
-            if not got["ok"] or vm["p50_us"] is None:
+            if not got["ok"] or len(vm["reps"]) != reps or \
+                    any(r["p50_us"] is None for r in vm["reps"]):
                 return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
             return timer_value(vm), ""
         cells[label] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
@@ -658,8 +891,9 @@ def timer_scenario(bench, a, workload=TIMER_WORKLOAD, timeout_s=1800):
             rows.append(row)
         return bench.Table(
             f"KVM's timer advance: Linux on Bochs corei7_skylake_x, 2 CPUs, one 2-vCPU VM, "
-            f"`{workload}`: cyclictest's wake-up latency (p50, p99, mean) per setting, the median "
-            f"of --runs {a.runs} seeded runs [95% CI], ratios of the medians to off [95% CI] "
+            f"`{workload}` {reps} times per boot: cyclictest's wake-up latency (p50, p99, mean; "
+            f"each boot's the median of its {reps}) per setting, the median of --runs {a.runs} "
+            "seeded boots [95% CI], ratios of the medians to off [95% CI] "
             "(lower is better); pollux's lateness per timer interrupt and the advance's waits "
             "over the whole boot", head, rows, [r[0] for r in rows], chart, ok)
     return bench.Scenario("linux-timer", cells, table)

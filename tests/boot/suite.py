@@ -22,8 +22,9 @@ FIXTURES = os.path.join(ROOT, "build", "test", "fixtures")
 
 class Test:
     def __init__(self, name, checks, emu="qemu", smp=2, cpu="", mem=512, args="", guests="",
-                 boot="grub", timeout=120, full_only=False, soak=False, keys=()):
+                 boot="grub", timeout=120, full_only=False, soak=False, keys=(), icount=None):
         self.name, self.checks, self.timeout, self.full_only = name, checks, timeout, full_only
+        self.icount = icount  # QEMU -icount shift: guest time counts instructions, not host time
         self.soak, self.keys = soak, keys
         self.emu, self.smp, self.cpu, self.mem = emu, smp, cpu, mem
         self.args, self.guests, self.boot = args, guests, boot
@@ -37,9 +38,10 @@ class Test:
         # tests read the records, and unit/stats and qemu-keys check the tables.
         if "stats_tables=" not in args:
             args = f"{args} stats_tables=off".strip()
+        icount = ["--icount", str(self.icount)] if self.icount is not None else []
         return ["--emu", self.emu, "--smp", str(self.smp), "--cpu", self.cpu, "--mem",
                 str(self.mem), "--args", args, "--guests", self.guests, "--boot", self.boot,
-                "--keys", json.dumps(self.keys)]
+                "--keys", json.dumps(self.keys)] + icount
 
 
 # ---- reusable checks -------------------------------------------------------
@@ -1456,6 +1458,42 @@ def linux_cyclictest(vm, threads):
     return check
 
 
+def linux_timers(vm, cpus, median_below_us, avg_below_us):
+    """High-resolution timers (docs/linux.md): every CPU in one-shot TSC-deadline mode with
+    high-resolution timers and their tickless idle, cyclictest never warning that they are
+    missing, the median wake-up lateness (the upper edge of the log2 bucket holding it) at
+    most median_below_us and the average below avg_below_us. A periodic 250 Hz tick puts the
+    median past 2048 us and the average at 3-7 ms."""
+    def check(log):
+        got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "found"]
+        assert len(got) == 1, f"[{vm}] no (or more than one) found line: {got}"
+        want = {"clockevent": "lapic-deadline", "hres_cpus": cpus, "nohz_cpus": cpus}
+        have = {k: got[0].get(k) for k in want}
+        assert have == want, f"[{vm}] timers {have}, want {want}"
+        warned = [ln for ln in log.guest_lines.get(vm, [])
+                  if "High resolution timers not available" in ln]
+        assert not warned, f"[{vm}] {warned[0]}"
+        bench = [e for e in log.all("bench") if e.vm == vm]
+        total = [e for e in bench if e.get("op") == "cyclictest"]
+        hist = [e for e in bench if e.get("op") == "cyclictest_histogram"]
+        assert len(total) == 1 and len(hist) == 1, f"[{vm}] cyclictest did not report: {bench}"
+        t, buckets = total[0], hist[0]["log2_us"]
+        # Bucket i holds [2^(i-1), 2^i) us (bucket 0: under 1 us); overflows lie past them all.
+        seen, median_edge = 0, None
+        for i, n in enumerate(buckets):
+            seen += n
+            if 2 * seen >= t["samples"]:
+                median_edge = 1 << i
+                break
+        assert median_edge is not None and median_edge <= median_below_us, \
+            f"[{vm}] cyclictest median lateness under {median_edge} us, want <= " \
+            f"{median_below_us}: {buckets} and {t['overflows']} overflows"
+        assert t["avg_us"] < avg_below_us, \
+            f"[{vm}] cyclictest average lateness {t['avg_us']} us, want < {avg_below_us}"
+    check.__name__ = f"linux_timers({vm})"
+    return check
+
+
 def linux_marked(vm):
     """The init script's trace marker (port 0x560, through outb): under trace_window=marker the
     VM's trace holds one window, from its start mark to its end mark, with records inside."""
@@ -1541,17 +1579,23 @@ LINUX_GUEST = "linux:name=lx:vcpus=2:args=cpuidle_haltpoll.force=1"
 # Reset: the kernel's reboot goes to the FADT's reset register (reboot=acpi, run.py).
 # pv=none too, with 2 vCPUs (Linux says "single CPU" before it looks at the host with one):
 # the guest's own view of a VM offered none of KVM's PV scheduling interfaces.
-LINUX_REBOOT_GUEST = "linux:name=lxr:vcpus=2:pv=none:args=workload=reboot"
+# Under QEMU -icount 0 (qemu-linux-reboot) a guest nanosecond is one instruction, whatever the
+# host's load: cyclictest then measures the wake-up path itself (about 9000 instructions: the
+# host timer's interrupt, the scheduler, the entry and injection, the guest's interrupt and
+# hrtimer handlers and its switch to the woken thread), so a median of at most 64 us and an
+# average under 100 us leave it room seven times over and are 20 times under a 250 Hz tick's.
+LINUX_REBOOT_GUEST = "linux:name=lxr:vcpus=2:pin=0,0:pv=none:args=workload=cyclictest:1:1000,reboot"
 LINUX_REBOOT_CHECKS = [linux_log_clean("lxr"), linux_pv_refused("lxr"), vm_stops(lxr=(1, "reboot")),
-                       shutdown(1)]
+                       linux_timers("lxr", 2, 64, 100), shutdown(1)]
 
 
-def linux_checks(spinlock, pv_spinlock):
+def linux_checks(spinlock, pv_spinlock, timer_bounds_us):
     return [
         linux_found("lx", 2, "haltpoll", "kvm-clock", spinlock),
         linux_devices("lx"),
         linux_ran("lx", "short"),
         linux_cyclictest("lx", 2),
+        linux_timers("lx", 2, *timer_bounds_us),
         linux_log_clean("lx"),
         linux_pv_taken("lx", pv_spinlock),
         haltpoll_took_over("lx", 2),
@@ -1564,10 +1608,10 @@ def linux_checks(spinlock, pv_spinlock):
 # The guest's spinlock (docs/linux.md): a Linux VM's default pv=all offers PV_UNHALT, so the
 # guest takes the PV queued spinlock; nopvspin gives the native qspinlock (and pv=none the
 # test-and-set virt_spin_lock). qemu-linux boots with nopvspin, bochs-skylake-linux without.
-LINUX_CHECKS = linux_checks("pv_qspinlock", True)
+LINUX_CHECKS = linux_checks("pv_qspinlock", True, (128, 200))
 # qemu-linux's two vCPUs share CPU 0: hackbench keeps both runnable, so the guest sees steal.
 LINUX_GUEST_NOPVSPIN = LINUX_GUEST.replace(":vcpus=2:", ":vcpus=2:pin=0,0:") + "+nopvspin"
-LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False) + [linux_marked("lx"),
+LINUX_NOPVSPIN_CHECKS = linux_checks("qspinlock", False, (1024, 4000)) + [linux_marked("lx"),
                                                              linux_steal("lx", True)]
 
 
@@ -1895,7 +1939,7 @@ def tests(full=False):
              "trace_records=65536",
              guests=LINUX_GUEST_NOPVSPIN, timeout=300),
         Test("qemu-linux-reboot", LINUX_REBOOT_CHECKS, smp=2, guests=LINUX_REBOOT_GUEST,
-             timeout=300),
+             timeout=300, icount=0),
         Test("qemu-linux-net", LINUX_NET_CHECKS, smp=2, mem=768, guests=LINUX_NET_GUESTS,
              timeout=300),
         # About 80 s alone.

@@ -7,7 +7,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "tools"))
 import benchstats  # noqa: E402
-from benchstats import format_estimate, format_ratio, median_estimate, ratio_estimate  # noqa: E402
+from benchstats import (cluster_median_estimate, cluster_ratio_estimate, format_estimate,  # noqa: E402
+                        format_ratio, median_estimate, ratio_estimate, spread)
 
 SPREAD = [100, 104, 98, 101, 97, 103, 99, 102, 100, 105]
 
@@ -80,6 +81,76 @@ class RatioEstimate(unittest.TestCase):
     def test_baseline_median_zero_has_no_ratio(self):
         self.assertIsNone(ratio_estimate([1, 2, 3], [0, 0, 1]))
         self.assertEqual(format_ratio(None), "n/a (baseline 0)")
+
+
+# Four boots whose repetitions barely differ while the boots do: between-boot variance
+# dominates, as when the seed decides a run's interleaving.
+BOOT_MEANS = [100, 120, 90, 110]
+WOBBLE = [-0.4, 0.1, 0.3, -0.2, 0.2]
+BETWEEN = [[m + w for w in WOBBLE] for m in BOOT_MEANS]
+
+
+class ClusterEstimate(unittest.TestCase):
+    def test_between_boot_spread_widens_the_interval(self):
+        cluster = cluster_median_estimate(BETWEEN)
+        naive = median_estimate([v for b in BETWEEN for v in b])  # 20 runs, as if independent
+        self.assertEqual(cluster.value, naive.value)
+        self.assertEqual(cluster.runs, 4)
+        self.assertGreater(cluster.high - cluster.low, 2 * (naive.high - naive.low))
+        self.assertLessEqual(min(BOOT_MEANS) - 1, cluster.low)
+        self.assertLessEqual(cluster.high, max(BOOT_MEANS) + 1)
+
+    def test_one_boot_gives_no_interval_however_many_repetitions(self):
+        one = [[100 + (i % 7) * 0.1 for i in range(50)]]
+        est = cluster_median_estimate(one)
+        self.assertIsNone(est.low)
+        self.assertEqual(format_estimate(est, 1), "100.3 (1 boot)")
+        self.assertIsNone(cluster_ratio_estimate(one, BETWEEN).low)
+
+    def test_same_boots_give_the_same_interval(self):
+        a, b = cluster_median_estimate(BETWEEN), cluster_median_estimate([list(x) for x in BETWEEN])
+        self.assertEqual((a.low, a.high), (b.low, b.high))
+
+    def test_identical_repetitions_are_exact(self):
+        est = cluster_median_estimate([[5, 5], [5, 5, 5]])
+        self.assertTrue(est.identical)
+        self.assertEqual(format_estimate(est), "5 (all 2 boots equal)")
+
+    def test_boots_of_unequal_repetitions(self):
+        est = cluster_median_estimate([[1, 2], [3], [4, 5, 6]])
+        self.assertEqual(est.value, 3.5)
+        self.assertLessEqual(1, est.low)
+        self.assertLessEqual(est.high, 6)
+
+
+class ClusterRatio(unittest.TestCase):
+    def test_pairing_by_seed_keeps_what_the_seed_shares(self):
+        # Each seed moves both cells alike: the ratio is 1.5 in every boot.
+        faster = [[1.5 * v for v in b] for b in BETWEEN]
+        seeds = [1, 2, 3, 4]
+        paired = cluster_ratio_estimate(faster, BETWEEN, seeds, seeds)
+        apart = cluster_ratio_estimate(faster, BETWEEN, seeds, [5, 6, 7, 8])
+        self.assertAlmostEqual(paired.value, 1.5)
+        self.assertLess(paired.high - paired.low, 0.05)
+        self.assertGreater(apart.high - apart.low, 5 * (paired.high - paired.low))
+        self.assertTrue(paired.low <= 1.5 <= paired.high and apart.low <= 1.5 <= apart.high)
+
+    def test_no_difference_between_one_cell_and_itself(self):
+        est = cluster_ratio_estimate(BETWEEN, BETWEEN, [1, 2, 3, 4], [1, 2, 3, 4])
+        self.assertEqual(est.value, 1.0)
+        self.assertTrue(format_ratio(est).endswith(benchstats.NO_DIFFERENCE))
+
+    def test_baseline_median_zero_has_no_ratio(self):
+        self.assertIsNone(cluster_ratio_estimate([[1, 2], [3]], [[0, 0], [0, 1]]))
+
+
+class Spread(unittest.TestCase):
+    def test_within_and_between(self):
+        got = spread([[1, 3], [5, 7]])  # each boot: sd sqrt(2); the means 2 and 6: sd sqrt(8)
+        self.assertAlmostEqual(got["within"], 2 ** 0.5)
+        self.assertAlmostEqual(got["between"], 8 ** 0.5)
+        self.assertEqual(spread([[4]]), {"within": None, "between": None})
+        self.assertEqual(benchstats.format_spread(got, 2), "within 1.41, between 2.83")
 
 
 if __name__ == "__main__":
