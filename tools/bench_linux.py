@@ -61,7 +61,8 @@ VM_MEM = "256M"
 STAT_KEYS = ("spins_detected", "spin_yield_attempted", "spin_yield_successful", "halt_exits",
              "halt_attempted_poll", "halt_successful_poll", "halt_poll_success_ns",
              "halt_poll_fail_ns", "pv_kicks", "pv_send_ipis", "pv_tlb_flushes",
-             "directed_yield_successful")
+             "directed_yield_successful", "timer_interrupts", "timer_late_ns",
+             "timer_advance_wait_ns")
 
 
 def mark_rounds(log, vm):
@@ -737,6 +738,83 @@ def net_scenario(bench, a):
         bench, a, budget, ("UDP median us", lambda v: v["udp"]["median_us"], 1), cut))
 
 
+# ---- KVM's timer advance (issue 34 item 4, docs/timers.md): cyclictest in one 2-vCPU VM on
+# Bochs corei7_skylake_x with 2 CPUs, per timer_advance_ns=; the advance moves TSC-deadline
+# wake-ups (Linux's high-resolution timers) from the deadline plus an exit and an entry to the
+# deadline, at the cost of a wait with interrupts off.
+TIMER_ADVANCES = (
+    ("off (`timer_advance_ns=0`)", "timer_advance_ns=0"),
+    ("adaptive (`-1`, KVM's default)", "timer_advance_ns=-1"),
+)
+TIMER_WORKLOAD = "cyclictest:2:1000"
+TIMER_PLATFORM = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2")
+
+
+def timer_value(vm):
+    """What a linux-timer table shows of one boot, per repetition: cyclictest's latencies and
+    pollux's between the repetition's marks (its lateness per timer interrupt, the advance's
+    waits); and the advance per vCPU at the end (@vm_stop)."""
+    reps = [{**{k: r[k] for k in ("p50_us", "p99_us", "avg_us", "max_us", "samples")},
+             "late_mean_ns": r["stats"]["timer_late_ns"] / max(r["stats"]["timer_interrupts"], 1),
+             "wait_ms": r["stats"]["timer_advance_wait_ns"] / 1e6} for r in vm["reps"]]
+    return {"reps": reps,
+            "advance_ns": [t["timer"]["advance_ns"] for t in vm["stop"]["vcpus"].values()]}
+
+
+def timer_scenario(bench, a, workload=TIMER_WORKLOAD):
+    budget = BUDGETS["linux-timer"]
+    reps = repetition_count(a, budget)
+    cells = {}
+    for label, options in TIMER_ADVANCES:
+        flags = list(TIMER_PLATFORM) + ["--args", options, "--timeout", "1800"]
+        guests = (f"linux:name=lx:vcpus=2:mem={VM_MEM}:args=workload="
+                  f"{','.join([workload] * reps)}")
+        name = f"linux-timer-{options.replace('=', '')}"
+
+        def measure(name=name, flags=flags, guests=guests):
+            log, rundir = bench.boot(name, flags, guests)
+            got = parse_cyclictest(log, (("lx", 2),), None)
+            vm = got["vms"].get("lx")
+            if not got["ok"] or any(r["p50_us"] is None for r in vm["reps"]):
+                return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
+            return timer_value(vm), ""
+        cells[label] = budget_cell(bench, a, budget, label, flags, measure, reps)
+
+    def table(got):
+        base = got.get(TIMER_ADVANCES[0][0])
+        head = ["timer advance", "p50 us", "p99 us", "avg us", "p50 / off", "p99 / off",
+                "pollux: late ns per timer interrupt", "waited ms per run",
+                "advance ns at the end"]
+        rows, chart, ok = [], {"p50 us": [], "p99 us": []}, True
+        for label, _ in TIMER_ADVANCES:
+            runs = got.get(label)
+            if not runs:  # left out by --cells
+                continue
+            row = [label]
+            for field, digits in (("p50_us", 0), ("p99_us", 0), ("avg_us", 1)):
+                est, text = bench.summary(runs, lambda v, f=field: v[f], digits)
+                ok = ok and est is not None
+                if field in ("p50_us", "p99_us"):
+                    chart[field.replace("_", " ")].append(est.value if est else None)
+                row.append(text)
+            row += [bench.ratio(runs, base, lambda v, f=f: v[f])
+                    if base and label != TIMER_ADVANCES[0][0] else "" for f in ("p50_us", "p99_us")]
+            row += [bench.summary(runs, lambda v, f=f: v[f], d)[1]
+                    for f, d in (("late_mean_ns", 0), ("wait_ms", 2))]
+            row.append("; ".join(", ".join(str(n) for n in r.value["advance_ns"])
+                                 for r in runs if r.value))
+            rows.append(row)
+        return bench.Table(
+            f"KVM's timer advance: Linux on Bochs corei7_skylake_x, 2 CPUs, one 2-vCPU VM, "
+            f"`{workload}` {reps} times per boot (the first a warm-up): cyclictest's wake-up "
+            "latency per setting (p50, p99, mean), the median of the boots' runs [95% CI], the "
+            "ratios of the medians to off [95% CI] (lower is better); pollux's lateness per "
+            "timer interrupt and the advance's waits in those runs, the advance at the end per "
+            "boot and vCPU", head, rows, [r[0] for r in rows], chart, ok)
+    return bench.Scenario("linux-timer", cells, table, budget_matrix(
+        bench, a, budget, ("cyclictest p50 us", lambda v: v["p50_us"], 0), {}))
+
+
 # ---- The matrices' budgets (issue 35; docs/linux.md, "Running a matrix"): each fits its
 # sessions of 2.5 hours on the 2-core machine, two emulators at once, by tools/bench.py
 # --plan's arithmetic; a claim cell keeps at least 3 boots. Wall seconds per boot, with
@@ -806,95 +884,8 @@ BUDGETS = {
                           cut=lambda key: None, boot_s=190, rep_s=20),
     "linux-cyclictest": Budget(reps=3, boots=3, claim_boots=3, claims=CYCLICTEST_CLAIM,
                                cut=cyclictest_cut, boot_s=400, rep_s=50),
+    # 2 cells, 6 boots of 150 + 3 x 25 s (2 CPUs, one 2-vCPU VM): about 0.2 h.
+    "linux-timer": Budget(reps=3, boots=3, claim_boots=3,
+                          claims=tuple(label for label, _ in TIMER_ADVANCES),
+                          cut=lambda key: None, boot_s=150, rep_s=25),
 }
-
-
-# ---- KVM's timer advance (issue 34 item 4, docs/timers.md): cyclictest in one 2-vCPU VM on
-# Bochs corei7_skylake_x with 2 CPUs, per timer_advance_ns=; the advance moves TSC-deadline
-# wake-ups (Linux's high-resolution timers) from the deadline plus an exit and an entry to the
-# deadline, at the cost of a wait with interrupts off.
-TIMER_ADVANCES = (
-    ("off (`timer_advance_ns=0`)", "timer_advance_ns=0"),
-    ("adaptive (`-1`, KVM's default)", "timer_advance_ns=-1"),
-)
-TIMER_WORKLOAD = "cyclictest:2:1000"
-TIMER_REPS = 3  # cyclictest runs per boot: a boot costs more than 2 guest seconds
-TIMER_PLATFORM = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2")
-
-
-def timer_value(vm):
-    """What a linux-timer table shows of one boot: cyclictest's latencies, the median of its
-    repetitions, and pollux's (@vm_stop's timer objects, the whole boot's: lateness per
-    interrupt, the advance's waits)."""
-    timers = [t["timer"] for t in vm["stop"]["vcpus"].values()]
-    hist = {}
-    for t in timers:
-        for b, n in t["late_ns_log2"].items():
-            hist[int(b)] = hist.get(int(b), 0) + n
-    interrupts, seen, median_bucket = sum(hist.values()), 0, 0
-    for b in sorted(hist):
-        seen += hist[b]
-        if seen * 2 >= interrupts:
-            median_bucket = b
-            break
-    reps = vm["reps"]
-    return {**{k: statistics.median(r[k] for r in reps)
-               for k in ("p50_us", "p99_us", "avg_us", "max_us")},
-            "reps": [{k: r[k] for k in ("p50_us", "p99_us", "avg_us", "max_us", "samples")}
-                     for r in reps],
-            "late_mean_ns": sum(t["late_ns"] for t in timers) / max(interrupts, 1),
-            "late_median_ns": 2 ** median_bucket,
-            "wait_ms": sum(t["advance_wait_ns"] for t in timers) / 1e6,
-            "advance_ns": [t["advance_ns"] for t in timers]}
-
-
-def timer_scenario(bench, a, workload=TIMER_WORKLOAD, reps=TIMER_REPS, timeout_s=1800):
-    cells = {}
-    for label, options in TIMER_ADVANCES:
-        flags = list(TIMER_PLATFORM) + ["--args", options, "--timeout", str(timeout_s)]
-        guests = (f"linux:name=lx:vcpus=2:mem={VM_MEM}:args=workload="
-                  f"{','.join([workload] * reps)}")
-        name = f"linux-timer-{options.replace('=', '')}"
-
-        def measure(name=name, flags=flags, guests=guests):
-            log, rundir = bench.boot(name, flags, guests)
-            got = parse_cyclictest(log, (("lx", 2),), None)
-            vm = got["vms"].get("lx")
-            if not got["ok"] or len(vm["reps"]) != reps or \
-                    any(r["p50_us"] is None for r in vm["reps"]):
-                return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-            return timer_value(vm), ""
-        cells[label] = bench.Cell(flags, measure, bench.seeded(a.runs, a))
-
-    def table(got):
-        base = got.get(TIMER_ADVANCES[0][0])
-        head = ["timer advance", "p50 us", "p99 us", "avg us", "p50 / off", "p99 / off",
-                "pollux: late ns, mean", "median's log2 bucket from", "waited ms",
-                "advance ns at the end"]
-        rows, chart, ok = [], {"p50 us": [], "p99 us": []}, True
-        for label, _ in TIMER_ADVANCES:
-            runs = got.get(label)
-            if not runs:  # left out by --cells
-                continue
-            row = [label]
-            for field, digits in (("p50_us", 0), ("p99_us", 0), ("avg_us", 1)):
-                est, text = bench.summary(runs, lambda v, f=field: v[f], digits)
-                ok = ok and est is not None
-                if field in ("p50_us", "p99_us"):
-                    chart[field.replace("_", " ")].append(est.value if est else None)
-                row.append(text)
-            row += [bench.ratio(runs, base, lambda v, f=f: v[f])
-                    if base and label != TIMER_ADVANCES[0][0] else "" for f in ("p50_us", "p99_us")]
-            row += [bench.summary(runs, lambda v, f=f: v[f], d)[1]
-                    for f, d in (("late_mean_ns", 0), ("late_median_ns", 0), ("wait_ms", 2))]
-            row.append(", ".join(str(r.value["advance_ns"]) for r in runs if r.value))
-            rows.append(row)
-        return bench.Table(
-            f"KVM's timer advance: Linux on Bochs corei7_skylake_x, 2 CPUs, one 2-vCPU VM, "
-            f"`{workload}` {reps} times per boot: cyclictest's wake-up latency (p50, p99, mean; "
-            f"each boot's the median of its {reps}) per setting, the median of --runs {a.runs} "
-            "seeded boots [95% CI], ratios of the medians to off [95% CI] "
-            "(lower is better); pollux's lateness per timer interrupt and the advance's waits "
-            "over the whole boot", head, rows, [r[0] for r in rows], chart, ok)
-    return bench.Scenario("linux-timer", cells, table)
-
