@@ -193,8 +193,9 @@ def parse_cyclictest(log, vms, spinlock):
     out = {}
     for name, r in reports.items():
         total = next((e.body for e in r["ops"] if e["op"] == "cyclictest"), {})
-        threads = sorted((e.body for e in r["ops"] if e["op"] == "cyclictest_thread"),
-                         key=lambda t: t["thread"])
+        # The first repetition's: its thread lines come first, one per thread.
+        threads = sorted([e.body for e in r["ops"] if e["op"] == "cyclictest_thread"]
+                         [:total.get("threads", 0)], key=lambda t: t["thread"])
         hist = next((e.body for e in r["ops"] if e["op"] == "cyclictest_histogram"), {})
         pct = next((e.body for e in r["ops"] if e["op"] == "cyclictest_percentiles"), {})
         out[name] = {"spinlock": r["found"] and r["found"].get("spinlock"),
