@@ -1372,6 +1372,18 @@ def kvm_count_only(vm, vcpus):
     return check
 
 
+def timer_idle_exit(vm):
+    """idle_exit_latency_us: the vm's timer interrupts that woke an idle CPU paid its modelled
+    exit, counted beside their lateness (@vm_stop timer idle_exit_ns), not in it."""
+    def check(log):
+        stop = [s for s in log.all("vm_stop") if s["vm"] == vm]
+        assert len(stop) == 1, f"[{vm}] @vm_stop records: {len(stop)}"
+        timers = [v["timer"] for v in stop[0]["vcpus"].values()]
+        assert sum(t["idle_exit_ns"] for t in timers) > 0, f"[{vm}] no idle exit: {timers}"
+    check.__name__ = f"timer_idle_exit({vm})"
+    return check
+
+
 def idle_exit_us(modelled):
     """idle_exit_latency_us: woken idle CPUs spent time leaving idle (and none without it)."""
     def check(log):
@@ -1947,7 +1959,9 @@ def tests(full=False):
              timeout=400, full_only=True),
         Test("qemu-haltpoll", [polled("pingpong", 2), idle_exit_us(False), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000", guests="pingpong:vcpus=2:pin=0,1:args=200"),
-        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS + [idle_exit_us(True)], smp=2,
+        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS + [idle_exit_us(True),
+                                                                timer_idle_exit("idletick")],
+             smp=2,
              args="halt_poll_ns=0 idle_exit_latency_us=50",
              guests=GUESTS_HALTPOLL_OFF),
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
