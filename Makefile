@@ -40,7 +40,7 @@ LINUX_INITRD := $(if $(wildcard $(BUILD)/linux/versions.txt),$(BUILD)/linux/init
 # Every target checks its tools first (tools/deps.sh: as root it installs what
 # is missing, otherwise it prints the apt-get command), so a fresh machine gets
 # a clear word rather than a traceback from a missing tool.
-NO_TOOLS_GOALS := deps clean format stats-doc
+NO_TOOLS_GOALS := deps clean format stats-doc seeds
 ifneq ($(filter-out $(NO_TOOLS_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifneq ($(shell tools/deps.sh >&2; echo $$?),0)
 $(error missing tools, see above)
@@ -50,7 +50,7 @@ endif
 .PHONY: all
 all: $(BUILD)/pollux.elf $(BUILD)/pollux32.elf guests $(BUILD)/pollux.iso $(LINUX_INITRD)
 
-$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init guest-tests/linux/outb.c \
+$(BUILD)/linux/initrd.cpio: $(BUILD)/linux/versions.txt guest-tests/linux/init guest-tests/linux/outb.c guest-tests/linux/ebizzy.c \
 		tools/linux.sh
 	tools/linux.sh initramfs
 
@@ -152,7 +152,7 @@ CONSOLE ?= auto
 RUN_FLAGS = --emu $(EMU) --smp $(SMP) --cpu "$(CPU)" $(if $(MEM),--mem $(MEM)) --args "$(strip $(DEMO_ARGS) $(ARGS))" \
 	--guests "$(GUESTS)" --timeout $(TIMEOUT) --accel $(ACCEL) --boot $(BOOT) --console $(CONSOLE)
 
-.PHONY: deps run debug test test-full test-layouts soak bench bench-full unit fuzz format clean
+.PHONY: deps run debug test test-full test-layouts soak bench bench-full seeds unit fuzz format clean
 deps:
 	@tools/deps.sh
 	@tools/linux.sh fetch
@@ -166,7 +166,7 @@ debug: deps all
 # T=<name or glob> runs only the matching tests.
 T ?=
 # The counting build is built too, so that it cannot rot between benchmarks.
-test: deps all counts $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
+test: deps all counts $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/haltreplay
 	@$(PYTHON) tools/test.py --units "$(UNIT_BINS)" --fuzz "$(FUZZ_BINS)" $(if $(T),--only '$(T)')
 
 test-full: deps all $(BUILD)/linux/initrd.cpio $(UNIT_BINS) $(FUZZ_BINS)
@@ -216,6 +216,10 @@ bench: deps all floor counts $(BUILD)/linux/initrd.cpio
 bench-full: deps all floor counts $(BUILD)/linux/initrd.cpio
 	@$(PYTHON) tools/bench.py --full $(BENCH_FLAGS)
 
+# docs/seeds.md, each seed's published result beside pollux's, from bench-results/*.json.
+seeds:
+	@$(PYTHON) tools/seeds.py
+
 # The exit path's floor (arch/x86/exit_floor.h): its own build, for `make bench` only.
 .PHONY: floor
 floor:
@@ -249,10 +253,18 @@ $(BUILD)/unit/test_%: tests/unit/test_%.c $$(unit_$$*_SRCS) $$(wildcard */*.h */
 	@$(HOSTCC) $(HOSTCFLAGS) $< $(unit_$*_SRCS) -lcmocka -lpthread -o $@
 
 .PHONY: unit
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(BUILD)/haltreplay
 	@for t in $(UNIT_BINS); do $$t || exit 1; done
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# What each halt-polling policy would have done over a trace=halt recording: tools/haltreplay.py
+# runs it (docs/halt_polling.md). Built with `unit` and `test` so that it always compiles.
+HALTREPLAY_SRCS := tools/haltreplay.c tools/halt_replay.c sched/halt_poll.c
+$(BUILD)/haltreplay: $(HALTREPLAY_SRCS) tools/halt_replay.h sched/halt_poll.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) -std=c11 $(WARN) -O2 -I. $(HALTREPLAY_SRCS) -o $@
 
 # docs/stats.md's table of statistics, rewritten from the descriptors (stats/stats.h);
 # the unit test stats fails while it is out of date.

@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/features.h"
 #include "arch/x86/fpu.h"
+#include "arch/x86/l0_steal.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/panic.h"
@@ -107,7 +108,7 @@ static void lapic_timer_selftest(void)
 
 static void report_boot(void)
 {
-    char buf[768];
+    char buf[1024];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
     json_u64(&j, "cpus", cpu_count);
@@ -117,9 +118,21 @@ static void report_boot(void)
     struct cpu_raw raw;
     features_read(&raw);
     json_str(&j, "vendor", raw.vendor);
+    json_str(&j, "l0", l0_name(virt_features.l0));
+    if (virt_features.l0 != L0_NONE) {
+        char sig[13];
+        for (unsigned i = 0; i < sizeof(sig); i++)
+            sig[i] = raw.hv_signature[i] >= 0x20 && raw.hv_signature[i] < 0x7f ? raw.hv_signature[i]
+                     : raw.hv_signature[i]                                     ? '?'
+                                                                               : 0;
+        json_str(&j, "l0_signature", sig);
+        json_bool(&j, "l0_steal_time", virt_features.l0_steal_time);
+    }
     json_u64(&j, "tsc_khz", tsc_cal.tsc_khz);
     json_u64(&j, "tsc_measured_khz", tsc_cal.measured_khz);
+    json_str(&j, "tsc_source", tsc_cal.cpuid.accepted ? tsc_cal.cpuid.leaf : "pit");
     json_u64(&j, "lapic_timer_khz", tsc_cal.lapic_khz);
+    json_str(&j, "lapic_mode", lapic_x2apic() ? "x2apic" : "xapic");
     json_u64(&j, "mem_free_mb", host_pmm.nfree * PAGE_SIZE >> 20);
     json_u64(&j, "modules", boot_info.mod_count);
     json_u64(&j, "protocol", (uint64_t)boot_info.protocol);
@@ -138,6 +151,7 @@ static void report_boot(void)
         json_bool(&j, "nrips", virt_features.nrips);
         json_bool(&j, "pause_filter", virt_features.pause_filter);
         json_bool(&j, "pause_filter_thresh", virt_features.pause_filter_thresh);
+        json_bool(&j, "pause_filter_by_l0", virt_features.pause_filter_by_l0);
         json_bool(&j, "idle_hlt", virt_features.idle_hlt);
         json_bool(&j, "vgif", virt_features.vgif);
         json_bool(&j, "vmcb_clean", virt_features.vmcb_clean);
@@ -267,9 +281,10 @@ void kernel_main(uint32_t magic, uint32_t info)
     power_set_acpi(&acpi);
 
     tsc_calibrate(&tsc_cal);
-    if (tsc_cal.cpuid_leaf[0])
-        kprintf("pollux: TSC %lu kHz (PIT %lu kHz, CPUID %s %lu kHz)\n", tsc_cal.tsc_khz,
-                tsc_cal.measured_khz, tsc_cal.cpuid_leaf, tsc_cal.cpuid_khz);
+    if (tsc_cal.cpuid.leaf[0])
+        kprintf("pollux: TSC %lu kHz (PIT %lu kHz, CPUID %s %lu kHz: %s)\n", tsc_cal.tsc_khz,
+                tsc_cal.measured_khz, tsc_cal.cpuid.leaf, tsc_cal.cpuid.khz,
+                tsc_cal.cpuid.accepted ? "agrees within 1%, in use" : "disagrees, not used");
     else
         kprintf("pollux: TSC %lu kHz (PIT %lu kHz; CPUID gives no TSC frequency)\n",
                 tsc_cal.tsc_khz, tsc_cal.measured_khz);
@@ -280,9 +295,20 @@ void kernel_main(uint32_t magic, uint32_t info)
     features_read(&raw);
     features_decode(&raw, &features);
     virt_select(&features);
+    l0_steal_enable();
     kprintf("pollux: %s, virtualization backend: %s%s%s\n", raw.vendor,
             virt_backend_name(virt_features.backend),
             virt_features.backend == VIRT_NONE ? " - " : "", virt_features.reason);
+    if (features.l0 == L0_KVM)
+        kprintf("pollux: L0 is KVM (CPUID 0x%x): nested %s; steal time %s\n", raw.hv_base,
+                features.backend == VIRT_VMX   ? "VMX gives no PAUSE-loop exiting and an emulated "
+                                                 "preemption timer; every vCPU switch flushes"
+                : features.backend == VIRT_SVM ? "SVM's pause filter count and threshold are L0's; "
+                                                 "every vCPU switch flushes"
+                                               : "virtualization is not offered",
+                features.l0_steal_time ? "offered" : "not offered");
+    else if (features.l0 != L0_NONE)
+        kprintf("pollux: L0 is a hypervisor: %s\n", l0_name(features.l0));
 
     fpu_cpu_init();
     sched_cpu_init(virt_cpu_enable());

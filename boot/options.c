@@ -11,6 +11,7 @@
 #include "vmm/vcpu/hlt_intercept.h"
 #include "stats/report.h"
 #include "vmm/console/console_keys.h"
+#include "vmm/console/profile.h"
 #include "vmm/console/trace.h"
 #include "vmm/vm_policy.h"
 
@@ -42,6 +43,9 @@ static const struct option own_options[] = {
      "comma-separated traces to print: halt_poll, ple, sched"},
     {"trace_records", OPT_UINT, &trace_records, TRACE_RECORDS_MIN, TRACE_RECORDS_MAX, 0,
      "each VM's trace ring, in records (32 bytes each)"},
+    {"profile_us", OPT_UINT, &profile_us, 0, PROFILE_US_MAX, 0,
+     "sample each running vCPU's guest RIP every N us of host time, printed when its VM "
+     "stops (docs/profile.md); 0: no profile"},
     {"trace_window", OPT_ENUM, &trace_window_mode, 0, 0, trace_window_names,
      "record traces from the VM's start (all) or inside the guest's marker window (marker)"},
     {"stats_interval_ms", OPT_UINT, &stats_interval_ms, 0, 3600000, 0,

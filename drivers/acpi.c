@@ -123,19 +123,18 @@ static const uint8_t *map_sdt(uint64_t phys, const char *sig, phys_map_fn map, v
     return t;
 }
 
-static int add_cpu(struct acpi_info *out, uint32_t apic_id, uint32_t uid, bool x2apic, char *err,
-                   size_t errlen)
+static void add_cpu(struct acpi_info *out, uint32_t apic_id, uint32_t uid, bool x2apic)
 {
     /* Firmware often lists a CPU both as a local APIC and as an x2APIC. */
     for (unsigned i = 0; i < out->cpu_count; i++) {
         if (out->cpus[i].apic_id == apic_id)
-            return 0;
+            return;
     }
+    /* The machine runs on the first ones (smp_boot says so); duplicates among the rest count. */
     if (out->cpu_count == ACPI_MAX_CPUS)
-        return format_error(err, errlen, "acpi: MADT lists more than %d processors (ACPI_MAX_CPUS)",
-                            ACPI_MAX_CPUS);
-    out->cpus[out->cpu_count++] = (struct acpi_cpu){apic_id, uid, x2apic};
-    return 0;
+        out->cpus_beyond++;
+    else
+        out->cpus[out->cpu_count++] = (struct acpi_cpu){apic_id, uid, x2apic};
 }
 
 int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *err, size_t errlen)
@@ -154,6 +153,7 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
 
     out->lapic_base = get_le32(t + 36);
     out->cpu_count = 0;
+    out->cpus_beyond = 0;
     for (uint32_t off = MADT_ENTRIES; off < tlen;) {
         uint32_t avail = tlen - off;
         const uint8_t *e = t + off;
@@ -168,16 +168,13 @@ int acpi_parse_madt(const void *madt, size_t len, struct acpi_info *out, char *e
             return format_error(err, errlen,
                                 "acpi: MADT type %u entry at offset 0x%x has length %u, needs %u",
                                 e[0], off, elen, need);
-        int rc = 0;
         /* Flags bit 0: enabled; bit 1: online capable (can be brought up later). */
         if (e[0] == 0 && (get_le32(e + 4) & 3))
-            rc = add_cpu(out, e[3], e[2], false, err, errlen);
+            add_cpu(out, e[3], e[2], false);
         else if (e[0] == 5)
             out->lapic_base = get_le64(e + 4);
         else if (e[0] == 9 && (get_le32(e + 8) & 3))
-            rc = add_cpu(out, get_le32(e + 4), get_le32(e + 12), true, err, errlen);
-        if (rc)
-            return rc;
+            add_cpu(out, get_le32(e + 4), get_le32(e + 12), true);
         off += elen;
     }
     return 0;

@@ -27,7 +27,8 @@ struct acpi_cpu {
 struct acpi_info {
     uint64_t lapic_base; /* from MADT (overridden by a type-5 entry if present) */
     struct acpi_cpu cpus[ACPI_MAX_CPUS];
-    unsigned cpu_count; /* enabled or online-capable processors only, no duplicates */
+    unsigned cpu_count;   /* enabled or online-capable processors only, no duplicates */
+    unsigned cpus_beyond; /* more such entries past ACPI_MAX_CPUS: not kept, only counted */
     /* FADT power-off data; s5_valid is false when any piece is missing. */
     bool s5_valid;
     uint16_t pm1a_cnt_port;

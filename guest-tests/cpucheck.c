@@ -90,6 +90,7 @@
 #define L1C_XSAVE     (1u << 26)
 #define L1C_OSXSAVE   (1u << 27)
 #define L1D_APIC      (1u << 9)
+#define L7B_TSC_ADJ   (1u << 1)
 #define L7B_INVPCID   (1u << 10)
 #define L7C_PKU       (1u << 3)
 #define L7C_OSPKE     (1u << 4)
@@ -99,6 +100,8 @@
 #define L7D_SPEC_CTRL (1u << 26)
 #define LD1A_XSAVES   (1u << 3)
 #define E1D_RDTSCP    (1u << 27)
+
+#define TSC_FAR_AHEAD (1ull << 40) /* minutes at any rate pollux runs at */
 
 /* The values each vCPU keeps in its per-vCPU MSRs and PKRU. */
 #define BSP_TSC_AUX 0xb5
@@ -299,6 +302,7 @@ static void print_cpuid(void)
 /* What this guest's CPUID offers. */
 static struct {
     bool xsave, avx_state, xsaves, rdtscp, rdpid, pku, pks, la57, invpcid, spec_ctrl, amd;
+    bool tsc_adjust;
 } has;
 
 static void read_features(void)
@@ -314,6 +318,7 @@ static void read_features(void)
     has.pks = l7.ecx & L7C_PKS;
     has.la57 = l7.ecx & L7C_LA57;
     has.invpcid = l7.ebx & L7B_INVPCID;
+    has.tsc_adjust = l7.ebx & L7B_TSC_ADJ;
     has.spec_ctrl = l7.edx & L7D_SPEC_CTRL;
     has.amd = cpuid(0, 0).ebx == 0x68747541u;
 }
@@ -496,6 +501,34 @@ static void check_fault_rf(void)
     vcheck(ok, "fault-rf", "a fault's pushed EFLAGS lacks RF");
 }
 
+/*
+ * IA32_TSC_ADJUST as KVM keeps it, on the BSP before any TSC write of this
+ * VM: 0 from creation; a write moves the TSC by its change; an IA32_TSC
+ * write moves TSC_ADJUST by the TSC's step (here back by about as much as
+ * the first write, less the ticks in between).
+ */
+static void check_tsc_adjust(void)
+{
+    uint64_t start = 1, stepped = 0, end = 1;
+    unsigned r = try_rdmsr(MSR_TSC_ADJUST, &start);
+    uint64_t before = rdtsc();
+    unsigned w = try_wrmsr(MSR_TSC_ADJUST, TSC_FAR_AHEAD);
+    uint64_t ahead = rdtsc() - before;
+    unsigned t = try_wrmsr(MSR_TSC, rdtsc() - TSC_FAR_AHEAD);
+    try_rdmsr(MSR_TSC_ADJUST, &stepped);
+    unsigned z = try_wrmsr(MSR_TSC_ADJUST, 0);
+    try_rdmsr(MSR_TSC_ADJUST, &end);
+    bool ok = r == NO_FAULT && start == 0 && w == NO_FAULT && ahead >= TSC_FAR_AHEAD &&
+              ahead - TSC_FAR_AHEAD < TSC_FAR_AHEAD / 2 && t == NO_FAULT &&
+              -stepped < TSC_FAR_AHEAD / 2 && z == NO_FAULT && end == 0;
+    if (!ok)
+        printf("  TSC_ADJUST: %s 0x%llx; +2^40 moved the TSC 0x%llx (%s); a TSC write back left "
+               "0x%llx (%s); then 0x%llx (%s)\n",
+               fault_name(r), (unsigned long long)start, (unsigned long long)ahead, fault_name(w),
+               (unsigned long long)stepped, fault_name(t), (unsigned long long)end, fault_name(z));
+    vcheck(ok, "tsc-adjust", "IA32_TSC_ADJUST does not move with the TSC as KVM's does");
+}
+
 static void check_msrs(void)
 {
     uint64_t v = 0;
@@ -603,8 +636,11 @@ static void check_msrs(void)
     }
     check_machine_check_msrs();
 
+    if (has.tsc_adjust)
+        check_tsc_adjust();
+    else
+        check_msr_absent("tsc-adjust-absent", MSR_TSC_ADJUST);
     /* Features docs/cpuid.md clears: their MSRs are absent too. */
-    check_msr_absent("tsc-adjust-absent", MSR_TSC_ADJUST);
     check_msr_absent("arch-caps-absent", MSR_ARCH_CAPS);
     check_msr_absent("core-caps-absent", MSR_CORE_CAPS);
     check_msr_absent("flush-cmd-absent", MSR_FLUSH_CMD);
@@ -842,11 +878,11 @@ static uint32_t own_values_lost(uint32_t tsc_aux, uint32_t pkrs, uint32_t pkru, 
 
 /*
  * check_tsc_writes: the BSP's steps for the AP (1: write your TSC far
- * ahead, 2: read it), and what the AP wrote and read.
+ * ahead, 2: read your TSC and TSC_ADJUST, 3: read your TSC again), and what
+ * the AP wrote and read.
  */
-#define TSC_FAR_AHEAD (1ull << 40) /* minutes at any rate pollux runs at */
 static volatile uint32_t tsc_step, ap_tsc_fault;
-static volatile uint64_t ap_tsc_written, ap_tsc_after, ap_tsc_read;
+static volatile uint64_t ap_tsc_written, ap_tsc_after, ap_tsc_read, ap_tsc_adjust, ap_tsc_synced;
 
 static void wait_tsc_step(uint32_t step)
 {
@@ -865,7 +901,14 @@ static void ap_tsc_writes(void)
     ap_phase = 3;
     wait_tsc_step(2);
     ap_tsc_read = rdtsc();
+    uint64_t adjust = 0;
+    if (has.tsc_adjust)
+        try_rdmsr(MSR_TSC_ADJUST, &adjust);
+    ap_tsc_adjust = adjust;
     ap_phase = 4;
+    wait_tsc_step(3);
+    ap_tsc_synced = rdtsc();
+    ap_phase = 5;
 }
 
 static void ap_main(uint32_t index)
@@ -935,10 +978,12 @@ static void check_two_vcpus(void)
 }
 
 /*
- * IA32_TSC is each vCPU's own (KVM's kvm_synchronize_tsc): the AP's write far
- * ahead moves the AP's TSC and leaves the BSP's alone. The BSP's write within
- * a second of where the AP's TSC has got to (half a second past it) is a
- * synchronization: the BSP takes the AP's TSC, and both read one TSC.
+ * IA32_TSC is each vCPU's own (KVM 6.1's guest writes): the AP's write far
+ * ahead moves the AP's TSC and leaves the BSP's alone. The BSP's write half
+ * a second past where the AP's TSC has got to is taken as it is: KVM once
+ * matched such a write to the other vCPUs' TSC, now only its userspace's.
+ * Then the BSP takes the AP's IA32_TSC_ADJUST, as Linux brings a package's
+ * TSCs together: equal TSC_ADJUSTs are equal TSCs.
  */
 static void check_tsc_writes(void)
 {
@@ -956,15 +1001,68 @@ static void check_tsc_writes(void)
     vcheck(own && alone, "tsc-write-per-vcpu",
            "a vCPU's IA32_TSC write did not move its own TSC alone");
 
-    unsigned fault = try_wrmsr(MSR_TSC, rdtsc() + TSC_FAR_AHEAD + us_to_tsc(500000));
+    uint64_t value = rdtsc() + TSC_FAR_AHEAD + us_to_tsc(500000);
+    unsigned fault = try_wrmsr(MSR_TSC, value);
+    uint64_t since = rdtsc() - value;
     tsc_step = 2;
     bool read = wait_phase(4);
     uint64_t bsp = rdtsc(), apart = bsp - ap_tsc_read;
-    if (!read || apart >= us_to_tsc(250000))
-        printf("  TSC after the BSP's write: AP 0x%llx, then BSP 0x%llx\n",
+    bool exact = fault == NO_FAULT && since < us_to_tsc(250000) && read &&
+                 apart >= us_to_tsc(250000) && apart < us_to_tsc(750000);
+    if (!exact)
+        printf("  TSC: the BSP wrote 0x%llx (%s), read it +0x%llx; then AP 0x%llx, BSP 0x%llx\n",
+               (unsigned long long)value, fault_name(fault), (unsigned long long)since,
                (unsigned long long)ap_tsc_read, (unsigned long long)bsp);
-    vcheck(fault == NO_FAULT && read && apart < us_to_tsc(250000), "tsc-write-sync",
-           "a write close in time did not give the vCPUs one TSC");
+    vcheck(exact, "tsc-write-exact", "a write close to another vCPU's TSC was not taken as it is");
+
+    unsigned w = has.tsc_adjust ? try_wrmsr(MSR_TSC_ADJUST, ap_tsc_adjust) : NO_FAULT;
+    tsc_step = 3;
+    bool synced = wait_phase(5);
+    uint64_t bsp_synced = rdtsc(), apart_synced = bsp_synced - ap_tsc_synced;
+    if (has.tsc_adjust) {
+        bool one = w == NO_FAULT && synced && apart_synced < us_to_tsc(250000);
+        if (!one)
+            printf("  TSC_ADJUST 0x%llx (%s): AP 0x%llx, then BSP 0x%llx\n",
+                   (unsigned long long)ap_tsc_adjust, fault_name(w),
+                   (unsigned long long)ap_tsc_synced, (unsigned long long)bsp_synced);
+        vcheck(one, "tsc-adjust-sync", "equal IA32_TSC_ADJUSTs did not give the vCPUs one TSC");
+    }
+}
+
+/*
+ * A one-shot count keeps its time across a TSC write, as its counter runs at
+ * a rate, not to a TSC value: armed for 100 ms, the TSC moved far ahead at
+ * once, the count read just after the write goes on from the one just
+ * before (it was 0 when the expiry stayed a TSC value: the count read
+ * against the new TSC and the timer fired at once), and the interrupt comes
+ * no earlier than the 100 ms. The TSC goes back where it was afterwards.
+ */
+static void check_timer_across_tsc_write(void)
+{
+    const uint32_t ms = 100;
+    uint32_t ticks = timer_ticks;
+    uint64_t t0 = rdtsc();
+    lapic_timer_start(LAPIC_TIMER_ONESHOT, VECTOR_TIMER, apic_timer_khz() * ms, 1);
+    uint32_t before = lapic_read(LAPIC_TMCCT);
+    uint64_t t1 = rdtsc();
+    unsigned fault = try_wrmsr(MSR_TSC, t1 + TSC_FAR_AHEAD);
+    uint64_t t2 = rdtsc();
+    uint32_t after = lapic_read(LAPIC_TMCCT);
+    __asm__ volatile("sti");
+    while (timer_ticks == ticks && rdtsc() - t2 < us_to_tsc(1000000))
+        cpu_relax();
+    __asm__ volatile("cli");
+    uint64_t t3 = rdtsc();
+    try_wrmsr(MSR_TSC, rdtsc() - TSC_FAR_AHEAD);
+    /* The write's own time is not counted: at most a few ms even when preempted. */
+    uint64_t waited_us = tsc_to_us((t1 - t0) + (t3 - t2));
+    bool ok = fault == NO_FAULT && after && after <= before && timer_ticks != ticks &&
+              waited_us >= ms * 1000 * 9 / 10;
+    if (!ok)
+        printf("  one-shot of %u ms across a TSC write (%s): count 0x%x, then 0x%x; fired after "
+               "%u us\n",
+               ms, fault_name(fault), before, after, (uint32_t)waited_us);
+    vcheck(ok, "apic-timer-tsc-write", "a TSC write moved the one-shot timer's expiry");
 }
 
 /* ------------------------------------------------------------ long mode */
@@ -1251,6 +1349,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         check_tsc_writes();
     } else
         vcheck(false, "two-vcpus", "no second vCPU (run with vcpus=2)");
+    check_timer_across_tsc_write();
     check_single_step();
     check_insn_lengths();
     check_lme_paging_off();

@@ -27,7 +27,19 @@
  * With "bystander": the good paths of both devices in a loop, a round every
  * ROUND_US, checking every answer, until the peer's done frame comes (at
  * most BYSTANDER_MS), then an ack: its own devices keep working while the
- * peer breaks its own.
+ * peer breaks its own. Its summary gives the longest gap between two
+ * rounds' starts: the boot test bounds it for a bystander sharing a CPU
+ * with a flood.
+ * With "flood" (two vCPUs, a disk of at least SIZE_MAX × SEG_MAX bytes or
+ * a 1 MiB one, the bystander's peer as with "peer"), after the good paths,
+ * a device's work per exit (issue 37): a buffer over SIZE_MAX must be
+ * answered IOERR; 256 avail entries naming one chain as long as SIZE_MAX
+ * and SEG_MAX allow (within the disk) are all served after one notify; and
+ * while the second vCPU keeps the ring full for FLOOD_MS without a notify
+ * (the first vCPU kicks the queue whenever the device asks, and once at
+ * the end), every chain comes back. A device that serves a notify until
+ * the ring is empty never returns from the first kick: the first vCPU
+ * never ends the flood.
  *
  * Each check prints "check <name>: ok" or "check <name>: FAIL ...", then a
  * summary; the exit code is the number of failures.
@@ -60,6 +72,10 @@
 #define DONE_TRIES     100
 #define WRITE_SECTOR   2
 #define ODD_TYPE       0x77 /* no such virtio-blk request type */
+#define BIG_QNUM       256  /* the flood's queue: QueueNumMax */
+#define FLOOD_MS       300
+#define FLOOD_WAIT_US  20000000 /* for a flood's chains to come back */
+#define DRAIN_POLLS    50       /* receive polls after the flood, 4 frames each at least */
 
 #define BLK_CFG_CAPACITY 0  /* le64, 512-byte sectors */
 #define BLK_CFG_SIZE_MAX 8  /* le32 */
@@ -721,11 +737,15 @@ __attribute__((interrupt)) static void tick(struct interrupt_frame *f)
 static void bystander(void)
 {
     uint32_t rounds = 0, blk_failed = 0, net_failed = 0;
-    uint64_t end = rdtsc() + us_to_tsc(BYSTANDER_MS * 1000ull);
+    uint64_t end = rdtsc() + us_to_tsc(BYSTANDER_MS * 1000ull), last = 0, longest = 0;
     set_interrupt_handler(TICK_VECTOR, tick);
     lapic_timer_start(LAPIC_TIMER_PERIODIC, TICK_VECTOR,
                       (uint32_t)div64((uint64_t)apic_timer_khz() * ROUND_US, 1000), 1);
     while (peer_done == 0 && rdtsc() < end) {
+        uint64_t now = rdtsc();
+        if (rounds && now - last > longest)
+            longest = now - last;
+        last = now;
         rounds++;
         blk_failed += !(blk_good() && blk_write_read_back(rounds));
         /* From round 2 on, its frames tell the peer it ran a round (a reset loses none then). */
@@ -738,12 +758,176 @@ static void bystander(void)
     }
     lapic_timer_stop();
     net_send("vc-ack", ETH_MIN, false);
-    printf("bystander: %u rounds, %u frames from the peer, %u bad\n", rounds, peer_good, rx_bad);
+    printf("bystander: %u rounds, %u frames from the peer, %u bad, longest gap %u us\n", rounds,
+           peer_good, rx_bad, (uint32_t)div64(longest * 1000, tsc_khz()));
     vcheck(blk_failed == 0, "bystander-blk", "a round's disk read or write failed");
     vcheck(net_failed == 0, "bystander-net", "a round's frame did not come back");
     vcheck(rx_bad == 0, "bystander-rx", "a received frame or header was malformed");
     vcheck(peer_done > 0, "bystander-peer-done", "the peer's done frame never came");
     vcheck(peer_good > 0, "bystander-peer-frames", "no frame of the peer's came through");
+}
+
+/* ------------------------------------------------------------ work per exit */
+
+static uint8_t big_ring[3 * 4096] __attribute__((aligned(4096)));
+static struct vq bigq;
+static volatile uint32_t flood_phase; /* 0: the second vCPU waits, 1: it floods, 2: it stops */
+static volatile uint32_t flood_done;
+
+static bool big_start(void)
+{
+    for (unsigned i = 0; i < sizeof(big_ring); i++)
+        big_ring[i] = 0;
+    return vdev_negotiate(&blk, 0) &&
+           vq_setup_at(&bigq, &blk, 0, BIG_QNUM, big_ring, big_ring + 4096, big_ring + 8192) &&
+           (vdev_driver_ok(&blk), true);
+}
+
+/* n more avail entries naming head 0, then avail->idx once. */
+static void big_publish(uint16_t n)
+{
+    for (uint16_t i = 0; i < n; i++)
+        bigq.avail->ring[(uint16_t)(bigq.next_avail + i) % BIG_QNUM] = 0;
+    __asm__ volatile("" ::: "memory");
+    bigq.next_avail = (uint16_t)(bigq.next_avail + n);
+    bigq.avail->idx = bigq.next_avail;
+}
+
+/*
+ * Halted until the next tick: the waits leave the CPU to the bystander and
+ * the device's deferred work (a spinning vCPU would take its slices).
+ */
+static void tick_wait(void)
+{
+    for (uint32_t seen = ticks; ticks == seen;)
+        wait_for_interrupt();
+}
+
+/* Ticks every ROUND_US on this vCPU (again after smp_start, whose cpu_init loads the IDT). */
+static void ticks_start(void)
+{
+    set_interrupt_handler(TICK_VECTOR, tick);
+    lapic_timer_start(LAPIC_TIMER_PERIODIC, TICK_VECTOR,
+                      (uint32_t)div64((uint64_t)apic_timer_khz() * ROUND_US, 1000), 1);
+}
+
+/* Until used->idx reaches avail->idx (or FLOOD_WAIT_US): whether it did. */
+static bool big_drained(void)
+{
+    uint64_t end = rdtsc() + us_to_tsc(FLOOD_WAIT_US);
+    while (bigq.used->idx != bigq.next_avail) {
+        if (rdtsc() >= end)
+            return false;
+        tick_wait();
+    }
+    return true;
+}
+
+/* The last num used elements are head 0's with this length, and the status says OK. */
+static bool big_answers(uint32_t len)
+{
+    for (uint16_t i = 0; i < BIG_QNUM; i++) {
+        const volatile struct virtq_used_elem *e = &bigq.used->ring[i];
+        if (e->id != 0 || e->len != len)
+            return false;
+    }
+    return blk_status == VIRTIO_BLK_S_OK && !needs_reset(&blk);
+}
+
+/* A request chain at head 0: header, n buffers of len bytes all at buf (written), status. */
+static void big_chain(uint32_t type, uint32_t n, uint32_t len, uint32_t buf)
+{
+    blk_hdr = (struct blk_req){.type = type};
+    blk_status = 0xff;
+    vq_desc(&bigq, 0, gpa(&blk_hdr), sizeof(blk_hdr), VIRTQ_DESC_F_NEXT, 1);
+    for (uint16_t i = 1; i <= n; i++)
+        vq_desc(&bigq, i, buf, len, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, (uint16_t)(i + 1));
+    vq_desc(&bigq, (uint16_t)(n + 1), gpa(&blk_status), 1, VIRTQ_DESC_F_WRITE, 0);
+}
+
+/*
+ * The second vCPU: keep the ring full, never notifying (the first vCPU
+ * kicks the queue when the device asks). A PAUSE a turn: under QEMU's single-threaded
+ * TCG a CPU that never exits keeps the one host thread for up to 100 ms
+ * (docs/robustness.md), which would stall the CPU the bystander shares
+ * with the first vCPU as surely as a notify that never ends.
+ */
+static void flooder(uint32_t index)
+{
+    (void)index;
+    while (flood_phase == 0)
+        cpu_relax();
+    while (flood_phase == 1) {
+        cpu_relax();
+        big_publish((uint16_t)(BIG_QNUM - (uint16_t)(bigq.next_avail - bigq.used->idx)));
+    }
+    flood_done = 1;
+}
+
+static void flood(void)
+{
+    uint32_t size_max = vdev_config32(&blk, BLK_CFG_SIZE_MAX);
+    uint32_t seg_max = vdev_config32(&blk, BLK_CFG_SEG_MAX);
+    /* Far from the image: the top 2 x SIZE_MAX of RAM. */
+    uint32_t buf = (ram_end - 2 * size_max) & ~0xfffu;
+    blk_hdr = (struct blk_req){.type = VIRTIO_BLK_T_IN};
+    blk_status = 0xff;
+    vq_desc(&blkq, 0, gpa(&blk_hdr), sizeof(blk_hdr), VIRTQ_DESC_F_NEXT, 1);
+    vq_desc(&blkq, 1, buf, size_max + VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 2);
+    vq_desc(&blkq, 2, gpa(&blk_status), 1, VIRTQ_DESC_F_WRITE, 0);
+    vq_publish(&blkq, 0);
+    vq_notify(&blkq);
+    struct virtq_used_elem e;
+    vcheck(vq_wait_used(&blkq, &e, WAIT_US) && e.len == 1 && blk_status == VIRTIO_BLK_S_IOERR &&
+               !needs_reset(&blk),
+           "blk-over-size-max", "a buffer over SIZE_MAX was not answered IOERR");
+
+    /* 256 copies of a chain of SEG_MAX buffers of SIZE_MAX bytes, as far as the disk goes. */
+    uint64_t fit = div64(capacity * VIRTIO_BLK_SECTOR, size_max);
+    uint32_t n = fit < seg_max ? (uint32_t)fit : seg_max;
+    uint64_t t0 = rdtsc();
+    ticks_start();
+    bool ok = big_start();
+    big_chain(VIRTIO_BLK_T_IN, n, size_max, buf);
+    big_publish(BIG_QNUM);
+    vq_notify(&bigq);
+    ok = ok && big_drained() && big_answers(n * size_max + 1);
+    printf("flood: %u copies of a chain of %u x %u bytes in %u ms\n", BIG_QNUM, n, size_max,
+           (uint32_t)div64(rdtsc() - t0, tsc_khz()));
+    vcheck(ok, "flood-huge-chain", "the copies of the longest chain did not all come back OK");
+
+    /* The second vCPU keeps the ring full of one-sector reads for FLOOD_MS. */
+    big_chain(VIRTIO_BLK_T_IN, 1, VIRTIO_BLK_SECTOR, gpa(blk_data));
+    uint16_t first = bigq.next_avail;
+    ok = smp_start(false, flooder) == 2;
+    ticks_start();
+    flood_phase = 1;
+    uint32_t kicks = 0;
+    /* This vCPU kicks whenever the device asks for it and the ring holds chains. */
+    for (uint64_t end = rdtsc() + us_to_tsc(FLOOD_MS * 1000); ok && rdtsc() < end;) {
+        if (bigq.avail->idx != bigq.used->idx && !(bigq.used->flags & VIRTQ_USED_F_NO_NOTIFY)) {
+            vq_notify(&bigq);
+            kicks++;
+        }
+        tick_wait();
+    }
+    flood_phase = 2;
+    while (ok && !flood_done)
+        tick_wait();
+    __asm__ volatile("" ::: "memory"); /* bigq as the second vCPU left it */
+    vq_notify(&bigq);                  /* for what came after the last look */
+    uint16_t added = (uint16_t)(bigq.next_avail - first);
+    ok = ok && big_drained() && big_answers(VIRTIO_BLK_SECTOR + 1) && added > BIG_QNUM;
+    printf("flood: %u chains from the second vCPU in %u ms, %u kicks\n", added, FLOOD_MS, kicks);
+    vcheck(ok, "flood-two-vcpus", "a flooded chain did not come back OK");
+    lapic_timer_stop();
+    /* Its frames come through: the bystander hears from its peer after the flood too. */
+    vcheck(net_good(), "flood-net-after", "a frame after the flood did not come back");
+    /* The bystander's frames held for this VM while it flooded: room for its ack. */
+    for (unsigned i = 0; i < DRAIN_POLLS; i++) {
+        rx_poll();
+        spin_us(SETTLE_POLL_US);
+    }
 }
 
 int guest_main(uint32_t magic, const struct mb_info *info)
@@ -760,6 +944,12 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     net_checks(is_bystander);
     if (is_bystander) {
         bystander();
+        return check_summary("virtiocheck");
+    }
+    if (word_is(args, "flood")) {
+        await_bystander_round();
+        flood();
+        await_peer_ack();
         return check_summary("virtiocheck");
     }
     bool peer = word_is(args, "peer");

@@ -8,10 +8,18 @@
 
 #include <stdint.h>
 
+/*
+ * Eight bytes a step, then the rest: emulators run a string instruction an
+ * element at a time, so a disk request's copy (up to 1 MiB in a virtio
+ * pass, docs/robustness.md) costs an eighth of the byte-wise one under QEMU
+ * TCG and Bochs; hardware is as fast either way.
+ */
 void *memcpy(void *dst, const void *src, size_t n)
 {
     void *d = dst;
-    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+    size_t words = n / 8, rest = n % 8;
+    __asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(words) : : "memory");
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(rest) : : "memory");
     return dst;
 }
 

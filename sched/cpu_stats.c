@@ -17,6 +17,9 @@ static const struct stats_desc cpu_rows[] = {
     ROW(idle_exit_us, COUNTER, US, idle_exit,
         "the part of `idle_us` spent leaving idle (`idle_exit_latency_us`, a C-state model)",
         .number = stats_cycles_us, .flags = STATS_F_TABLE),
+    ROW(deferred_us, COUNTER, US, deferred,
+        "time running deferred device work between vCPU entries (docs/robustness.md)",
+        .number = stats_cycles_us, .flags = STATS_F_TABLE),
     ROW(placed, GAUGE, NONE, placed, "vCPUs of live VMs on this CPU", .flags = STATS_F_TABLE),
 };
 const struct stats_table sched_cpu_stats_table = STATS_TABLE(cpu_rows, 0);

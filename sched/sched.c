@@ -12,6 +12,7 @@
 #include "arch/x86/virt.h"
 #include "drivers/console.h"
 #include "sched/balance.h"
+#include "sched/deferred.h"
 #include "sched/entity.h"
 #include "sched/runqueue.h"
 #include "sched/slice.h"
@@ -42,8 +43,10 @@ struct runqueue {
                         CPU writes it, a lost update costs one PAUSE more or less */
     unsigned placed; /* vCPUs of live VMs on this CPU: placement's load */
     uint64_t idle_cycles, busy_cycles;
-    uint64_t poll_cycles;      /* the part of busy_cycles spent halt polling */
-    uint64_t idle_exit_cycles; /* the part of idle_cycles spent in the C-state model's exit */
+    uint64_t poll_cycles;          /* the part of busy_cycles spent halt polling */
+    uint64_t idle_exit_cycles;     /* the part of idle_cycles spent in the C-state model's exit */
+    struct deferred_list deferred; /* device work waiting for this CPU (sched/deferred.h) */
+    uint64_t deferred_cycles;      /* spent running it */
     uint64_t idle_exit_from, idle_exit_to; /* host TSC: the model's last exit */
 };
 
@@ -121,6 +124,7 @@ void sched_cpu_init(bool guests)
     struct percpu *p = this_cpu();
     struct runqueue *rq = &runqueues[p->cpu];
     rq_init(&rq->queue);
+    deferred_list_init(&rq->deferred);
     host_timer_init();
     if (p->cpu == 0) {
         slice_cycles = sched_params.slice_us * tsc_khz / 1000;
@@ -232,11 +236,18 @@ static bool queue_empty(struct runqueue *rq)
     return __atomic_load_n(&rq->queue.count, __ATOMIC_ACQUIRE) == 0;
 }
 
+/* Lock-free peek, likewise: deferred device work waits for this CPU. */
+static bool deferred_waiting(struct runqueue *rq)
+{
+    return __atomic_load_n(&rq->deferred.count, __ATOMIC_ACQUIRE) != 0;
+}
+
 void sched_prepare_entry(struct sched_entity *v)
 {
     struct runqueue *rq = this_rq();
     uint64_t end = 0;
-    if (!queue_empty(rq)) {
+    /* Deferred work waits as a queued vCPU does: the current one keeps its slice. */
+    if (!queue_empty(rq) || deferred_waiting(rq)) {
         spin_lock(&rq->lock);
         end = slice_deadline(&rq->slice, granularity_cycles);
         spin_unlock(&rq->lock);
@@ -253,13 +264,14 @@ bool sched_should_yield(void)
 {
     struct runqueue *rq = this_rq();
     uint64_t now = rdtsc();
-    if (queue_empty(rq) && !rq->slice.resched) {
+    bool deferred = deferred_waiting(rq);
+    if (queue_empty(rq) && !rq->slice.resched && !deferred) {
         rq->slice.end = now + slice_cycles; /* nobody waits: go on */
         return false;
     }
     spin_lock(&rq->lock);
     bool yield;
-    if (rq_empty(&rq->queue)) {
+    if (rq_empty(&rq->queue) && !deferred) {
         rq->slice.end = now + slice_cycles;
         yield = false;
     } else {
@@ -271,7 +283,8 @@ bool sched_should_yield(void)
 
 bool sched_others_waiting(void)
 {
-    return !queue_empty(this_rq());
+    struct runqueue *rq = this_rq();
+    return !queue_empty(rq) || deferred_waiting(rq);
 }
 
 void sched_poll(struct sched_entity *v, uint64_t deadline)
@@ -279,7 +292,7 @@ void sched_poll(struct sched_entity *v, uint64_t deadline)
     struct runqueue *rq = this_rq();
     uint64_t start = rdtsc(), now = start;
     while (__atomic_load_n(&v->state, __ATOMIC_ACQUIRE) == SCHED_POLLING && now < deadline &&
-           queue_empty(rq)) {
+           queue_empty(rq) && !deferred_waiting(rq)) {
         /* A timer that ran while interrupts were on may have re-armed one on this CPU. */
         host_timer_program(0);
         /* STI holds interrupts off for one more instruction: they are taken after the PAUSE. */
@@ -664,12 +677,85 @@ static void run_one(struct runqueue *rq, struct sched_entity *v, uint64_t now)
     spin_unlock(&rq->lock);
 }
 
+/*
+ * Items of deferred work one pass of the scheduler loop runs at most: each
+ * item bounds its own work (a device's budget, docs/robustness.md), so a
+ * pass is bounded, and the vCPUs waiting get the CPU in between.
+ */
+#define DEFERRED_PASS_ITEMS 4
+
+void sched_defer(struct deferred_work *w)
+{
+    unsigned self = this_cpu()->cpu;
+    for (;;) {
+        int cpu = __atomic_load_n(&w->cpu, __ATOMIC_ACQUIRE);
+        unsigned target = cpu >= 0 ? (unsigned)cpu : self;
+        struct runqueue *rq = &runqueues[target];
+        uint64_t flags = spin_lock_irqsave(&rq->lock);
+        if (w->cpu != cpu) {
+            spin_unlock_irqrestore(&rq->lock, flags); /* it moved meanwhile: look again */
+            continue;
+        }
+        bool added = deferred_queue_locked(&rq->deferred, w, target);
+        spin_unlock_irqrestore(&rq->lock, flags);
+        /* Another CPU idles, or runs a vCPU that must learn that work waits (sched_should_yield).
+         */
+        if (added && target != self)
+            sched_kick(target);
+        return;
+    }
+}
+
+void sched_defer_cancel(struct deferred_work *w)
+{
+    for (;;) {
+        int cpu = __atomic_load_n(&w->cpu, __ATOMIC_ACQUIRE);
+        if (cpu < 0)
+            return;
+        struct runqueue *rq = &runqueues[cpu];
+        uint64_t flags = spin_lock_irqsave(&rq->lock);
+        bool same = w->cpu == cpu;
+        bool idle = same && deferred_cancel_locked(&rq->deferred, w);
+        spin_unlock_irqrestore(&rq->lock, flags);
+        if (idle)
+            return;
+        /* Running on that CPU: it never comes back, and its owner may go once it is over. */
+        while (same && __atomic_load_n(&w->cpu, __ATOMIC_ACQUIRE) == cpu)
+            cpu_relax();
+    }
+}
+
+/* One pass: the items queued now, up to DEFERRED_PASS_ITEMS; interrupts off, no lock held. */
+static void run_deferred(struct runqueue *rq)
+{
+    if (!deferred_waiting(rq))
+        return;
+    uint64_t start = rdtsc();
+    spin_lock(&rq->lock);
+    unsigned n =
+        rq->deferred.count < DEFERRED_PASS_ITEMS ? rq->deferred.count : DEFERRED_PASS_ITEMS;
+    spin_unlock(&rq->lock);
+    for (unsigned i = 0; i < n; i++) {
+        spin_lock(&rq->lock);
+        struct deferred_work *w = deferred_take(&rq->deferred);
+        spin_unlock(&rq->lock);
+        if (!w)
+            break;
+        bool more = w->fn(w);
+        spin_lock(&rq->lock);
+        deferred_done(&rq->deferred, w, more);
+        spin_unlock(&rq->lock);
+    }
+    rq->deferred_cycles += rdtsc() - start;
+}
+
 void sched_run(bool (*done)(void))
 {
     struct runqueue *rq = this_rq();
     irq_disable();
     for (;;) {
         watchdog_beat();
+        run_deferred(rq); /* first: its time is not the vCPU's that runs next (busy_cycles) */
         uint64_t now = rdtsc();
         timers_run_expired(now);
         if (balance_params.enabled)
@@ -683,7 +769,8 @@ void sched_run(bool (*done)(void))
             v = pull(rq, now);
         if (!v) {
             spin_lock(&rq->lock);
-            bool queued = !rq_empty(&rq->queue);
+            /* Deferred work left over keeps the CPU awake: the next pass runs it. */
+            bool queued = !rq_empty(&rq->queue) || rq->deferred.count;
             if (!queued && done && done()) {
                 spin_unlock(&rq->lock);
                 return;
@@ -708,6 +795,7 @@ void sched_cpu_times(unsigned cpu, struct sched_cpu_times *out)
     out->idle = __atomic_load_n(&rq->idle_cycles, __ATOMIC_RELAXED);
     out->poll = __atomic_load_n(&rq->poll_cycles, __ATOMIC_RELAXED);
     out->idle_exit = __atomic_load_n(&rq->idle_exit_cycles, __ATOMIC_RELAXED);
+    out->deferred = __atomic_load_n(&rq->deferred_cycles, __ATOMIC_RELAXED);
     out->placed = __atomic_load_n(&rq->placed, __ATOMIC_RELAXED);
     out->cpu = cpu;
 }

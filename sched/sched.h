@@ -33,6 +33,7 @@
 
 #include "sched/entity.h"
 
+struct deferred_work;
 struct stats_table;
 
 struct sched_params {
@@ -139,13 +140,31 @@ enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity 
  */
 void sched_poll(struct sched_entity *e, uint64_t deadline);
 
-/* Does another vCPU wait for this CPU? (A lock-free look, for the halt path.) */
+/*
+ * Deferred work (sched/deferred.h): queue w on the CPU it is queued or runs
+ * on, else on this one (a device's notify: the notifying vCPU's CPU). Its
+ * scheduler loop runs it between entries, the current vCPU keeping the CPU
+ * to the end of its slice first as for a queued vCPU (the work is the
+ * notifying VM's, whose vCPUs wait their turn too), and an idle CPU is
+ * woken for it. Any CPU, any context that may take a run queue's
+ * lock.
+ */
+void sched_defer(struct deferred_work *w);
+
+/*
+ * w never runs again until queued anew; if it is running, wait until it has
+ * returned (its owner may then free what it uses). Not from w's function.
+ */
+void sched_defer_cancel(struct deferred_work *w);
+
+/* Does another vCPU, or deferred work, wait for this CPU? (A lock-free look, for the halt path.) */
 bool sched_others_waiting(void);
 
 /* A CPU's accounting, in host TSC cycles (counters), for stats/. */
 struct sched_cpu_times {
     uint64_t busy, idle, poll; /* poll: the part of busy spent halt polling */
     uint64_t idle_exit;        /* the part of idle spent leaving idle (idle_exit_latency_us) */
+    uint64_t deferred;         /* running deferred device work (sched_defer) */
     unsigned placed;           /* vCPUs of live VMs on it */
     unsigned cpu;
 };

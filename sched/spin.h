@@ -128,6 +128,11 @@ struct spin_choice {
     bool backstop;                           /* PAUSE exits kept only for preemption, never spins */
     bool count_only;                         /* a pause filter without a threshold */
     const struct spin_window_params *window; /* the hardware window's, into p; NULL if none */
+    /*
+     * The window is a request only: L0 puts its own count and threshold into
+     * the real VMCB (features.h pause_filter_by_l0). The caller sets it.
+     */
+    bool window_by_l0;
     uint32_t gap;
     struct spin_sw_params sw;
 };

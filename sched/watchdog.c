@@ -3,6 +3,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/ksyms.h"
+#include "arch/x86/l0_steal.h"
 #include "arch/x86/panic.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
@@ -33,15 +34,19 @@ static void tick(struct timer *t, uint64_t now)
     unsigned target = (me + 1) % cpu_count;
     uint64_t target_beats = __atomic_load_n(&watchdog_beats[target], __ATOMIC_RELAXED);
     uint64_t own_beats = __atomic_load_n(&watchdog_beats[me], __ATOMIC_RELAXED);
-    if (!lockup_check(&watches[me], &limits, now, target_beats, own_beats))
+    uint64_t steal_ns = 0;
+    bool preempted = false;
+    bool steal = l0_steal_read(target, &steal_ns, &preempted);
+    if (!lockup_check(&watches[me], &limits, now, target_beats, own_beats, ns_to_tsc(steal_ns),
+                      preempted))
         return;
     int expected = 0;
     if (!__atomic_compare_exchange_n(&fired, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return;
     uint64_t stale_ms = tsc_to_ns(watches[me].stale) / 1000000;
-    kprintf("pollux: cpu %u: no heartbeat from cpu %u for %lu ms: sending it an NMI\n", me, target,
-            stale_ms);
+    kprintf("pollux: cpu %u: no heartbeat from cpu %u for %lu ms%s: sending it an NMI\n", me,
+            target, stale_ms, steal ? " (L0's steal time taken off)" : "");
     panic_lockup_request(target, me, stale_ms);
 }
 

@@ -5,7 +5,7 @@
 # otherwise it prints the exact command and fails.
 set -e
 PACKAGES="gcc make binutils python3 python3-matplotlib python3-scipy qemu-system-x86 grub-pc-bin grub-common xorriso mtools \
-bochs bochs-term bochsbios vgabios libcmocka-dev clang libclang-rt-14-dev acpica-tools cpio libc6-dev libnuma1 libstdc++6"
+bochs bochs-term bochsbios vgabios libcmocka-dev clang libclang-rt-14-dev acpica-tools cpio libc6-dev libnuma1 libstdc++6 libaio1"
 
 missing=""
 for p in $PACKAGES; do

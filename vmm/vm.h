@@ -26,7 +26,6 @@
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/kvm_pv.h"
-#include "vmm/dev/kvmclock.h"
 #include "vmm/exit/gpt_memo.h"
 #include "vmm/vcpu/guest_msrs.h"
 #include "vmm/dev/vioapic.h"
@@ -124,6 +123,8 @@ struct vcpu_halt {
     bool polled;       /* this halt polled */
     bool blocked;      /* ... and blocked: the poll did not catch the wake-up */
     bool valid;        /* ended by a guest event, not a stop request */
+    bool cpu_wanted;   /* another vCPU waited for the CPU when it halted: no poll */
+    uint8_t source;    /* what woke it (enum trace_wake), for trace=halt */
     uint64_t start;    /* host TSC: the HLT exit */
     uint64_t poll_end; /* host TSC: the poll ended (== start without a poll) */
     uint64_t woken;    /* host TSC: the wake event arrived */
@@ -164,11 +165,8 @@ struct vcpu {
     struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/dev/pc_msr_state.h) */
     struct mce_msrs mce;      /* the machine-check bank (vmm/dev/mce_state.h) */
     uint64_t kvm_system_time; /* MSR_KVM_SYSTEM_TIME_NEW as written (vmm/dev/kvmclock.h) */
-    uint64_t tsc_generation;  /* KVM's this_tsc_generation (vmm/vcpu/tsc_sync.h), under tsc_lock */
-    /* Its kvmclock reference: its generation's (vm->kvmclock_ref), under tsc_lock. */
-    struct pvclock_ref kvmclock_ref;
-    uint32_t kvmclock_epoch; /* vm->kvmclock_epoch its pvclock structure was last written at */
-    struct kvm_pv_vcpu pv;   /* steal time, the PV kick (vmm/dev/kvm_pv_sched.h) */
+    uint64_t tsc_adjust;      /* IA32_TSC_ADJUST (vmm/vcpu/tsc_sync.h) */
+    struct kvm_pv_vcpu pv;    /* steal time, the PV kick (vmm/dev/kvm_pv_sched.h) */
     uint32_t pvclock_version;
     uint32_t changed; /* the exit fast path's summary word (vmm/vcpu/fastpath.h) */
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/exit/guest_access.h). */
@@ -177,12 +175,14 @@ struct vcpu {
     /* The last instruction fetch's walk without NRIPS, checked at every use (vmm/exit/gpt_memo.h).
      */
     struct gpt_fetch_memo fetch_memo;
-    uint64_t exited_at; /* host TSC of the last exit, for stats.exit_cycles */
+    uint64_t exited_at;      /* host TSC of the last exit, for stats.exit_cycles */
+    uint64_t profile_sample; /* profile_us=: host TSC of its next RIP sample, 0 = none */
     uint8_t npf_slot;   /* the last npf exit's enum npf_slot, for stats.npf_cycles */
     struct vcpu_stats stats;
 };
 
 struct trace_ring;
+struct profile;
 struct virtio_net;
 struct virtio_blk;
 struct virtio_mmio;
@@ -222,6 +222,7 @@ struct vm {
     struct virtio_blk *blk;
     struct virtio_mmio *virtio[VIRTIO_SLOTS]; /* their transports, by slot */
     struct trace_ring *trace; /* trace= records, printed when the VM stops (vmm/vmm.c: when) */
+    struct profile *profile;  /* profile_us=: its vCPUs' sampled RIPs (vmm/console/profile.h) */
     unsigned live_vcpus;      /* vCPUs not yet retired; the last one out reports and frees */
     struct sched_group group; /* its vCPUs' entities, for the directed yield */
     struct spin_choice pause; /* its PAUSE handling, from cfg.policy.spin (vmm/vcpu/pause.h) */
@@ -229,21 +230,7 @@ struct vm {
     uint64_t kvm_wall_clock; /* MSR_KVM_WALL_CLOCK_NEW as written */
     uint32_t kvm_features;   /* the KVM_FEATURE_* bits pv= offers it (KVM_PV_SCHED_FEATURES) */
     uint32_t wall_clock_version;
-    /*
-     * Its vCPUs' TSC writes (vmm/vcpu/tsc_sync.h; KVM's tsc_write_lock):
-     * tsc_lock guards tsc_sync, the vCPUs' tsc_generation and kvmclock_ref,
-     * kvmclock_ref and tsc_matched. kvmclock is one clock for the VM,
-     * scale(host TSC + kvmclock_offset): its first generation's offset, for
-     * good. kvmclock_ref is the current generation's reference for that
-     * clock; kvmclock_epoch counts the changes every vCPU's pvclock
-     * structure must follow (a generation, the TSC-stable flag).
-     */
-    struct spinlock tsc_lock;
-    struct tsc_sync tsc_sync;
-    uint64_t kvmclock_offset;
-    struct pvclock_ref kvmclock_ref;
-    bool tsc_matched; /* all its vCPUs in one generation: pvclock's TSC-stable flag */
-    uint32_t kvmclock_epoch;
+    struct tsc_sync tsc_sync; /* its TSC at its vCPUs' creation (vmm/vcpu/tsc_sync.h) */
     /* Set once, by the first stop request. */
     volatile bool stopping;
     int64_t exit_code;

@@ -141,6 +141,7 @@ void vm_policy_json(const struct vm_policy *p, const struct spin_choice *spin, s
         json_u64(j, "window_grow", spin->window->grow);
         json_u64(j, "window_shrink", spin->window->shrink);
         json_u64(j, "window_max", spin->window->max);
+        json_bool(j, "window_by_l0", spin->window_by_l0);
     }
     if (spin->detector == SPIN_DETECT_SOFTWARE) {
         json_u64(j, "spin_sw_threshold", p->spin.sw_threshold);

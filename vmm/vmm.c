@@ -23,6 +23,7 @@
 #include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/pause.h"
 #include "vmm/console/console_keys.h"
+#include "vmm/console/profile.h"
 #include "vmm/console/trace.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
@@ -30,6 +31,7 @@
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
+#include "vmm/dev/virtio/virtio_vm.h"
 
 #define MBINFO_MAX 4096 /* multiboot info + memory map + command line */
 
@@ -93,7 +95,8 @@ static void disk_free(struct vm *vm)
 
 static void vm_free(struct vm *vm)
 {
-    virtio_net_free(vm); /* first: until its port leaves, other VMs may write into its RAM */
+    virtio_vm_cancel(vm); /* first: a device's deferred work reads its state and the VM's RAM */
+    virtio_net_free(vm);  /* then: until its port leaves, other VMs may write into its RAM */
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         if (!v)
@@ -110,6 +113,8 @@ static void vm_free(struct vm *vm)
         pmm_free(&host_pmm, vm->mem_hpa, vm->cfg.mem / PAGE_SIZE);
     if (vm->trace)
         pmm_free(&host_pmm, (uint64_t)vm->trace, trace_ring_pages(vm->trace->size));
+    if (vm->profile)
+        pmm_free(&host_pmm, (uint64_t)vm->profile, PROFILE_PAGES);
     disk_free(vm);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
@@ -329,6 +334,10 @@ static bool vm_map(struct vm *vm)
         reject(vm->cfg.name, "out of memory for the nested page tables");
         return false;
     }
+    if (profile_us && !(vm->profile = page_alloc_zeroed(PROFILE_PAGES))) {
+        reject(vm->cfg.name, "out of memory for the profile (profile_us=)");
+        return false;
+    }
     if (!trace_mask && !console_keys)
         return true;
     if (!(vm->trace = page_alloc_zeroed(trace_ring_pages(trace_records)))) {
@@ -365,7 +374,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     sched_entity_init(&v->se, i == 0 ? SCHED_RUNNABLE : SCHED_PARKED, (unsigned)cpu, pin,
                       &vm->group, i, rdtsc());
     vm->group_members[i] = &v->se;
-    vcpu_synchronize_tsc(v, 0, true);
+    v->hw.tsc_offset = tsc_create(&vm->tsc_sync, rdtsc());
     if (fpu_state_init(&v->fpu) || virt->vcpu_create(&v->hw)) {
         reject(name, "out of memory for the vCPUs");
         return false;
@@ -527,6 +536,7 @@ static void report_stop(struct vm *vm)
     }
     json_close(&j);
     console_event("vm_stop", &j);
+    profile_print(vm, vm->profile, profile_us);
     vmm_report_vm(vm, stats_tables);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "arch/x86/features.h"
 
+#include "abi/kvm.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "lib/string.h"
@@ -10,8 +11,12 @@
 #endif
 
 /* CPUID.1:ECX */
-#define CPUID1_VMX    (1u << 5)
-#define CPUID1_X2APIC (1u << 21)
+#define CPUID1_VMX        (1u << 5)
+#define CPUID1_HYPERVISOR (1u << 31)
+/* The hypervisor leaves (Linux's hypervisor_cpuid_base): a signature every 0x100 leaves. */
+#define HV_CPUID_BASE      0x40000000u
+#define HV_CPUID_BASE_KVM2 0x40000100u /* KVM behind Hyper-V's leaves */
+#define HV_CPUID_TIMING    0x40000010u
 /* CPUID.80000001 */
 #define EXT1_ECX_SVM (1u << 2)
 #define EXT1_EDX_NX  (1u << 20)
@@ -34,6 +39,73 @@
 const char *virt_backend_name(enum virt_backend b)
 {
     return b == VIRT_SVM ? "svm" : b == VIRT_VMX ? "vmx" : "none";
+}
+
+static const struct {
+    const char *signature;
+    enum l0_kind l0;
+    bool timing_leaf; /* defines 0x40000010 EAX as the TSC rate in kHz */
+} hypervisors[] = {
+    {"KVMKVMKVM", L0_KVM, true},       {"TCGTCGTCGTCG", L0_TCG, true},
+    {"VMwareVMware", L0_VMWARE, true}, {"Microsoft Hv", L0_HYPERV, false},
+    {"pollux", L0_POLLUX, true},
+};
+
+const char *l0_name(enum l0_kind l0)
+{
+    static const char *const names[] = {
+        [L0_NONE] = "none",     [L0_KVM] = "kvm",       [L0_TCG] = "tcg",
+        [L0_VMWARE] = "vmware", [L0_HYPERV] = "hyperv", [L0_POLLUX] = "pollux",
+        [L0_OTHER] = "other",
+    };
+    return names[l0];
+}
+
+static unsigned hypervisor_index(const struct cpu_raw *raw)
+{
+    unsigned i = 0, n = sizeof(hypervisors) / sizeof(hypervisors[0]);
+    if (!(raw->leaf1_ecx & CPUID1_HYPERVISOR))
+        return n;
+    while (i < n && strcmp(raw->hv_signature, hypervisors[i].signature))
+        i++;
+    return i;
+}
+
+static enum l0_kind decode_l0(const struct cpu_raw *raw)
+{
+    if (!(raw->leaf1_ecx & CPUID1_HYPERVISOR))
+        return L0_NONE;
+    unsigned i = hypervisor_index(raw);
+    return i < sizeof(hypervisors) / sizeof(hypervisors[0]) ? hypervisors[i].l0 : L0_OTHER;
+}
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+void tsc_claim_from_cpuid(const struct cpu_raw *raw, uint64_t measured_khz, struct tsc_claim *out)
+{
+    struct tsc_claim claims[3];
+    unsigned n = 0;
+    unsigned hv = hypervisor_index(raw);
+    if (hv < sizeof(hypervisors) / sizeof(hypervisors[0]) && hypervisors[hv].timing_leaf &&
+        raw->hv_max_leaf >= HV_CPUID_TIMING && raw->hv_tsc_khz)
+        claims[n++] = (struct tsc_claim){raw->hv_tsc_khz, "0x40000010", false};
+    /* ECX 0: the crystal is not enumerated (Bochs's {2, 0x124, 0}); no rate can be derived. */
+    if (raw->leaf15_eax && raw->leaf15_ebx && raw->leaf15_ecx)
+        claims[n++] = (struct tsc_claim){
+            (uint64_t)raw->leaf15_ecx * raw->leaf15_ebx / raw->leaf15_eax / 1000, "0x15", false};
+    if (raw->leaf16_eax & 0xffff)
+        claims[n++] =
+            (struct tsc_claim){(uint64_t)(raw->leaf16_eax & 0xffff) * 1000, "0x16", false};
+    *out = n ? claims[0] : (struct tsc_claim){0, "", false};
+    for (unsigned i = 0; i < n; i++)
+        if (distance(claims[i].khz, measured_khz) * 100 <= measured_khz) {
+            *out = claims[i];
+            out->accepted = true;
+            return;
+        }
 }
 
 static void decode_svm(const struct cpu_raw *raw, struct virt_features *f)
@@ -104,15 +176,49 @@ void features_decode(const struct cpu_raw *raw, struct virt_features *f)
     f->x2apic = raw->leaf1_ecx & CPUID1_X2APIC;
     f->tsc_deadline = raw->leaf1_ecx & CPUID1_TSC_DEADLINE;
     f->nx = raw->ext1_edx & EXT1_EDX_NX;
+    f->phys_bits = raw->max_ext_leaf >= 0x80000008 ? raw->ext8_eax & 0xff : 36;
     if (raw->ext1_ecx & EXT1_ECX_SVM)
         decode_svm(raw, f);
     else if (raw->leaf1_ecx & CPUID1_VMX)
         decode_vmx(raw, f);
     else
         f->reason = "no hardware virtualization (neither SVM nor VMX in CPUID)";
+    f->l0 = decode_l0(raw);
+    f->l0_steal_time = f->l0 == L0_KVM && (raw->hv_features & (1u << KVM_FEATURE_STEAL_TIME));
+    f->pause_filter_by_l0 = f->l0 == L0_KVM && f->backend == VIRT_SVM && f->pause_filter;
 }
 
 #ifndef HOST_TEST
+static void read_signature(uint32_t base, uint32_t *max_leaf, char sig[13])
+{
+    struct cpuid_regs r = cpuid(base, 0);
+    *max_leaf = r.eax;
+    memcpy(sig, &r.ebx, 4);
+    memcpy(sig + 4, &r.ecx, 4);
+    memcpy(sig + 8, &r.edx, 4);
+    sig[12] = 0;
+}
+
+static void read_hypervisor(struct cpu_raw *raw)
+{
+    raw->hv_base = HV_CPUID_BASE;
+    read_signature(HV_CPUID_BASE, &raw->hv_max_leaf, raw->hv_signature);
+    if (strcmp(raw->hv_signature, "KVMKVMKVM")) {
+        uint32_t max;
+        char sig[13];
+        read_signature(HV_CPUID_BASE_KVM2, &max, sig);
+        if (!strcmp(sig, "KVMKVMKVM")) {
+            raw->hv_base = HV_CPUID_BASE_KVM2;
+            raw->hv_max_leaf = max;
+            memcpy(raw->hv_signature, sig, sizeof(sig));
+        }
+    }
+    if (!strcmp(raw->hv_signature, "KVMKVMKVM") && raw->hv_max_leaf >= raw->hv_base + 1)
+        raw->hv_features = cpuid(raw->hv_base + 1, 0).eax;
+    if (raw->hv_base == HV_CPUID_BASE && raw->hv_max_leaf >= HV_CPUID_TIMING)
+        raw->hv_tsc_khz = cpuid(HV_CPUID_TIMING, 0).eax;
+}
+
 void features_read(struct cpu_raw *raw)
 {
     memset(raw, 0, sizeof(*raw));
@@ -124,12 +230,25 @@ void features_read(struct cpu_raw *raw)
     r = cpuid(1, 0);
     raw->leaf1_ecx = r.ecx;
     raw->leaf1_edx = r.edx;
+    if (raw->max_leaf >= 0x15) {
+        r = cpuid(0x15, 0);
+        raw->leaf15_eax = r.eax;
+        raw->leaf15_ebx = r.ebx;
+        raw->leaf15_ecx = r.ecx;
+    }
+    if (raw->max_leaf >= 0x16)
+        raw->leaf16_eax = cpuid(0x16, 0).eax;
+    /* Without the hypervisor bit these leaves mean nothing (Bochs answers them with 0x16's). */
+    if (raw->leaf1_ecx & CPUID1_HYPERVISOR)
+        read_hypervisor(raw);
     raw->max_ext_leaf = cpuid(0x80000000, 0).eax;
     if (raw->max_ext_leaf >= 0x80000001) {
         r = cpuid(0x80000001, 0);
         raw->ext1_ecx = r.ecx;
         raw->ext1_edx = r.edx;
     }
+    if (raw->max_ext_leaf >= 0x80000008)
+        raw->ext8_eax = cpuid(0x80000008, 0).eax;
     if (raw->ext1_ecx & EXT1_ECX_SVM) {
         if (raw->max_ext_leaf >= 0x8000000a) {
             r = cpuid(0x8000000a, 0);

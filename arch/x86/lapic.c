@@ -31,25 +31,43 @@
 #define TDCR_DIV16       0x3
 #define LVT_TSC_DEADLINE (2u << 17)
 
+#define X2APIC_MSR(reg) (0x800u + (reg) / 16)
+
 uint64_t lapic_timer_khz;
 static volatile uint32_t *lapic_mmio;
+static bool x2apic;
+static bool ready;
 
 static inline uint32_t rd(uint32_t reg)
 {
-    return lapic_mmio[reg / 4];
+    return x2apic ? (uint32_t)rdmsr(X2APIC_MSR(reg)) : lapic_mmio[reg / 4];
 }
 
 static inline void wr(uint32_t reg, uint32_t v)
 {
-    lapic_mmio[reg / 4] = v;
+    if (x2apic)
+        wrmsr(X2APIC_MSR(reg), v);
+    else
+        lapic_mmio[reg / 4] = v;
 }
 
 void lapic_init(void)
 {
     uint64_t msr = rdmsr(MSR_APIC_BASE);
+    /* The boot CPU decides; the APs, initialised after it, follow. */
+    if (!ready)
+        x2apic = cpuid(1, 0).ecx & CPUID1_X2APIC;
     lapic_mmio = (volatile uint32_t *)(msr & ~0xfffull);
-    /* xAPIC mode at the firmware's base, the BSP flag kept. */
-    wrmsr(MSR_APIC_BASE, (msr & ~0xfffull) | APIC_BASE_ENABLE | (msr & 0x100));
+    /*
+     * At the firmware's base, the BSP flag kept. x2APIC is entered from
+     * xAPIC mode (a disabled APIC is enabled first) and never left: the SDM
+     * allows no way back but through disabled.
+     */
+    uint64_t base = (msr & ~0xfffull) | APIC_BASE_ENABLE | (msr & 0x100);
+    if (x2apic && !(msr & APIC_BASE_ENABLE))
+        wrmsr(MSR_APIC_BASE, base);
+    wrmsr(MSR_APIC_BASE, x2apic ? base | APIC_BASE_X2APIC : base);
+    ready = true;
     wr(LAPIC_TPR, 0);
     wr(LAPIC_LVT_TIMER, LVT_MASKED);
     wr(LAPIC_LVT_LINT0, LVT_MASKED);
@@ -64,12 +82,17 @@ void lapic_init(void)
 
 bool lapic_ready(void)
 {
-    return lapic_mmio != 0;
+    return ready;
+}
+
+bool lapic_x2apic(void)
+{
+    return x2apic;
 }
 
 uint32_t lapic_id(void)
 {
-    return rd(LAPIC_ID) >> 24;
+    return x2apic ? rd(LAPIC_ID) : rd(LAPIC_ID) >> 24;
 }
 
 void lapic_eoi(void)
@@ -79,6 +102,11 @@ void lapic_eoi(void)
 
 static void icr_send(uint32_t dest, uint32_t lo)
 {
+    /* One 64-bit MSR write, with no delivery status to wait for. */
+    if (x2apic) {
+        wrmsr(X2APIC_MSR(LAPIC_ICR_LO), (uint64_t)dest << 32 | lo);
+        return;
+    }
     while (rd(LAPIC_ICR_LO) & ICR_PENDING)
         cpu_relax();
     wr(LAPIC_ICR_HI, dest << 24);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Host local APIC through xAPIC MMIO (QEMU TCG has no x2APIC), with its
- * one-shot timer. The timer rate is measured against the PIT at boot.
+ * Host local APIC, with its one-shot timer, whose rate is measured against
+ * the PIT at boot. In x2APIC mode where the CPU offers it (its MSRs, 32-bit
+ * APIC IDs; under nested KVM an MSR write costs L0 less than an xAPIC MMIO
+ * access, which it must decode), through xAPIC MMIO otherwise (QEMU TCG has
+ * no x2APIC).
  */
 #ifndef POLLUX_ARCH_X86_LAPIC_H
 #define POLLUX_ARCH_X86_LAPIC_H
@@ -9,9 +12,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Enable this CPU's APIC in xAPIC mode at the base IA32_APIC_BASE gives (identity mapped). */
+/*
+ * Enable this CPU's APIC: in x2APIC mode where the boot CPU found it offered
+ * (every CPU follows the boot CPU's choice), else in xAPIC mode at the base
+ * IA32_APIC_BASE gives (identity mapped).
+ */
 void lapic_init(void);
 bool lapic_ready(void);
+bool lapic_x2apic(void);
 uint32_t lapic_id(void);
 void lapic_eoi(void);
 

@@ -76,6 +76,7 @@
 #define EFER_SVME X86_BIT32(12)
 
 #define APIC_BASE_ENABLE   X86_BIT32(11) /* IA32_APIC_BASE: the local APIC is on */
+#define APIC_BASE_X2APIC   X86_BIT32(10) /* IA32_APIC_BASE: ... in x2APIC mode (EXTD) */
 #define FEATURE_CTL_LOCKED X86_BIT(0)
 #define FEATURE_CTL_VMXON  X86_BIT(2)            /* VMXON allowed outside SMX */
 #define PAT_DEFAULT        0x0007040600070406ull /* IA32_PAT at reset */
@@ -84,6 +85,7 @@
 #define LVT_MASKED X86_BIT32(16)
 
 /* CPUID leaf 1, ECX. */
+#define CPUID1_X2APIC       X86_BIT32(21)
 #define CPUID1_TSC_DEADLINE X86_BIT32(24)
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
+#include "arch/x86/l0_steal.h"
 #include "arch/x86/lapic.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/percpu.h"
@@ -60,6 +61,7 @@ void ap_main(struct percpu *p)
 {
     write_cr3(kernel_cr3);
     percpu_install(p);
+    l0_steal_enable();
     lapic_init();
     fpu_cpu_init();
     ap_work->init(virt_cpu_enable());
@@ -83,6 +85,27 @@ static void warn_offline(uint32_t apic_id, const char *why)
     json_str(&j, "reason", why);
     console_event("warning", &j);
     kprintf("cpu with APIC ID %u left offline: %s\n", apic_id, why);
+}
+
+/* The MADT lists CPUs past MAX_CPUS (those from index next on): they stay offline. */
+static void report_beyond(const struct acpi_info *acpi, unsigned next)
+{
+    uint32_t self = lapic_id();
+    unsigned left = acpi->cpus_beyond;
+    for (; next < acpi->cpu_count; next++)
+        left += acpi->cpus[next].apic_id != self;
+    if (!left)
+        return;
+    char buf[160];
+    struct json j;
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "kind", "cpus_beyond_max");
+    json_u64(&j, "listed", acpi->cpu_count + acpi->cpus_beyond);
+    json_u64(&j, "online", cpu_count);
+    json_u64(&j, "max_cpus", MAX_CPUS);
+    console_event("warning", &j);
+    kprintf("pollux: the MADT lists %u CPUs, more than MAX_CPUS (%u): running on the first %u\n",
+            acpi->cpu_count + acpi->cpus_beyond, MAX_CPUS, cpu_count);
 }
 
 static bool start_ap(struct percpu *p, uint64_t page)
@@ -123,12 +146,18 @@ unsigned smp_boot(const struct acpi_info *acpi, const struct boot_info *bi, unsi
         return cpu_count;
     }
     memcpy((void *)page, trampoline_start, (size_t)(trampoline_end - trampoline_start));
-    for (unsigned i = 0; i < acpi->cpu_count; i++) {
+    unsigned i;
+    for (i = 0; i < acpi->cpu_count; i++) {
         uint32_t id = acpi->cpus[i].apic_id;
         if (id == self)
             continue;
         if (cpu_count >= maxcpus || cpu_count >= MAX_CPUS)
             break;
+        /* An xAPIC ICR names 8-bit destinations, and 0xff is the broadcast. */
+        if (id >= 0xff && !lapic_x2apic()) {
+            warn_offline(id, "APIC ID above 254 needs x2APIC, which this CPU does not offer");
+            continue;
+        }
         const char *why;
         struct percpu *p = percpu_create(cpu_count, id, NULL, &why);
         if (!p) {
@@ -144,5 +173,7 @@ unsigned smp_boot(const struct acpi_info *acpi, const struct boot_info *bi, unsi
         }
         cpu_count++;
     }
+    if (cpu_count >= MAX_CPUS)
+        report_beyond(acpi, i);
     return cpu_count;
 }

@@ -10,11 +10,12 @@
 
 #include <stdint.h>
 
+#include "arch/x86/features.h"
+
 struct tsc_calibration {
     uint64_t tsc_khz;       /* the rate in use */
     uint64_t measured_khz;  /* from the PIT */
-    uint64_t cpuid_khz;     /* what CPUID claims, 0 if nothing */
-    const char *cpuid_leaf; /* which leaf claimed it, or "" */
+    struct tsc_claim cpuid; /* what CPUID claims (tsc_claim_from_cpuid) */
     uint64_t lapic_khz;     /* local APIC timer at divide-by-16 */
 };
 
@@ -22,9 +23,6 @@ extern uint64_t tsc_khz;
 
 /* Measure on the boot CPU (needs the local APIC initialised). */
 void tsc_calibrate(struct tsc_calibration *out);
-
-/* Pick the rate to use: cpuid_khz if within 1% of measured_khz, else measured_khz. */
-uint64_t tsc_choose_khz(uint64_t measured_khz, uint64_t cpuid_khz);
 
 /* Split so that neither product overflows, whatever the uptime. */
 static inline uint64_t tsc_to_ns(uint64_t cycles)

@@ -76,19 +76,27 @@ bool vdev_negotiate(struct vdev *d, uint64_t want)
 
 bool vq_setup(struct vq *q, struct vdev *d, unsigned index, uint16_t num, void *page)
 {
-    vdev_write(d, VIRTIO_MMIO_QUEUE_SEL, index);
-    if (vdev_read(d, VIRTIO_MMIO_QUEUE_READY) != 0 ||
-        vdev_read(d, VIRTIO_MMIO_QUEUE_NUM_MAX) < num || num > VQ_NUM_MAX)
+    if (num > VQ_NUM_MAX)
         return false;
     uint8_t *p = page;
     for (unsigned i = 0; i < VQ_PAGE_SIZE; i++)
         p[i] = 0;
+    return vq_setup_at(q, d, index, num, page, p + num * sizeof(struct virtq_desc),
+                       p + VQ_USED_OFF);
+}
+
+bool vq_setup_at(struct vq *q, struct vdev *d, unsigned index, uint16_t num, void *desc_ring,
+                 void *avail_ring, void *used_ring)
+{
+    vdev_write(d, VIRTIO_MMIO_QUEUE_SEL, index);
+    if (vdev_read(d, VIRTIO_MMIO_QUEUE_READY) != 0 || vdev_read(d, VIRTIO_MMIO_QUEUE_NUM_MAX) < num)
+        return false;
     *q = (struct vq){.dev = d,
                      .index = index,
                      .num = num,
-                     .desc = page,
-                     .avail = (volatile struct vq_avail *)(p + num * sizeof(struct virtq_desc)),
-                     .used = (volatile struct vq_used *)(p + VQ_USED_OFF)};
+                     .desc = desc_ring,
+                     .avail = avail_ring,
+                     .used = used_ring};
     uint32_t desc = (uint32_t)(uintptr_t)q->desc, avail = (uint32_t)(uintptr_t)q->avail,
              used = (uint32_t)(uintptr_t)q->used;
     vdev_write(d, VIRTIO_MMIO_QUEUE_NUM, num);

@@ -120,6 +120,14 @@ bool vdev_negotiate(struct vdev *d, uint64_t want);
  */
 bool vq_setup(struct vq *q, struct vdev *d, unsigned index, uint16_t num, void *page);
 
+/*
+ * Queue `index` with num entries (a power of two up to QueueNumMax) at the
+ * given rings, which the caller has zeroed, made ready: false if the device
+ * offers fewer or the queue was ready already.
+ */
+bool vq_setup_at(struct vq *q, struct vdev *d, unsigned index, uint16_t num, void *desc,
+                 void *avail, void *used);
+
 /* Set DRIVER_OK: the device is live. */
 void vdev_driver_ok(struct vdev *d);
 

@@ -2,15 +2,16 @@
 /*
  * virtio-blk's request parsing (virtio_blk_request, vmm/dev/virtio/blk.c)
  * on chains as the virtqueue walker hands them over: readable segments, then
- * writable ones, each 1 to 2048 bytes, laid end to end in an exactly sized
+ * writable ones, each 1 to twice SIZE_MAX bytes, laid end to end in an exactly sized
  * "guest RAM". Input: byte 0 gives the segment count (1 + bits 0-2) and the
  * disk (bit 7: none, else 8 sectors); byte 1 how many segments are readable
  * (mod count + 1); then a le16 length per segment; then the segments' bytes
  * in order (the header first), zeros where the input ends.
  * The contract: a fault exactly when there is no whole header or no
  * writable byte, with nothing written; else the status byte, the last
- * writable byte, says OK, IOERR (an IN or OUT not whole sectors inside the
- * disk) or UNSUPP (a type other than IN, OUT, FLUSH, GET_ID); the used
+ * writable byte, says IOERR for any chain with a buffer over SIZE_MAX
+ * (nothing else written, the disk untouched), else OK, IOERR (an IN or OUT
+ * not whole sectors inside the disk) or UNSUPP (a type other than IN, OUT, FLUSH, GET_ID); the used
  * length is the data written plus the status; an IN's data is the disk's,
  * an OUT's lands in the disk, and nothing else of the disk changes.
  */
@@ -20,7 +21,7 @@
 #include "vmm/dev/virtio/blk.h"
 
 #define SEGS_MAX 8
-#define SEG_MAX  2048
+#define SEG_LEN  (2 * VIRTIO_BLK_SIZE_MAX) /* the longest segment: past SIZE_MAX too */
 #define SECTORS  8
 
 void kprintf(const char *fmt, ...)
@@ -53,12 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += 2, size -= 2;
     uint32_t lens[SEGS_MAX];
     uint64_t total = 0;
+    bool oversized = false;
     for (unsigned i = 0; i < nseg; i++) {
         uint16_t v = size >= 2 ? get_le16(data) : 0;
         if (size >= 2)
             data += 2, size -= 2;
-        lens[i] = 1 + v % SEG_MAX;
+        lens[i] = 1 + v % SEG_LEN;
         total += lens[i];
+        oversized |= lens[i] > VIRTIO_BLK_SIZE_MAX;
     }
     uint8_t *ram = malloc(total);
     memset(ram, 0, total);
@@ -109,14 +112,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct virtq_seg *last = &c->segs[nseg - 1];
         uint8_t status = last->host[last->len - 1];
         uint8_t want = VIRTIO_BLK_S_OK;
-        if (type == VIRTIO_BLK_T_IN || type == VIRTIO_BLK_T_OUT)
+        if (oversized)
+            want = VIRTIO_BLK_S_IOERR;
+        else if (type == VIRTIO_BLK_T_IN || type == VIRTIO_BLK_T_OUT)
             want = in_range ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR;
         else if (type != VIRTIO_BLK_T_FLUSH && type != VIRTIO_BLK_T_GET_ID)
             want = VIRTIO_BLK_S_UNSUPP;
         FUZZ_REQUIRE(status == want);
         FUZZ_REQUIRE(written >= 1 && written <= c->write_bytes);
         bool read_ok = type == VIRTIO_BLK_T_IN && want == VIRTIO_BLK_S_OK;
-        bool id = type == VIRTIO_BLK_T_GET_ID;
+        bool id = type == VIRTIO_BLK_T_GET_ID && !oversized;
         uint64_t data_written = read_ok ? in_len : id ? (in_len < 20 ? in_len : 20) : 0;
         FUZZ_REQUIRE(written == data_written + 1);
         uint8_t *got = malloc(in_len + 1);

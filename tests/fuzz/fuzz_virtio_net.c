@@ -7,8 +7,9 @@
  * u8 log2 of the queue size (mod 9), u8 kicks (1-4), u8 unused, le32 desc,
  * avail, used (guest-physical), then A's RAM from guest-physical 0, held in
  * an exactly sized heap block so that AddressSanitizer catches any access
- * past it. A transmits on each kick to device B on the same switch, whose
- * rings the harness keeps sane; B then sends A one frame, into A's hostile
+ * past it. A transmits on each kick (and in up to DEFERRED_PASSES deferred
+ * passes after it, where a pass stopped at its budget) to device B on the
+ * same switch, whose rings the harness keeps sane; B then sends A one frame, into A's hostile
  * receive ring, and A is reset. Every frame B gets carries the header with
  * num_buffers 1 and a length an Ethernet frame has, the counters add up,
  * and a fault is reported and stops A.
@@ -29,6 +30,7 @@ struct guest {
     uint8_t *ram;
     struct virtio_net net;
     unsigned faults;
+    bool deferred; /* a transmit pass left work (virtio_mmio_defer) */
 };
 
 static void env_interrupt(struct virtio_mmio *t)
@@ -43,7 +45,22 @@ static void env_fault(struct virtio_mmio *t, unsigned queue, enum virtq_fault f)
     g->faults++;
 }
 
-static const struct virtio_env env = {.interrupt = env_interrupt, .fault = env_fault};
+static void env_defer(struct virtio_mmio *t)
+{
+    ((struct guest *)t->owner)->deferred = true;
+}
+
+static const struct virtio_env env = {
+    .interrupt = env_interrupt, .fault = env_fault, .defer = env_defer};
+
+/* The deferred passes a kick leaves, as a CPU's scheduler loop runs them, a few at most. */
+#define DEFERRED_PASSES 4
+
+static void run_deferred(struct guest *g)
+{
+    for (unsigned i = 0; i < DEFERRED_PASSES && g->deferred; i++)
+        g->deferred = virtio_mmio_deferred_pass(&g->net.transport);
+}
 
 static uint16_t le16(const uint8_t *p)
 {
@@ -158,8 +175,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     b_post_all(&b);
 
     unsigned kicks = 1 + data[2] % 4;
-    for (unsigned i = 0; i < kicks; i++)
+    for (unsigned i = 0; i < kicks; i++) {
         reg(&a, VIRTIO_MMIO_QUEUE_NOTIFY, VIRTIO_NET_TXQ);
+        run_deferred(&a);
+    }
     reg(&b, VIRTIO_MMIO_QUEUE_NOTIFY, VIRTIO_NET_RXQ);
 
     const struct net_port_stats *as = &a.net.port.stats, *bs = &b.net.port.stats;

@@ -95,7 +95,8 @@ class Plan(unittest.TestCase):
 
     def test_budgets_fit_their_sessions(self):
         """linux-net and linux-pv within 2.5 h each, Linux at scale within three sessions of
-        2.5 h, with 2 emulators at once; every claim cell at least 3 boots."""
+        2.5 h, the seeds' linux-shrink and linux-idle within one and linux-ebizzy within two,
+        with 2 emulators at once; every claim cell at least 3 boots."""
         class Options:
             full, runs_given, runs, scan_runs, reps, seed_base = True, False, 10, 3, None, 1
         hours = {}
@@ -109,6 +110,8 @@ class Plan(unittest.TestCase):
         self.assertLessEqual(hours["linux-pv"], 2.5)
         self.assertLessEqual(hours["linux-hackbench"] + hours["linux-pivot"] +
                              hours["linux-cyclictest"], 3 * 2.5)
+        self.assertLessEqual(hours["linux-shrink"] + hours["linux-idle"], 2.5)
+        self.assertLessEqual(hours["linux-ebizzy"], 2 * 2.5)
 
 
 class Resume(unittest.TestCase):

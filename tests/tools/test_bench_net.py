@@ -39,7 +39,14 @@ def sockperf(proto, median, count):
             '"p99_us":80,"mean_us":55,"count":%d}' % (proto, median, count))
 
 
-def log(rounds=4, reps=1):
+def cpuidle(poll_usage, poll_us):
+    return ('[cli] @bench {"guest":"linux","op":"cpuidle","governor":"menu","state":"POLL",'
+            '"usage":%d,"time_us":%d}' % (poll_usage, poll_us))
+
+
+def log(rounds=4, reps=1, polls=None):
+    """polls: the client's cumulative POLL entries and us after the idle and each repetition
+    (the init script's cpuidle lines), or None for a guest without a cpuidle driver."""
     lines = []
     # A periodic round (it has a global record): not a mark.
     lines += vm_round(1, 0, {"npf": 5}, 0, 0, 0) + [stats(1, "global")]
@@ -48,6 +55,8 @@ def log(rounds=4, reps=1):
              (3, 3_000_000_000, {"npf": 12, "hlt": 4}, 6_000_000, 1, 1)]    # idle: 2 s, 6 ms
     for m in marks[:rounds]:
         lines += vm_round(*m)
+    if polls:
+        lines.append(cpuidle(*polls[0]))
     # Repetition r: 100 round trips, with r + 1 times the first's exits and device counts.
     npf, hlt, msr, notifies, interrupts, round_, t = 12, 4, 0, 1, 1, 4, 4_000_000_000
     for r in range(reps):
@@ -62,6 +71,8 @@ def log(rounds=4, reps=1):
             if len([ln for ln in lines if '"scope": "vm"' in ln]) - 1 < rounds:
                 lines += vm_round(*m)
         lines += [sockperf("udp", 50 + r, 60), sockperf("tcp", 60 + r, 40)]
+        if polls:
+            lines.append(cpuidle(*polls[r + 1]))
         round_, t = round_ + 2, t + 6_000_000_000
     lines += ['@vm_stop {"vm":"cli","code":0,"reason":"poweroff"}',
               '@vm_stop {"vm":"srv","code":0,"reason":"poweroff"}']
@@ -95,6 +106,18 @@ class ParseNet(unittest.TestCase):
         self.assertEqual([r["per_rt"]["npf"] for r in got["reps"]], [4.0, 8.0, 12.0])
         self.assertEqual([r["per_rt"]["interrupts"] for r in got["reps"]], [2.0, 4.0, 6.0])
         self.assertEqual({r["idle_poll_ms_per_s"] for r in got["reps"]}, {3.0})
+
+    def test_guest_polling_per_round_trip(self):
+        """The cpuidle lines are cumulative: a repetition's POLL entries are the difference
+        from the line before it; its share is of the window's 5 s."""
+        got = bench_linux.parse_net(log(rounds=8, reps=2, polls=[(7, 100), (57, 500_100),
+                                                                 (257, 1_500_100)]))
+        self.assertTrue(got["ok"], got["error"])
+        polls = [r["guest_poll"] for r in got["reps"]]
+        self.assertEqual([p["entries_per_rt"] for p in polls], [0.5, 2.0])
+        self.assertEqual([p["share"] for p in polls], [0.1, 0.2])
+        self.assertEqual({p["governor"] for p in polls}, {"menu"})
+        self.assertNotIn("guest_poll", bench_linux.parse_net(log())["reps"][0])
 
     def test_missing_marks_are_an_error(self):
         got = bench_linux.parse_net(log(rounds=3))

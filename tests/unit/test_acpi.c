@@ -512,11 +512,17 @@ static void test_madt_cpu_limit(void **state)
     assert_int_equal(info.cpu_count, ACPI_MAX_CPUS);
     assert_int_equal(info.cpus[ACPI_MAX_CPUS - 1].apic_id, ACPI_MAX_CPUS - 1);
 
-    m.len -= 16; /* drop the disabled entry, add one more usable CPU */
+    assert_int_equal(info.cpus_beyond, 0);
+
+    /* More usable CPUs than fit: the first are kept, the rest counted, and the table is good. */
+    m.len -= 16; /* drop the disabled entry */
     madt_x2apic(&m, 1000, 2, 1000);
+    madt_x2apic(&m, 1001, 1, 1001);
     madt_end(&m);
-    assert_int_equal(parse_copy(MADT_PHYS), -1);
-    assert_non_null(strstr(err, "more than 256 processors"));
+    assert_int_equal(parse_copy(MADT_PHYS), 0);
+    assert_int_equal(info.cpu_count, ACPI_MAX_CPUS);
+    assert_int_equal(info.cpus_beyond, 2);
+    assert_int_equal(info.cpus[ACPI_MAX_CPUS - 1].apic_id, ACPI_MAX_CPUS - 1);
 }
 
 /*

@@ -89,9 +89,9 @@ static void test_instructions_the_backend_may_refuse(void **state)
     assert_false(filter(7, 0, &v, ONES).ecx & (1u << 22));
     assert_false(filter(0x80000001, 0, &v, ONES).edx & (1u << 27));
     assert_false(filter(0xd, 1, &v, ONES).eax & (1u << 3));
-    /* Never offered where the host lacks them. */
+    /* Never offered where the host lacks them: leaf 7 EBX keeps only pollux's own TSC_ADJUST. */
     struct cpuid_regs none = {0};
-    assert_int_equal(filter(7, 0, &view, none).ebx, 0);
+    assert_int_equal(filter(7, 0, &view, none).ebx, 1u << 1);
     assert_int_equal(filter(0x80000001, 0, &view, none).edx & (1u << 27), 0);
 }
 
@@ -101,7 +101,7 @@ static void test_leaf7_offers_only_what_is_virtualized(void **state)
     struct cpuid_regs r = filter(7, 0, &view, ONES);
     assert_int_equal(r.eax, ~0u);     /* the highest subleaf is the host's */
     assert_true(r.ebx & (1u << 0));   /* FSGSBASE */
-    assert_false(r.ebx & (1u << 1));  /* TSC_ADJUST: the MSR is not virtualized */
+    assert_true(r.ebx & (1u << 1));   /* TSC_ADJUST: the MSR is the vCPU's */
     assert_false(r.ebx & (1u << 2));  /* SGX */
     assert_false(r.ebx & (1u << 14)); /* MPX: its state components are not switched */
     assert_false(r.ebx & (1u << 16)); /* AVX512F, likewise */
@@ -141,7 +141,9 @@ static void test_extended_leaves(void **state)
     assert_int_equal(r.edx, 0);
     r = filter(0x80000007, 0, &view, ONES);
     assert_int_equal(r.eax | r.ebx | r.ecx, 0);
-    assert_int_equal(r.edx, 0); /* not even invariant TSC, as KVM: Linux prefers kvm-clock */
+    assert_int_equal(r.edx, 1u << 8); /* invariant TSC: the guest's runs at the host's rate */
+    r = filter(0x80000007, 0, &view, (struct cpuid_regs){0, 0x1b, 0, 0x6599 & ~(1u << 8)});
+    assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0); /* a host without it: none */
     r = filter(0x8000000a, 0, &view, (struct cpuid_regs){1, 16, 0, 0x10010001});
     assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0);
 }
@@ -270,7 +272,7 @@ static void test_guest_features_follow_the_filter(void **state)
     (void)state;
     struct guest_features f;
     cpuid_guest_features(&view, rich_host, &f);
-    assert_true(f.tsc_aux && f.xsaves && f.pks && f.pku && f.la57 && f.ibpb);
+    assert_true(f.tsc_aux && f.xsaves && f.pks && f.pku && f.la57 && f.ibpb && f.tsc_adjust);
     assert_int_equal(f.spec_ctrl, 7);
     assert_false(f.amd);
     struct cpuid_view v = view;
@@ -280,6 +282,7 @@ static void test_guest_features_follow_the_filter(void **state)
     assert_false(f.xsaves);
     cpuid_guest_features(&view, amd_host, &f);
     assert_true(f.amd && f.tsc_aux && f.ibpb);
+    assert_true(f.tsc_adjust); /* pollux's own, where the host has no such MSR */
     assert_false(f.la57 || f.pks || f.xsaves);
     assert_int_equal(f.spec_ctrl, 4);   /* SSBD alone */
     assert_int_equal(f.maxphyaddr, 48); /* 0x80000008 EAX[7:0] */
@@ -287,6 +290,9 @@ static void test_guest_features_follow_the_filter(void **state)
     v.max_ext_leaf = 0x80000001; /* no address sizes: the SDM's 36 bits */
     cpuid_guest_features(&v, amd_host, &f);
     assert_int_equal(f.maxphyaddr, 36);
+    v.max_leaf = 6; /* no leaf 7 to offer TSC_ADJUST in: no such MSR */
+    cpuid_guest_features(&v, amd_host, &f);
+    assert_false(f.tsc_adjust);
 }
 
 int main(void)

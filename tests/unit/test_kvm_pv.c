@@ -434,7 +434,8 @@ static void test_system_time_msr_writes_the_structure(void **state)
     vm.cfg.mem = sizeof(guest_mem);
     vm.hw.mem_size = sizeof(guest_mem);
     v.vm = &vm;
-    vm.tsc_matched = true; /* its vCPUs in one TSC generation, the first: reference 0, 0 */
+    /* The VM's TSC offset at creation, and the vCPU's. */
+    vm.tsc_sync.offset = v.hw.tsc_offset = -1000000ull;
     memset(guest_mem, 0xee, sizeof(guest_mem));
 
     assert_int_equal(kvm_pv_msr_write(&v, MSR_KVM_SYSTEM_TIME_NEW, 0x1000 | 1), MSR_DONE);
@@ -453,16 +454,13 @@ static void test_system_time_msr_writes_the_structure(void **state)
     /* Enabled again: the version moves on by two. Disabled: memory is left alone. */
     assert_int_equal(kvm_pv_msr_write(&v, MSR_KVM_SYSTEM_TIME_NEW, 0x1000 | 1), MSR_DONE);
     assert_int_equal(get_le32(p), 4);
-    /* Another generation's reference, the vCPUs apart: the structure says so, unstable. */
-    v.kvmclock_ref = (struct pvclock_ref){0x123456789, 987654321};
-    vm.tsc_matched = false;
-    vm.kvmclock_epoch = 7;
+    /* The vCPU moved its TSC: its TSC at kvmclock 0 is that much further, still stable. */
+    v.hw.tsc_offset += 0x123456789;
     kvmclock_update(&v);
     assert_int_equal(get_le32(p), 6);
     assert_int_equal(get_le64(p + 8), 0x123456789);
-    assert_int_equal(get_le64(p + 16), 987654321);
-    assert_int_equal(p[29], 0);
-    assert_int_equal(v.kvmclock_epoch, 7);
+    assert_int_equal(get_le64(p + 16), 0);
+    assert_int_equal(p[29], PVCLOCK_TSC_STABLE_BIT);
     assert_int_equal(kvm_pv_msr_write(&v, MSR_KVM_SYSTEM_TIME_NEW, 0x2000), MSR_DONE);
     assert_int_equal(guest_mem[0x2000], 0xee);
     /* Outside guest RAM: accepted and ignored, as KVM does. */

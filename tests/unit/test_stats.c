@@ -301,14 +301,17 @@ static void test_cpu_and_global_rows(void **state)
                                 .idle = 4000000,
                                 .poll = 1000000,
                                 .idle_exit = 500000,
+                                .deferred = 250000,
                                 .placed = 5,
                                 .cpu = 2};
     stats_read(&r, STATS_SCOPE_CPU, &sched_cpu_stats_table, &t);
     r.head.round = 9;
     r.head.t = 10;
-    assert_string_equal(stats_json(&r, buf, sizeof(buf)),
-                        "{\"scope\":\"cpu\",\"round\":9,\"t\":10,\"cpu\":2,\"busy_us\":3000,"
-                        "\"idle_us\":4000,\"poll_us\":1000,\"idle_exit_us\":500,\"placed\":5}");
+    assert_string_equal(
+        stats_json(&r, buf, sizeof(buf)),
+        "{\"scope\":\"cpu\",\"round\":9,\"t\":10,\"cpu\":2,\"busy_us\":3000,"
+        "\"idle_us\":4000,\"poll_us\":1000,\"idle_exit_us\":500,\"deferred_us\":250,"
+        "\"placed\":5}");
     struct stats_global g = {
         .cpus = 2, .vms_running = 3, .vms_stopped = 4, .console_bytes = 5, .console_full_waits = 6};
     stats_read(&r, STATS_SCOPE_GLOBAL, &stats_global_table, &g);

@@ -717,6 +717,54 @@ static void test_wakeup_traced_with_its_source(void **state)
     assert_int_equal(ring.next, 1);
 }
 
+/* trace=halt: one kvm_vcpu_wakeup line per halt, stamped with its start, as tools/haltreplay.py
+ * reads it: the halt's time, the wake source and the window the policy had when it began. */
+static void test_halt_trace_lines(void **state)
+{
+    (void)state;
+    trace_mask = 1u << TRACE_HALT;
+    v.halt_poll.window_ns = 20000;
+    /* A poll that caught the wake-up 8 us in: the time is to the poll's end. */
+    finish((struct vcpu_halt){
+        .polled = true, .start = 1000, .poll_end = 9000, .woken = 8500, .source = TRACE_WAKE_IPI});
+    assert_int_equal(ring.next, 1);
+    assert_int_equal(ring.rec[0].ns, 1000);
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_vcpu_wakeup: vcpu 0: poll time 8000 ns, polling valid: by ipi, "
+                        "window 20000");
+    /* One that blocked: the window before it grew from this halt. */
+    finish((struct vcpu_halt){.polled = true,
+                              .blocked = true,
+                              .start = 0,
+                              .poll_end = 20000,
+                              .woken = 50000,
+                              .source = TRACE_WAKE_TIMER});
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_vcpu_wakeup: vcpu 0: wait time 50000 ns, polling valid: by "
+                        "timer, window 20000");
+    assert_int_equal(v.halt_poll.window_ns, 40000);
+    /* No poll: another vCPU waited for the CPU (vcpu_halt records why). */
+    others_waiting = true;
+    vcpu_halt(&v);
+    send_interrupt(0x40);
+    vcpu_halt_finish(&v);
+    assert_int_equal(ring.next, 3);
+    assert_true(ring.rec[2].flag & TRACE_HALT_CPU_WANTED);
+    assert_int_equal(ring.rec[2].flag & 0xff, TRACE_WAKE_IPI);
+    assert_non_null(strstr(last_trace(), "polling valid: by ipi, window 40000, cpu wanted"));
+    /* Ended by a stop request while the guest had turned host polling off. */
+    v.halt = (struct vcpu_halt){
+        .active = true, .blocked = true, .start = 0, .woken = 7000, .source = TRACE_WAKE_STOP};
+    vcpu_halt_finish(&v);
+    assert_string_equal(last_trace(),
+                        "vm0: kvm_vcpu_wakeup: vcpu 0: wait time 7000 ns, polling invalid: by "
+                        "stop, window 40000, guest opted out");
+    /* Off: nothing. */
+    trace_mask = 0;
+    finish((struct vcpu_halt){.blocked = true, .woken = 5000});
+    assert_int_equal(ring.next, 4);
+}
+
 /* The capture window's rule (trace_window=): 1 opens, 0 closes, other values change nothing. */
 static void test_trace_window_marks(void **state)
 {
@@ -873,6 +921,7 @@ int main(void)
         cmocka_unit_test_setup(test_trace_ring_keeps_the_newest, setup),
         cmocka_unit_test_setup(test_sched_trace_lines, setup),
         cmocka_unit_test_setup(test_wakeup_traced_with_its_source, setup),
+        cmocka_unit_test_setup(test_halt_trace_lines, setup),
         cmocka_unit_test_setup(test_trace_window_marks, setup),
         cmocka_unit_test_setup(test_trace_marker_window, setup),
         cmocka_unit_test_setup(test_no_lost_wakeup_race, setup),

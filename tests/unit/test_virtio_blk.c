@@ -57,10 +57,19 @@ static void env_fault(struct virtio_mmio *tr, unsigned queue, enum virtq_fault f
     last_fault = f;
 }
 
-static const struct virtio_env env = {env_interrupt, env_fault};
+/* Deferred work asked for (the VM's side queues it; the tests run its passes themselves). */
+static unsigned defers;
 
-/* The driver's side of the queue. */
-static uint16_t avail_idx, next_desc, used_seen;
+static void env_defer(struct virtio_mmio *tr)
+{
+    (void)tr;
+    defers++;
+}
+
+static const struct virtio_env env = {env_interrupt, env_fault, env_defer};
+
+/* The driver's side of the queue; qsize is QueueNum (QSIZE but where a test says). */
+static uint16_t avail_idx, next_desc, used_seen, qsize;
 
 static uint32_t reg_read(unsigned off)
 {
@@ -87,7 +96,7 @@ static void driver_start(uint64_t features)
     assert_true(reg_read(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
     reg_write(VIRTIO_MMIO_QUEUE_SEL, 0);
     assert_int_equal(reg_read(VIRTIO_MMIO_QUEUE_NUM_MAX), VIRTQ_NUM_MAX);
-    reg_write(VIRTIO_MMIO_QUEUE_NUM, QSIZE);
+    reg_write(VIRTIO_MMIO_QUEUE_NUM, qsize);
     reg_write(VIRTIO_MMIO_QUEUE_DESC_LOW, DESC_GPA);
     reg_write(VIRTIO_MMIO_QUEUE_DESC_HIGH, 0);
     reg_write(VIRTIO_MMIO_QUEUE_DRIVER_LOW, AVAIL_GPA);
@@ -116,9 +125,10 @@ static int setup(void **state)
     for (unsigned i = 0; i < sizeof(disk); i++)
         disk[i] = (uint8_t)(i * 7 + i / VIRTIO_BLK_SECTOR);
     start(sizeof(disk) - 100, "disk.img");
-    interrupts = faults = 0;
+    interrupts = faults = defers = 0;
     last_fault = VIRTQ_OK;
     avail_idx = next_desc = used_seen = 0;
+    qsize = QSIZE;
     driver_start(version_1);
     return 0;
 }
@@ -134,17 +144,17 @@ static void post(const struct seg *segs, unsigned n)
 {
     uint16_t head = next_desc;
     for (unsigned i = 0; i < n; i++) {
-        uint16_t d = (uint16_t)((head + i) % QSIZE);
+        uint16_t d = (uint16_t)((head + i) % qsize);
         uint8_t *p = ram + DESC_GPA + 16u * d;
         put_le64(p, segs[i].gpa);
         put_le32(p + 8, segs[i].len);
         uint16_t flags = (uint16_t)((segs[i].write ? VIRTQ_DESC_F_WRITE : 0) |
                                     (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0));
         put_le16(p + 12, flags);
-        put_le16(p + 14, (uint16_t)((d + 1) % QSIZE));
+        put_le16(p + 14, (uint16_t)((d + 1) % qsize));
     }
-    next_desc = (uint16_t)((head + n) % QSIZE);
-    put_le16(ram + AVAIL_GPA + 4 + 2 * (avail_idx % QSIZE), head);
+    next_desc = (uint16_t)((head + n) % qsize);
+    put_le16(ram + AVAIL_GPA + 4 + 2 * (avail_idx % qsize), head);
     avail_idx++;
     put_le16(ram + AVAIL_GPA + 2, avail_idx);
     reg_write(VIRTIO_MMIO_QUEUE_NOTIFY, 0);
@@ -155,13 +165,19 @@ static uint16_t used_idx(void)
     return get_le16(ram + USED_GPA + 2);
 }
 
-/* The next used element's length (asserting there is one, for the chain posted last). */
+/* The next used element's length. */
+static uint32_t take_used_any(void)
+{
+    const uint8_t *e = ram + USED_GPA + 4 + 8 * (used_seen % qsize);
+    used_seen++;
+    return get_le32(e + 4);
+}
+
+/* The next used element's length, asserting it is the only one, for the chain posted last. */
 static uint32_t take_used(void)
 {
     assert_int_equal(used_idx(), (uint16_t)(used_seen + 1));
-    const uint8_t *e = ram + USED_GPA + 4 + 8 * (used_seen % QSIZE);
-    used_seen++;
-    return get_le32(e + 4);
+    return take_used_any();
 }
 
 /* A request header at gpa. */
@@ -381,11 +397,129 @@ static void test_event_idx_asks_for_the_next_notify(void **state)
     driver_start(version_1 | VIRTIO_BIT(VIRTIO_F_RING_EVENT_IDX));
     avail_idx = next_desc = used_seen = 0;
     memset(ram + USED_GPA, 0, 0x1000);
-    const uint8_t *avail_event = ram + USED_GPA + 4 + 8 * QSIZE;
+    const uint8_t *avail_event = ram + USED_GPA + 4 + 8 * qsize;
     for (unsigned i = 1; i <= 3; i++) {
         request(VIRTIO_BLK_T_FLUSH, 0, VIRTIO_BLK_SECTOR, true);
         assert_int_equal(get_le16(avail_event), i);
     }
+}
+
+/*
+ * SIZE_MAX is enforced as offered: a buffer longer is answered IOERR and
+ * nothing is copied; one of exactly SIZE_MAX is served.
+ */
+static void test_buffer_over_size_max_is_ioerr(void **state)
+{
+    (void)state;
+    memset(ram + DATA, POISON, 2 * VIRTIO_BLK_SIZE_MAX);
+    assert_int_equal(request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SIZE_MAX + VIRTIO_BLK_SECTOR, true), 1);
+    assert_int_equal(ram[STATUS], VIRTIO_BLK_S_IOERR);
+    assert_int_equal(ram[DATA], POISON);
+    uint8_t disk_copy[sizeof(disk)];
+    memcpy(disk_copy, disk, sizeof(disk));
+    assert_int_equal(request(VIRTIO_BLK_T_OUT, 0, VIRTIO_BLK_SIZE_MAX + VIRTIO_BLK_SECTOR, false),
+                     1);
+    assert_int_equal(ram[STATUS], VIRTIO_BLK_S_IOERR);
+    assert_memory_equal(disk, disk_copy, sizeof(disk));
+    assert_int_equal(blk.stats.errors, 2);
+    assert_int_equal(request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SIZE_MAX, true),
+                     VIRTIO_BLK_SIZE_MAX + 1);
+    assert_int_equal(ram[STATUS], VIRTIO_BLK_S_OK);
+    assert_memory_equal(ram + DATA, disk, VIRTIO_BLK_SIZE_MAX);
+}
+
+/* n avail entries, every one naming the chain at head 0 (as a hostile driver may), and a notify. */
+static void post_copies(const struct seg *segs, unsigned nsegs, unsigned n)
+{
+    for (unsigned i = 0; i + 1 < n; i++) {
+        next_desc = 0;
+        put_le16(ram + AVAIL_GPA + 4 + 2 * (avail_idx % qsize), 0);
+        avail_idx++;
+    }
+    next_desc = 0;
+    post(segs, nsegs); /* the last, then avail->idx and the notify */
+}
+
+/* The used elements so far, each with this length. */
+static void expect_used(uint16_t count, uint32_t len)
+{
+    assert_int_equal(used_idx(), count);
+    while (used_seen < count)
+        assert_int_equal(take_used_any(), len);
+}
+
+/*
+ * A notify serves at most VIRTIO_PASS_BYTES (the chain that crosses it is
+ * the last) and leaves the rest to deferred work, with the driver's
+ * notifications off; each deferred pass is bounded the same way, and the
+ * one that empties the ring turns notifications back on. Nothing is lost.
+ */
+static void test_notify_is_bounded_by_bytes(void **state)
+{
+    (void)state;
+    /* 7 data buffers of SIZE_MAX (the disk's 32 KiB): 28 KiB and 17 bytes a chain; the 10th
+     * crosses 256 KiB. */
+    enum { DATA_BUFS = 7 };
+    struct seg segs[DATA_BUFS + 2] = {{HDR, VIRTIO_BLK_HDR_LEN, false}};
+    for (unsigned i = 1; i <= DATA_BUFS; i++)
+        segs[i] = (struct seg){DATA, VIRTIO_BLK_SIZE_MAX, true};
+    segs[DATA_BUFS + 1] = (struct seg){STATUS, 1, true};
+    header(HDR, VIRTIO_BLK_T_IN, 0);
+    uint32_t answer = DATA_BUFS * VIRTIO_BLK_SIZE_MAX + 1;
+    post_copies(segs, DATA_BUFS + 2, QSIZE);
+    expect_used(10, answer);
+    assert_int_equal(defers, 1);
+    assert_int_equal(get_le16(ram + USED_GPA) & VIRTQ_USED_F_NO_NOTIFY, VIRTQ_USED_F_NO_NOTIFY);
+    /* 4 more, and a notify though notifications are off (a driver may): a pass of its own. */
+    post_copies(segs, DATA_BUFS + 2, 4);
+    assert_int_equal(used_idx(), 10 + 10);
+    assert_int_equal(defers, 2);
+    assert_false(virtio_mmio_deferred_pass(t));
+    expect_used(QSIZE + 4, answer);
+    assert_int_equal(get_le16(ram + USED_GPA) & VIRTQ_USED_F_NO_NOTIFY, 0);
+    assert_int_equal(blk.stats.reads, QSIZE + 4);
+    assert_int_equal(t->budget_stops, 2);
+    assert_int_equal(t->deferred_passes, 1);
+}
+
+/*
+ * At most VIRTIO_PASS_CHAINS chains a pass, however small. With EVENT_IDX
+ * avail_event stays behind the driver while work is left (it need not
+ * notify), and is set to its index when the ring is empty.
+ */
+static void test_notify_is_bounded_by_chains(void **state)
+{
+    (void)state;
+    qsize = VIRTQ_NUM_MAX;
+    driver_start(version_1 | VIRTIO_BIT(VIRTIO_F_RING_EVENT_IDX));
+    const uint8_t *avail_event = ram + USED_GPA + 4 + 8 * qsize;
+    header(HDR, VIRTIO_BLK_T_FLUSH, 0);
+    const struct seg flush[] = {{HDR, VIRTIO_BLK_HDR_LEN, false}, {STATUS, 1, true}};
+    post_copies(flush, 2, 100);
+    expect_used(VIRTIO_PASS_CHAINS, 1);
+    assert_int_equal(defers, 1);
+    assert_int_equal(get_le16(avail_event), (uint16_t)(100 - 1));
+    assert_false(virtio_mmio_deferred_pass(t));
+    expect_used(100, 1);
+    assert_int_equal(get_le16(avail_event), 100);
+    assert_int_equal(blk.stats.flushes, 100);
+}
+
+/* A reset between a notify and its deferred pass: the pass finds the queue gone, touches nothing.
+ */
+static void test_deferred_pass_after_reset(void **state)
+{
+    (void)state;
+    header(HDR, VIRTIO_BLK_T_FLUSH, 0);
+    const struct seg flush[] = {{HDR, VIRTIO_BLK_HDR_LEN, false}, {STATUS, 1, true}};
+    qsize = VIRTQ_NUM_MAX;
+    driver_start(version_1);
+    post_copies(flush, 2, 100);
+    expect_used(VIRTIO_PASS_CHAINS, 1);
+    reg_write(VIRTIO_MMIO_STATUS, 0);
+    assert_false(virtio_mmio_deferred_pass(t));
+    assert_int_equal(used_idx(), VIRTIO_PASS_CHAINS);
+    assert_int_equal(faults, 0);
 }
 
 /* A chain the device cannot take breaks it: DEVICE_NEEDS_RESET, the fault reported, no used. */
@@ -447,6 +581,10 @@ int main(void)
         cmocka_unit_test_setup(test_status_byte_placement, setup),
         cmocka_unit_test_setup(test_event_idx_asks_for_the_next_notify, setup),
         cmocka_unit_test_setup(test_malformed_chains_break_the_device, setup),
+        cmocka_unit_test_setup(test_buffer_over_size_max_is_ioerr, setup),
+        cmocka_unit_test_setup(test_notify_is_bounded_by_bytes, setup),
+        cmocka_unit_test_setup(test_notify_is_bounded_by_chains, setup),
+        cmocka_unit_test_setup(test_deferred_pass_after_reset, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

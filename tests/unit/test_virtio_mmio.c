@@ -75,7 +75,7 @@ static const struct virtio_device_ops ops = {
     .reset = fake_reset,
 };
 
-static const struct virtio_env env = {fake_interrupt, fake_fault};
+static const struct virtio_env env = {fake_interrupt, fake_fault, NULL}; /* never defers */
 
 static int setup(void **state)
 {

@@ -24,7 +24,7 @@
 
 #define RAM_SIZE   0x40000
 #define QNUM       8
-#define RING_GPA   0x1000 /* queue q's desc at RING_GPA + q * 0x1000, avail +0x400, used +0x800 */
+#define RING_GPA   0x1000 /* queue q's desc at RING_GPA + q * 0x2000, avail +0x800, used +0x1000 */
 #define BUF_GPA    0x10000
 #define BUF_STRIDE 0x800 /* one buffer per descriptor: BUF_GPA + (q * QNUM + i) * BUF_STRIDE */
 #define RX_BUF_LEN (VIRTIO_NET_HDR_LEN + NET_FRAME_MAX)
@@ -35,6 +35,8 @@ struct guest {
     uint16_t avail_idx[2], used_seen[2];
     unsigned interrupts;
     unsigned faults;
+    unsigned defers; /* virtio_mmio_defer: a pass left work */
+    uint16_t qnum;   /* QueueNum of both queues: QNUM but where a test says */
     unsigned fault_queue;
     enum virtq_fault fault;
 };
@@ -54,7 +56,13 @@ static void env_fault(struct virtio_mmio *t, unsigned queue, enum virtq_fault f)
     g->fault = f;
 }
 
-static const struct virtio_env env = {.interrupt = env_interrupt, .fault = env_fault};
+static void env_defer(struct virtio_mmio *t)
+{
+    ((struct guest *)t->owner)->defers++;
+}
+
+static const struct virtio_env env = {
+    .interrupt = env_interrupt, .fault = env_fault, .defer = env_defer};
 
 static uint32_t reg_read(struct guest *g, unsigned off)
 {
@@ -68,17 +76,17 @@ static void reg_write(struct guest *g, unsigned off, uint32_t v)
 
 static uint64_t desc_gpa(unsigned q)
 {
-    return RING_GPA + q * 0x1000;
+    return RING_GPA + q * 0x2000;
 }
 
 static uint64_t avail_gpa(unsigned q)
 {
-    return desc_gpa(q) + 0x400;
+    return desc_gpa(q) + 0x800;
 }
 
 static uint64_t used_gpa(unsigned q)
 {
-    return desc_gpa(q) + 0x800;
+    return desc_gpa(q) + 0x1000;
 }
 
 static uint64_t buf_gpa(unsigned q, unsigned i)
@@ -113,11 +121,11 @@ static void driver_up(struct guest *g)
     reg_write(g, VIRTIO_MMIO_STATUS, status);
     assert_true(reg_read(g, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
     for (unsigned q = 0; q < 2; q++) {
-        memset(g->ram + desc_gpa(q), 0, 0x1000);
+        memset(g->ram + desc_gpa(q), 0, 0x2000);
         g->avail_idx[q] = g->used_seen[q] = 0;
         reg_write(g, VIRTIO_MMIO_QUEUE_SEL, q);
-        assert_true(reg_read(g, VIRTIO_MMIO_QUEUE_NUM_MAX) >= QNUM);
-        reg_write(g, VIRTIO_MMIO_QUEUE_NUM, QNUM);
+        assert_true(reg_read(g, VIRTIO_MMIO_QUEUE_NUM_MAX) >= g->qnum);
+        reg_write(g, VIRTIO_MMIO_QUEUE_NUM, g->qnum);
         reg_write(g, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)desc_gpa(q));
         reg_write(g, VIRTIO_MMIO_QUEUE_DESC_HIGH, 0);
         reg_write(g, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)avail_gpa(q));
@@ -135,7 +143,7 @@ static void post(struct guest *g, unsigned q, uint16_t head, uint32_t len, uint1
 {
     struct virtq_desc d = {.addr = buf_gpa(q, head), .len = len, .flags = flags};
     memcpy(g->ram + desc_gpa(q) + head * sizeof(d), &d, sizeof(d));
-    *ram16(g, avail_gpa(q) + 4 + 2 * (g->avail_idx[q] % QNUM)) = head;
+    *ram16(g, avail_gpa(q) + 4 + 2 * (g->avail_idx[q] % g->qnum)) = head;
     g->avail_idx[q]++;
     __atomic_store_n(ram16(g, avail_gpa(q) + 2), g->avail_idx[q], __ATOMIC_RELEASE);
 }
@@ -148,7 +156,7 @@ static void kick(struct guest *g, unsigned q)
 /* vring_need_event: would the driver notify after moving avail->idx from old to new? */
 static bool driver_would_notify(struct guest *g, unsigned q, uint16_t old, uint16_t new_idx)
 {
-    uint16_t event = *ram16(g, used_gpa(q) + 4 + 8 * QNUM);
+    uint16_t event = *ram16(g, used_gpa(q) + 4 + 8 * g->qnum);
     return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old);
 }
 
@@ -162,7 +170,7 @@ static struct virtq_used_elem take_used(struct guest *g, unsigned q)
 {
     assert_int_not_equal(used_idx(g, q), g->used_seen[q]);
     struct virtq_used_elem e;
-    memcpy(&e, g->ram + used_gpa(q) + 4 + 8 * (g->used_seen[q] % QNUM), sizeof(e));
+    memcpy(&e, g->ram + used_gpa(q) + 4 + 8 * (g->used_seen[q] % g->qnum), sizeof(e));
     g->used_seen[q]++;
     return e;
 }
@@ -188,6 +196,7 @@ static int setup(void **state)
     for (unsigned i = 0; i < 3; i++) {
         struct guest *g = &guests[i];
         memset(g, 0, sizeof(*g));
+        g->qnum = QNUM;
         uint8_t mac[NET_ETH_ALEN];
         virtio_net_mac(i, mac);
         char err[128];
@@ -376,6 +385,39 @@ static void test_reset_drains_held_frames(void **state)
     assert_int_equal(used_idx(b, VIRTIO_NET_RXQ), 0);
 }
 
+/*
+ * More frames than a pass takes (VIRTIO_PASS_CHAINS), with EVENT_IDX: the
+ * notify's pass stops at its budget with notifications off (avail_event
+ * behind the driver, which need not notify for its next frame), the rest
+ * is deferred work, and the pass that finds the ring empty asks for the
+ * next notify. The old cap turned notifications on and dropped the
+ * re-check's "frames still there", leaving avail_event behind for good.
+ */
+static void test_tx_budget_defers_the_rest(void **state)
+{
+    (void)state;
+    struct guest *a = &guests[0];
+    a->qnum = 128;
+    driver_up(a);
+    enum { FRAMES = 100 };
+    /* Every avail entry names descriptor 0: one 60-byte frame, sent FRAMES times. */
+    transmit(a, 0, broadcast, 60, 1);
+    for (unsigned i = 1; i < FRAMES; i++)
+        post(a, VIRTIO_NET_TXQ, 0, VIRTIO_NET_HDR_LEN + 60, 0);
+    assert_int_equal(used_idx(a, VIRTIO_NET_TXQ), 1); /* the notify came with the first */
+    assert_int_equal(a->defers, 0);
+    kick(a, VIRTIO_NET_TXQ);
+    assert_int_equal(used_idx(a, VIRTIO_NET_TXQ), 1 + VIRTIO_PASS_CHAINS);
+    assert_int_equal(a->defers, 1);
+    assert_false(driver_would_notify(a, VIRTIO_NET_TXQ, FRAMES, FRAMES + 1));
+    assert_false(virtio_mmio_deferred_pass(&a->net.transport));
+    assert_int_equal(used_idx(a, VIRTIO_NET_TXQ), FRAMES);
+    assert_int_equal(a->net.port.stats.tx_packets, FRAMES);
+    assert_true(driver_would_notify(a, VIRTIO_NET_TXQ, FRAMES, FRAMES + 1));
+    assert_int_equal(a->net.transport.budget_stops, 1);
+    assert_int_equal(a->net.transport.deferred_passes, 1);
+}
+
 static void test_stats_keys(void **state)
 {
     (void)state;
@@ -406,6 +448,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wrong_direction_breaks_only_its_device, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reset_drains_held_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tx_budget_defers_the_rest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_keys, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -814,6 +814,58 @@ static void test_timer_reserved_mode(void **state)
     assert_int_equal(mrd_ok(0x832, 0), MASKED);
 }
 
+/*
+ * The guest moves its TSC mid-countdown (IA32_TSC or IA32_TSC_ADJUST): a
+ * one-shot or periodic count goes on as if nothing happened, at the same
+ * host time; a TSC deadline is a TSC value and stays one.
+ */
+static void test_timer_keeps_its_time_across_a_tsc_write(void **state)
+{
+    (void)state;
+    const uint64_t step = 1ull << 40;
+    sw_enable();
+    wr(LVT_TMR, 0x40, 0);
+    wr(TDCR, 0x0, 0); /* divide by 2 */
+    wr(TMICT, 1000, 10000);
+    vlapic_tsc_moved(&a, 10600, 10600 + step); /* 300 counts later: 700 left */
+    assert_int_equal(vlapic_timer_deadline(&a), 12000 + step);
+    assert_int_equal(rd(TMCCT, 10600 + step), 700);
+    assert_int_equal(a.timer_start, 10000 + step);
+    vlapic_tsc_moved(&a, 10800 + step, 10800 - 5000); /* and back further than it came */
+    assert_int_equal(vlapic_timer_deadline(&a), 12000 - 5000);
+    assert_int_equal(rd(TMCCT, 10800 - 5000), 600);
+    assert_false(vlapic_timer_expire(&a, 12000 - 5000 - 1));
+    assert_true(vlapic_timer_expire(&a, 12000 - 5000));
+    vlapic_ack(&a, 0x40);
+    wr(EOI, 0, 0);
+    vlapic_tsc_moved(&a, 20000, 30000); /* nothing armed: nothing to move */
+    assert_int_equal(vlapic_timer_deadline(&a), 0);
+
+    /* Periodic: the period in progress keeps its end, the next ones follow from it. */
+    wr(LVT_TMR, PERIODIC | 0x40, 0);
+    wr(TDCR, 0xb, 0);
+    wr(TMICT, 100, 1000);
+    vlapic_tsc_moved(&a, 1040, 1040 + step);
+    assert_int_equal(vlapic_timer_deadline(&a), 1100 + step);
+    assert_true(vlapic_timer_expire(&a, 1100 + step));
+    assert_int_equal(vlapic_timer_deadline(&a), 1200 + step);
+    vlapic_ack(&a, 0x40);
+    /* Already due when the TSC moved: still due at once. */
+    vlapic_tsc_moved(&a, 1250 + step, 1250);
+    assert_int_equal(vlapic_timer_deadline(&a), 1250);
+    assert_true(vlapic_timer_expire(&a, 1250));
+    vlapic_ack(&a, 0x40);
+    /* Moved to just below 2^64: the end saturates rather than wrapping into the past. */
+    vlapic_tsc_moved(&a, 1300, UINT64_MAX - 10);
+    assert_int_equal(vlapic_timer_deadline(&a), UINT64_MAX);
+
+    wr(LVT_TMR, TSCDL | 0x50, 0);
+    assert_true(mwr(MSR_TSC_DEADLINE, 5000, 100));
+    vlapic_tsc_moved(&a, 200, 200 + step);
+    assert_int_equal(vlapic_timer_deadline(&a), 5000);
+    assert_int_equal(mrd_ok(MSR_TSC_DEADLINE, 200 + step), 5000);
+}
+
 static void test_tsc_deadline(void **state)
 {
     (void)state;
@@ -1448,6 +1500,7 @@ int main(void)
         T(test_timer_sw_disabled_apic),
         T(test_timer_mode_change),
         T(test_timer_reserved_mode),
+        T(test_timer_keeps_its_time_across_a_tsc_write),
         T(test_tsc_deadline),
         T(test_tsc_deadline_advance_expires_early),
         T(test_advance_other_modes),

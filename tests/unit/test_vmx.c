@@ -23,6 +23,7 @@
 #include "arch/x86/vmx/vmx_exit.h"
 #include "arch/x86/vmx/vmx_timer.h"
 #include "arch/x86/insn.h"
+#include "sched/spin.h"
 
 static uint64_t cap(uint32_t forced, uint32_t allowed)
 {
@@ -55,6 +56,50 @@ static struct vmx_caps skylake(void)
     c.cr4_fixed1 = 0x003727ff;
     c.phys_bits = 39;
     c.vaddr_bits = 48;
+    return c;
+}
+
+/*
+ * What an L1 reads under KVM's nested VMX on that Skylake host
+ * (nested_vmx_setup_ctls_msrs, kvm_intel nested=1 ept=1 enable_apicv=1):
+ * the host's allowed-1 bits filtered by KVM's list, the PREEMPTION_TIMER and
+ * MSR-bitmap controls always offered, PAUSE exiting but no PAUSE-loop
+ * exiting, EPT capabilities of its own (no UC memory type; 2M, 1G, A/D,
+ * both INVEPT types), every INVVPID type, and MISC with the emulated timer's
+ * rate 5 (VMX_MISC_EMULATED_PREEMPTION_TIMER_RATE), activity HLT and
+ * wait-for-SIPI. The non-TRUE MSRs add the default1 bits to the TRUE ones.
+ */
+static struct vmx_caps kvm_nested(void)
+{
+    struct vmx_caps c = skylake();
+    c.basic = 0x11e57ed0 | VMX_BASIC_TRUE_CTLS | (1ull << 54) | (6ull << 50) | (0x1000ull << 32);
+    uint32_t pin = 0x01 | 0x08 | 0x20 | 0x80 | 0x16 | PIN_PREEMPTION_TIMER;
+    c.true_pin = cap(0x16, pin);
+    c.pin = cap(0x16, pin);
+    uint32_t proc = PROC_INTR_WINDOW | PROC_NMI_WINDOW | PROC_TSC_OFFSET | PROC_HLT | PROC_INVLPG |
+                    PROC_MWAIT | PROC_CR3_LOAD | PROC_CR3_STORE | PROC_CR8_LOAD | PROC_CR8_STORE |
+                    PROC_MOV_DR | (1u << 24) | PROC_IO_BITMAPS | PROC_MTF | PROC_MONITOR |
+                    PROC_RDPMC | PROC_RDTSC | PROC_PAUSE | PROC_TPR_SHADOW | PROC_SECONDARY |
+                    PROC_MSR_BITMAPS | 0x0401e172;
+    c.true_proc = cap(0x04006172, proc);
+    c.proc = cap(0x0401e172, proc);
+    /* No PROC2_PLE: KVM never offers PAUSE-loop exiting to L1. */
+    uint32_t proc2 = 0x1 | PROC2_EPT | 0x4 | PROC2_RDTSCP | 0x10 | PROC2_VPID | 0x40 |
+                     PROC2_UNRESTRICTED | 0x100 | 0x200 | 0x800 | PROC2_INVPCID | 0x2000 | 0x4000 |
+                     0x10000 | 0x20000 | PROC2_XSAVES;
+    c.proc2 = cap(0, proc2);
+    uint32_t exit = 0x200 | 0x40000 | 0x80000 | 0x36dff | 0x100000 | 0x200000 | 0x400000 | 0x8000;
+    c.true_exit = cap(0x36dfb, exit);
+    c.exit = cap(0x36dff, exit);
+    uint32_t entry = 0x200 | 0x4000 | 0x11ff | 0x8000;
+    c.true_entry = cap(0x11fb, entry);
+    c.entry = cap(0x11ff, entry);
+    c.ept_vpid = (1ull << 0) | EPT_CAP_WALK4 | EPT_CAP_WB | EPT_CAP_INVEPT | EPT_CAP_2M |
+                 EPT_CAP_1G | EPT_CAP_AD | EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL |
+                 VPID_CAP_INVVPID | (0xfull << 40);
+    c.misc = 0x20000165;
+    c.cr0_fixed0 = 0x80000021;
+    c.cr4_fixed0 = 0x2000;
     return c;
 }
 
@@ -680,9 +725,9 @@ static void test_cr_access_qualification(void **state)
 static struct vmx_caps check_caps;
 
 /* The reset state as vmx_vcpu.c builds it, with addresses and a 64-bit host filled in. */
-static struct vmcs_state valid_state(bool real_mode)
+static struct vmcs_state valid_state_on(struct vmx_caps caps, bool real_mode)
 {
-    check_caps = skylake();
+    check_caps = caps;
     struct vmx_controls k = derive_ok(&check_caps);
     struct vmcs_state s;
     if (real_mode)
@@ -713,6 +758,11 @@ static struct vmcs_state valid_state(bool real_mode)
         .tr = 0x18,
     };
     return s;
+}
+
+static struct vmcs_state valid_state(bool real_mode)
+{
+    return valid_state_on(skylake(), real_mode);
 }
 
 static void expect_failure(const struct vmcs_state *s, const char *words)
@@ -974,9 +1024,78 @@ static void test_timer_left(void **state)
     assert_true(vmx_timer_left(0, now, 0) == UINT64_MAX);
 }
 
+/*
+ * Under KVM's nested VMX (kvm_nested): controls derive, PAUSE-loop exiting is
+ * missing so every PAUSE exits and the software detector counts them, the
+ * preemption timer counts at TSC >> 5, flushes are single-context, and both
+ * reset states pass pollux's own VM-entry checks with the PAUSE and timer
+ * controls as the backend sets them.
+ */
+static void test_kvm_nested_vmx(void **state)
+{
+    (void)state;
+    struct vmx_caps c = kvm_nested();
+    struct vmx_controls k = derive_ok(&c);
+    assert_true(k.missing & VMX_OPT_PLE);
+    unsigned want =
+        VMX_OPT_PAUSE_EXITING | VMX_OPT_PREEMPTION_TIMER | VMX_OPT_VPID | VMX_OPT_VIRTUAL_NMIS;
+    assert_int_equal(k.available & want, want);
+    assert_int_equal(k.proc & (PROC_CR3_LOAD | PROC_CR3_STORE), 0);
+    assert_int_equal(vmx_pause_hw_of(k.available), PAUSE_HW_EVERY);
+    assert_int_equal(vmx_pause_hw_of(0), PAUSE_HW_NONE);
+
+    struct spin_params p = SPIN_PARAMS_KVM;
+    struct spin_choice sc;
+    spin_choose(&p, vmx_pause_hw_of(k.available), false, 2000000, &sc);
+    assert_int_equal(sc.detector, SPIN_DETECT_SOFTWARE);
+    assert_int_equal(sc.mode, PAUSE_EXIT_EVERY);
+    assert_null(sc.window);
+    assert_int_equal(sc.sw.window_cycles, 2000000); /* 1000 us at 2 GHz */
+
+    uint32_t proc = k.proc, proc2 = k.proc2;
+    vmx_pause_controls(k.available, sc.mode, &proc, &proc2);
+    assert_true(proc & PROC_PAUSE);
+    assert_false(proc2 & PROC2_PLE);
+
+    assert_int_equal(c.misc & VMX_MISC_TIMER_RATE, 5);
+    assert_int_equal(vmx_timer_value(2000000, c.misc & VMX_MISC_TIMER_RATE), 62500);
+    assert_int_equal(vmx_timer_value(33, 5), 2);
+
+    assert_int_equal(k.invept_type, INVEPT_SINGLE);
+    assert_int_equal(k.invvpid_type, INVVPID_SINGLE);
+
+    char why[160] = "";
+    for (int real = 0; real < 2; real++) {
+        struct vmcs_state s = valid_state_on(c, real);
+        s.ctl.proc = proc;
+        s.ctl.proc2 = proc2;
+        s.ctl.pin |= PIN_PREEMPTION_TIMER;
+        if (vmx_check_entry(&check_caps, &s, why, sizeof(why)))
+            fail_msg("%s reset state under nested KVM fails: %s", real ? "real-mode" : "protected",
+                     why);
+    }
+}
+
+/* The flush types follow the capabilities: all-context where single-context is missing. */
+static void test_flush_types(void **state)
+{
+    (void)state;
+    struct vmx_caps c = skylake();
+    struct vmx_controls k = derive_ok(&c);
+    assert_int_equal(k.invept_type, INVEPT_SINGLE);
+    assert_int_equal(k.invvpid_type, INVVPID_SINGLE);
+    c.ept_vpid &= ~(EPT_CAP_INVEPT_SINGLE | VPID_CAP_SINGLE);
+    k = derive_ok(&c);
+    assert_int_equal(k.invept_type, INVEPT_ALL);
+    assert_int_equal(k.invvpid_type, INVVPID_ALL);
+    assert_true(k.available & VMX_OPT_VPID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kvm_nested_vmx),
+        cmocka_unit_test(test_flush_types),
         cmocka_unit_test(test_pause_controls),
         cmocka_unit_test(test_vmcs_load_rules),
         cmocka_unit_test(test_controls_from_true_caps),

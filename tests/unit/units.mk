@@ -14,7 +14,7 @@ unit_acpi_SRCS := drivers/acpi.c
 UNIT_TESTS += format
 unit_format_SRCS := lib/format.c
 UNIT_TESTS += features
-unit_features_SRCS := arch/x86/features.c
+unit_features_SRCS := arch/x86/features.c arch/x86/svm/svm_sched.c sched/spin.c
 UNIT_TESTS += pagetable
 unit_pagetable_SRCS := arch/x86/pagetable.c
 UNIT_TESTS += percpu
@@ -34,7 +34,7 @@ unit_gpt_memo_SRCS := vmm/exit/gpt.c
 UNIT_TESTS += guest_access
 unit_guest_access_SRCS := vmm/exit/guest_access.c vmm/exit/gpt.c arch/x86/insn.c
 UNIT_TESTS += svm_exit
-unit_svm_exit_SRCS := arch/x86/svm/svm_exit.c
+unit_svm_exit_SRCS := arch/x86/svm/svm_exit.c arch/x86/svm/svm_sched.c
 UNIT_TESTS += cpuid
 unit_cpuid_SRCS := vmm/exit/cpuid.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c vmm/dev/steal_time.c $(CPUID_TABLE)
 UNIT_TESTS += cpuid_cache
@@ -52,15 +52,19 @@ unit_vcpu_events_SRCS := sched/entity.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c 
 	sched/halt_poll.c sched/yield.c lib/json.c
 UNIT_TESTS += halt_poll
 unit_halt_poll_SRCS := sched/halt_poll.c
+UNIT_TESTS += halt_replay
+unit_halt_replay_SRCS := tools/halt_replay.c sched/halt_poll.c
 UNIT_TESTS += vmx
 unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
-	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c
+	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c sched/spin.c
 UNIT_TESTS += spin
 unit_spin_SRCS := sched/spin.c
 UNIT_TESTS += yield
 unit_yield_SRCS := sched/yield.c
 UNIT_TESTS += slice
 unit_slice_SRCS :=
+UNIT_TESTS += deferred
+unit_deferred_SRCS := sched/deferred.c
 UNIT_TESTS += stagger
 unit_stagger_SRCS := sched/stagger.c
 UNIT_TESTS += balance
@@ -71,6 +75,8 @@ UNIT_TESTS += unbacked
 unit_unbacked_SRCS := vmm/exit/unbacked.c
 UNIT_TESTS += checksum
 unit_checksum_SRCS := lib/checksum.c
+UNIT_TESTS += profile
+unit_profile_SRCS := vmm/console/profile.c lib/json.c
 UNIT_TESTS += timer
 unit_timer_SRCS := sched/timer.c
 UNIT_TESTS += lockup
@@ -111,7 +117,7 @@ STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_sta
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
 unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
-	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c \
+	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
 UNIT_TESTS += serial_mux
@@ -123,13 +129,13 @@ unit_mce_SRCS := vmm/dev/mce_state.c
 UNIT_TESTS += virtqueue
 unit_virtqueue_SRCS := vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_mmio
-unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
+unit_virtio_mmio_SRCS := vmm/dev/virtio/virtio_mmio.c sched/deferred.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += virtio_blk
-unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c
+unit_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c vmm/dev/virtio/virtqueue.c
 UNIT_TESTS += net_switch
 unit_net_switch_SRCS := vmm/net/switch.c
 UNIT_TESTS += virtio_net
-unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c \
+unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c lib/json.c
 UNIT_TESTS += pit
 unit_pit_SRCS := vmm/dev/vpit.c

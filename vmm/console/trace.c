@@ -14,6 +14,7 @@ const char *const trace_names[TRACE_KIND_COUNT + 1] = {
     [TRACE_HALT_POLL] = "halt_poll",
     [TRACE_PLE] = "ple",
     [TRACE_SCHED] = "sched",
+    [TRACE_HALT] = "halt",
 };
 
 const char *const trace_window_names[] = {
@@ -92,6 +93,26 @@ static void format_sched(const struct trace_record *r, const char *vm_name, char
     }
 }
 
+/*
+ * KVM's kvm_vcpu_wakeup tracepoint ("wait" or "poll", the halt's time,
+ * valid or not), then pollux's: the wake source, the window the policy had,
+ * and why it could not poll, if so.
+ */
+static void format_halt(const struct trace_record *r, const char *vm_name, char *buf, size_t len)
+{
+    unsigned source = r->flag & 0xff;
+    const char *why = r->flag & TRACE_HALT_OPTED_OUT    ? ", guest opted out"
+                      : r->flag & TRACE_HALT_CPU_WANTED ? ", cpu wanted"
+                                                        : "";
+    snprintf(
+        buf, len,
+        "%llu: %s: kvm_vcpu_wakeup: vcpu %u: %s time %llu ns, polling %s: by %s, window %llu%s",
+        (unsigned long long)r->ns, vm_name, r->vcpu, r->flag & TRACE_HALT_WAITED ? "wait" : "poll",
+        (unsigned long long)r->arg[0], r->flag & TRACE_HALT_VALID ? "valid" : "invalid",
+        source < TRACE_WAKE_COUNT ? trace_wake_names[source] : "?", (unsigned long long)r->arg[1],
+        why);
+}
+
 unsigned trace_mask;
 
 void trace_ring_init(struct trace_ring *ring, uint32_t size, enum trace_window window)
@@ -110,13 +131,13 @@ enum trace_mark trace_window_mark(bool *recording, enum trace_window window, uin
     return value == 1 ? TRACE_MARK_START : TRACE_MARK_END;
 }
 
-static void ring_write(struct trace_ring *ring, enum trace_kind kind, unsigned vcpu, uint32_t flag,
-                       uint64_t arg0, uint64_t arg1)
+static void ring_write(struct trace_ring *ring, uint64_t tsc, enum trace_kind kind, unsigned vcpu,
+                       uint32_t flag, uint64_t arg0, uint64_t arg1)
 {
     /* Writers are the VM's vCPUs; the reader runs once all of them have retired. */
     uint64_t n = __atomic_fetch_add(&ring->next, 1, __ATOMIC_RELAXED);
     ring->rec[n % ring->size] = (struct trace_record){
-        .ns = tsc_to_ns(rdtsc()),
+        .ns = tsc_to_ns(tsc),
         .kind = (uint16_t)kind,
         .vcpu = (uint16_t)vcpu,
         .flag = flag,
@@ -127,9 +148,15 @@ static void ring_write(struct trace_ring *ring, enum trace_kind kind, unsigned v
 void trace_record(struct vm *vm, enum trace_kind kind, unsigned vcpu, uint32_t flag, uint64_t arg0,
                   uint64_t arg1)
 {
+    trace_record_at(vm, rdtsc(), kind, vcpu, flag, arg0, arg1);
+}
+
+void trace_record_at(struct vm *vm, uint64_t tsc, enum trace_kind kind, unsigned vcpu,
+                     uint32_t flag, uint64_t arg0, uint64_t arg1)
+{
     struct trace_ring *ring = vm->trace;
     if (ring && __atomic_load_n(&ring->recording, __ATOMIC_RELAXED))
-        ring_write(ring, kind, vcpu, flag, arg0, arg1);
+        ring_write(ring, tsc, kind, vcpu, flag, arg0, arg1);
 }
 
 /* Each vCPU's state as the window opens, under its lock so no change of it is recorded first. */
@@ -138,8 +165,8 @@ static void record_states(struct vm *vm)
     for (unsigned i = 0; i < vm->nvcpus; i++) {
         struct sched_entity *e = &vm->vcpus[i]->se;
         uint64_t flags = spin_lock_irqsave(&e->lock);
-        ring_write(vm->trace, TRACE_SCHED, i, TRACE_SCHED_STATE, trace_pair(e->state, e->state),
-                   e->cpu);
+        ring_write(vm->trace, rdtsc(), TRACE_SCHED, i, TRACE_SCHED_STATE,
+                   trace_pair(e->state, e->state), e->cpu);
         spin_unlock_irqrestore(&e->lock, flags);
     }
 }
@@ -155,11 +182,11 @@ void trace_marker(struct vm *vm, unsigned vcpu, uint8_t value)
         return;
     if (m == TRACE_MARK_START) {
         __atomic_store_n(&ring->recording, recording, __ATOMIC_RELAXED);
-        ring_write(ring, TRACE_MARKER, vcpu, 1, 0, 0);
+        ring_write(ring, rdtsc(), TRACE_MARKER, vcpu, 1, 0, 0);
         if (trace_on(TRACE_SCHED))
             record_states(vm);
     } else {
-        ring_write(ring, TRACE_MARKER, vcpu, 0, 0, 0);
+        ring_write(ring, rdtsc(), TRACE_MARKER, vcpu, 0, 0, 0);
         __atomic_store_n(&ring->recording, recording, __ATOMIC_RELAXED);
     }
 }
@@ -178,6 +205,9 @@ void trace_format(const struct trace_record *r, const char *vm_name, char *buf, 
         break;
     case TRACE_SCHED:
         format_sched(r, vm_name, buf, len);
+        break;
+    case TRACE_HALT:
+        format_halt(r, vm_name, buf, len);
         break;
     case TRACE_MARKER:
         snprintf(buf, len, "%llu: %s: trace_marker: vcpu %u: window %s", (unsigned long long)r->ns,

@@ -26,6 +26,7 @@ enum trace_kind {
     TRACE_HALT_POLL, /* kvm_halt_poll_ns: a vCPU's polling window changed */
     TRACE_PLE,       /* kvm_ple_window_update and directed_yield (flag: enum trace_ple) */
     TRACE_SCHED,     /* the vCPU timeline: states, migrations, wake-ups, spins (enum trace_sched) */
+    TRACE_HALT,      /* kvm_vcpu_wakeup: every halt, for tools/haltreplay.py (trace_halt_flag) */
     TRACE_KIND_COUNT
 };
 
@@ -75,6 +76,27 @@ enum trace_wake {
 
 extern const char *const trace_wake_names[TRACE_WAKE_COUNT];
 
+/*
+ * TRACE_HALT records, one per halt once it is over, stamped with the halt's
+ * start (the HLT exit) rather than the time of recording: arg0 the halt's
+ * length in ns as the polling window is adjusted from it (to the wake event
+ * for a blocked halt, to the end of a successful poll), arg1 the window the
+ * policy had when it began. flag: the wake source (enum trace_wake) in its
+ * low byte and these bits. A poll of w ns would have caught the halt if
+ * arg0 <= w: a replay of any policy needs nothing else (docs/halt_polling.md).
+ */
+#define TRACE_HALT_WAITED     (1u << 8)  /* it blocked: KVM's kvm_vcpu_wakeup "wait", else "poll" */
+#define TRACE_HALT_VALID      (1u << 9)  /* ended by a guest event, not a stop request */
+#define TRACE_HALT_OPTED_OUT  (1u << 10) /* the guest had turned host polling off */
+#define TRACE_HALT_CPU_WANTED (1u << 11) /* another vCPU waited for the CPU: it could not poll */
+
+static inline uint32_t trace_halt_flag(unsigned source, bool waited, bool valid, bool opted_out,
+                                       bool cpu_wanted)
+{
+    return (source & 0xff) | (waited ? TRACE_HALT_WAITED : 0) | (valid ? TRACE_HALT_VALID : 0) |
+           (opted_out ? TRACE_HALT_OPTED_OUT : 0) | (cpu_wanted ? TRACE_HALT_CPU_WANTED : 0);
+}
+
 /* Two small values in one argument: a state change's old and new state, a wake-up's source
  * and sender + 1. */
 static inline uint64_t trace_pair(unsigned hi, unsigned lo)
@@ -112,11 +134,12 @@ extern const char *const trace_window_names[];
 
 /*
  * flag: TRACE_HALT_POLL 1 grow, 0 shrink; TRACE_PLE enum trace_ple;
- * TRACE_SCHED enum trace_sched; TRACE_MARKER 1 window start, 0 end.
+ * TRACE_SCHED enum trace_sched; TRACE_HALT trace_halt_flag; TRACE_MARKER 1
+ * window start, 0 end.
  * arg: TRACE_HALT_POLL the new window, the old one; the others above.
  */
 struct trace_record {
-    uint64_t ns; /* since boot */
+    uint64_t ns; /* since boot: when it happened (TRACE_HALT: when the halt began) */
     uint16_t kind, vcpu;
     uint32_t flag;
     uint64_t arg[2];
@@ -157,6 +180,10 @@ struct vm;
 /* Record an event for a VM (any CPU, any context); nothing when the VM has no ring. */
 void trace_record(struct vm *vm, enum trace_kind kind, unsigned vcpu, uint32_t flag, uint64_t arg0,
                   uint64_t arg1);
+
+/* The same for an event that began earlier, at host TSC tsc (a halt, recorded once it is over). */
+void trace_record_at(struct vm *vm, uint64_t tsc, enum trace_kind kind, unsigned vcpu,
+                     uint32_t flag, uint64_t arg0, uint64_t arg1);
 
 /* One record as its console line, without the newline. */
 void trace_format(const struct trace_record *r, const char *vm_name, char *buf, size_t len);

@@ -78,17 +78,13 @@ static enum msr_result kvmclock_write(struct vcpu *v, uint32_t index, uint64_t v
 void kvmclock_update(struct vcpu *v)
 {
     struct vm *vm = v->vm;
-    uint64_t flags = spin_lock_irqsave(&vm->tsc_lock);
-    struct pvclock_ref ref = v->kvmclock_ref;
-    bool stable = vm->tsc_matched;
-    v->kvmclock_epoch = vm->kvmclock_epoch;
-    spin_unlock_irqrestore(&vm->tsc_lock, flags);
     uint64_t msr = v->kvm_system_time;
     if (!(msr & KVM_SYSTEM_TIME_ENABLE))
         return;
     uint8_t *p = vm_gpa_ptr(vm, msr & ~(uint64_t)KVM_SYSTEM_TIME_ENABLE, PVCLOCK_TIME_INFO_SIZE);
     if (p)
-        pvclock_write_time_info(p, &v->pvclock_version, tsc_khz, ref, stable);
+        pvclock_write_time_info(p, &v->pvclock_version, tsc_khz,
+                                pvclock_tsc_timestamp(v->hw.tsc_offset, vm->tsc_sync.offset));
 }
 
 /*

@@ -72,10 +72,8 @@ enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value)
 void kvm_pv_vcpu_reset(struct vcpu *v);
 
 /*
- * On v's own CPU: write its pvclock structure, if enabled, with its
- * generation's reference and the VM's TSC-stable flag (vmm/dev/kvmclock.h).
- * After its own TSC write, and before an entry that finds vm->kvmclock_epoch
- * moved on.
+ * On v's own CPU: write its pvclock structure, if enabled, for its TSC
+ * offset (vmm/dev/kvmclock.h). Again after each of its TSC writes.
  */
 void kvmclock_update(struct vcpu *v);
 

@@ -35,25 +35,22 @@ uint64_t pvclock_scale_delta(uint64_t delta, struct pvclock_scale s)
     return hi + (lo >> 32);
 }
 
-struct pvclock_ref pvclock_ref_at(uint64_t host_tsc, uint64_t offset, uint64_t kvmclock_offset,
-                                  struct pvclock_scale s)
+uint64_t pvclock_tsc_timestamp(uint64_t tsc_offset, uint64_t kvmclock_offset)
 {
-    return (struct pvclock_ref){host_tsc + offset,
-                                pvclock_scale_delta(host_tsc + kvmclock_offset, s)};
+    return tsc_offset - kvmclock_offset;
 }
 
 void pvclock_write_time_info(uint8_t *p, uint32_t *version, uint64_t tsc_khz,
-                             struct pvclock_ref ref, bool stable)
+                             uint64_t tsc_timestamp)
 {
     struct pvclock_scale s = pvclock_scale_for(tsc_khz);
     put_le32(p, ++*version);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     memset(p + 4, 0, PVCLOCK_TIME_INFO_SIZE - 4);
-    put_le64(p + 8, ref.tsc_timestamp);
-    put_le64(p + 16, ref.system_time);
+    put_le64(p + 8, tsc_timestamp);
     put_le32(p + 24, s.mul);
     p[28] = (uint8_t)s.shift;
-    p[29] = stable ? PVCLOCK_TSC_STABLE_BIT : 0;
+    p[29] = PVCLOCK_TSC_STABLE_BIT;
     __atomic_thread_fence(__ATOMIC_RELEASE);
     put_le32(p, ++*version);
 }

@@ -6,19 +6,17 @@
  *   system_time + scale(tsc - tsc_timestamp)
  * where scale shifts by tsc_shift, multiplies by tsc_to_system_mul and keeps
  * the upper 32 bits. A VM has one kvmclock: scale(host TSC +
- * vm->kvmclock_offset), nanoseconds of its first TSC generation's ticks
- * (vmm/vcpu/tsc_sync.h). Each generation of TSC offsets has a reference for
- * that clock (tsc_timestamp: a guest TSC of the generation, system_time:
- * kvmclock then), the first's 0 and 0; a vCPU's structure carries its
- * generation's, so every vCPU reads the same clock whatever its TSC, and the
- * TSC-stable flag is set while all of them are in one generation (KVM's
- * masterclock). MSR_KVM_WALL_CLOCK_NEW's structure says the wall
- * clock at kvmclock 0 was the Unix epoch: pollux keeps no calendar time.
+ * vm->tsc_sync.offset), the nanoseconds since its first vCPU's creation
+ * (vmm/vcpu/tsc_sync.h). Every vCPU's structure holds system_time 0 and, as
+ * tsc_timestamp, its own TSC at that instant, whatever its guest made of its
+ * TSC since: all of them read that one clock exactly (KVM's masterclock, one
+ * host instant for every vCPU's reference), so the TSC-stable flag is always
+ * set. MSR_KVM_WALL_CLOCK_NEW's structure says the wall clock at kvmclock 0
+ * was the Unix epoch: pollux keeps no calendar time.
  */
 #ifndef POLLUX_VMM_DEV_KVMCLOCK_H
 #define POLLUX_VMM_DEV_KVMCLOCK_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #define MSR_KVM_WALL_CLOCK_NEW  0x4b564d00u
@@ -28,10 +26,6 @@
 #define PVCLOCK_TIME_INFO_SIZE  32
 #define PVCLOCK_WALL_CLOCK_SIZE 12
 #define PVCLOCK_TSC_STABLE_BIT  (1u << 0)
-
-struct pvclock_ref {
-    uint64_t tsc_timestamp, system_time;
-};
 
 struct pvclock_scale {
     uint32_t mul;
@@ -45,20 +39,19 @@ struct pvclock_scale pvclock_scale_for(uint64_t tsc_khz);
 uint64_t pvclock_scale_delta(uint64_t delta, struct pvclock_scale s);
 
 /*
- * The reference of a generation whose TSC offset is offset, taken at host_tsc,
- * for the VM's kvmclock scale(host TSC + kvmclock_offset) with scale s.
+ * The tsc_timestamp of a vCPU whose TSC offset is tsc_offset, in a VM whose
+ * kvmclock is scale(host TSC + kvmclock_offset): its TSC at kvmclock 0.
  */
-struct pvclock_ref pvclock_ref_at(uint64_t host_tsc, uint64_t offset, uint64_t kvmclock_offset,
-                                  struct pvclock_scale s);
+uint64_t pvclock_tsc_timestamp(uint64_t tsc_offset, uint64_t kvmclock_offset);
 
 /*
- * Write a pvclock_vcpu_time_info at p (PVCLOCK_TIME_INFO_SIZE bytes): ref,
- * the scale for a TSC at tsc_khz, the TSC-stable flag if stable; its
- * version goes from *version (even) to *version + 2, odd while the fields
- * change, as the protocol asks.
+ * Write a pvclock_vcpu_time_info at p (PVCLOCK_TIME_INFO_SIZE bytes):
+ * tsc_timestamp, system_time 0, the scale for a TSC at tsc_khz, the
+ * TSC-stable flag; its version goes from *version (even) to *version + 2,
+ * odd while the fields change, as the protocol asks.
  */
 void pvclock_write_time_info(uint8_t *p, uint32_t *version, uint64_t tsc_khz,
-                             struct pvclock_ref ref, bool stable);
+                             uint64_t tsc_timestamp);
 
 /* The wall clock at kvmclock 0 (PVCLOCK_WALL_CLOCK_SIZE bytes at p). */
 void pvclock_write_wall_clock(uint8_t *p, uint32_t *version);

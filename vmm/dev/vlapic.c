@@ -365,6 +365,15 @@ struct vlapic_timer_entry vlapic_timer_entry(struct vlapic *a, struct vlapic_adv
     return e;
 }
 
+void vlapic_tsc_moved(struct vlapic *a, uint64_t before, uint64_t after)
+{
+    if (timer_mode(a) == TIMER_TSC || !a->timer_deadline)
+        return;
+    uint64_t left = a->timer_deadline > before ? a->timer_deadline - before : 0;
+    a->timer_start = after - (before - a->timer_start);
+    a->timer_deadline = add_sat(after, left);
+}
+
 /* A TDCR write changes the rate; the remaining count carries over at the new rate. */
 static void write_tdcr(struct vlapic *a, uint32_t v, uint64_t now)
 {

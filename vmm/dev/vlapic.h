@@ -277,4 +277,12 @@ struct vlapic_timer_entry {
 struct vlapic_timer_entry vlapic_timer_entry(struct vlapic *a, struct vlapic_advance *adv,
                                              int vector, uint64_t now);
 
+/*
+ * The vCPU's TSC read before and reads after at one instant (its guest wrote
+ * IA32_TSC or IA32_TSC_ADJUST): a one-shot or periodic count keeps the time it
+ * has left, as its counter does on hardware; a TSC deadline is a TSC value
+ * and stays where it is.
+ */
+void vlapic_tsc_moved(struct vlapic *a, uint64_t before, uint64_t after);
+
 #endif

@@ -12,6 +12,7 @@
 #define EXTENDED_FIRST   0x80000000u
 
 /* Feature bits the rest of pollux acts on, in the guest's (filtered) view. */
+#define L7B_TSC_ADJUST  (1u << 1)
 #define L7D_IBRS_IBPB   (1u << 26)
 #define L7D_STIBP       (1u << 27)
 #define L7D_SSBD        (1u << 31)
@@ -204,6 +205,7 @@ void cpuid_guest_features(const struct cpuid_view *view, cpuid_read_fn read,
     struct cpuid_regs e8 = filtered(view, read, 0x80000008, 0);
     memset(out, 0, sizeof(*out));
     out->tsc_aux = (e1.edx & E1D_RDTSCP) || (l7.ecx & L7C_RDPID);
+    out->tsc_adjust = l7.ebx & L7B_TSC_ADJUST;
     out->xsaves = d1.eax & LD1A_XSAVES;
     out->pks = l7.ecx & L7C_PKS;
     out->pku = l7.ecx & L7C_PKU;

@@ -50,6 +50,7 @@ bool cpuid_follows_xsave_state(uint32_t leaf, uint32_t subleaf);
  */
 struct guest_features {
     bool tsc_aux;        /* RDTSCP or RDPID: IA32_TSC_AUX exists */
+    bool tsc_adjust;     /* IA32_TSC_ADJUST exists */
     bool xsaves;         /* IA32_XSS exists */
     bool pks;            /* IA32_PKRS exists */
     bool pku;            /* PKRU is an XSAVE component the guest may enable */

@@ -7,7 +7,6 @@
 #include "vmm/vcpu/guest_msrs.h"
 #include "vmm/vcpu/vcpu.h"
 
-#define MSR_TSC          0x10
 #define MSR_FEATURE_CTL  0x3a
 #define MSR_BIOS_SIGN_ID 0x8b
 
@@ -26,6 +25,8 @@ int msr_read_own(struct vcpu *v, uint32_t index, uint64_t *value)
 {
     if (index == MSR_TSC)
         *value = rdtsc() + v->hw.tsc_offset;
+    else if (index == MSR_TSC_ADJUST && guest_features.tsc_adjust)
+        *value = v->tsc_adjust;
     else if (index == MSR_FEATURE_CTL)
         *value = FEATURE_CTL_LOCKED;
     else if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))
@@ -56,8 +57,8 @@ int msr_write(struct vcpu *v, uint32_t index, uint64_t value)
     }
     if (r != MSR_NOT_MINE)
         return r == MSR_DONE ? 0 : -1;
-    if (index == MSR_TSC) {
-        vcpu_synchronize_tsc(v, value, false);
+    if (index == MSR_TSC || (index == MSR_TSC_ADJUST && guest_features.tsc_adjust)) {
+        vcpu_write_tsc(v, index, value);
         return 0;
     }
     if (index == MSR_BIOS_SIGN_ID || is_perf_counter(index))

@@ -5,7 +5,8 @@
  * IA32_MISC_ENABLE) and the canonical check of address MSRs are
  * vmm/vcpu/guest_msrs.c's; MSRs whose guest copy lives in the VMCB/VMCS are the
  * backend's (virt->msr_read/msr_write); pollux adds a small allow-list: the
- * TSC (host TSC plus the VM's offset), the microcode signature (0),
+ * TSC (host TSC plus the vCPU's offset) and, where CPUID offers it,
+ * IA32_TSC_ADJUST (vmm/vcpu/tsc_sync.h), the microcode signature (0),
  * IA32_FEATURE_CONTROL (locked, VMX off), the performance counters (read 0,
  * writes dropped). The local APIC's, KVM's paravirtual MSRs (vmm/dev/kvm_pv.h)
  * and the PC's (vmm/dev/pc_msr_state.h) are devices' (vmm/dev/), found through the

@@ -25,6 +25,13 @@ bool pause_backstop(void)
     return hv_choice.backstop;
 }
 
+static void choose(const struct spin_params *p, struct spin_choice *c)
+{
+    spin_choose(p, hw, hw_backstop, tsc_khz, c);
+    c->window_by_l0 =
+        c->window && c->mode == PAUSE_EXIT_FILTERED && virt_features.pause_filter_by_l0;
+}
+
 void pause_setup(void)
 {
     if (!virt)
@@ -33,16 +40,19 @@ void pause_setup(void)
     hw_backstop = virt->pause_backstop;
     struct spin_choice *c = &hv_choice;
     const struct spin_params *p = &vm_policy_hv.spin;
-    spin_choose(p, hw, hw_backstop, tsc_khz, c);
+    choose(p, c);
     switch (c->detector) {
     case SPIN_DETECT_PLE:
     case SPIN_DETECT_PAUSE_FILTER:
         kprintf("pollux: spin detector: %s (window %llu, gap %u, grow %llu, shrink %llu, max "
-                "%llu)%s\n",
+                "%llu)%s%s\n",
                 spin_detector_name(c->detector), (unsigned long long)c->window->base, c->gap,
                 (unsigned long long)c->window->grow, (unsigned long long)c->window->shrink,
                 (unsigned long long)c->window->max,
-                c->count_only ? ", count-only filtering: the CPU has no threshold" : "");
+                c->count_only ? ", count-only filtering: the CPU has no threshold" : "",
+                c->window_by_l0 ? "; window and gap requested only: under KVM the count and "
+                                  "threshold in force are L0's unless it runs with pause-in-guest"
+                                : "");
         break;
     case SPIN_DETECT_SOFTWARE:
         kprintf("pollux: spin detector: software (every PAUSE exits; a spin is %llu exits within "
@@ -66,7 +76,7 @@ void pause_setup(void)
 
 void pause_vm_init(struct vm *vm)
 {
-    spin_choose(&vm->cfg.policy.spin, hw, hw_backstop, tsc_khz, &vm->pause);
+    choose(&vm->cfg.policy.spin, &vm->pause);
 }
 
 static bool hardware(enum spin_detector d)

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A VM's TSC writes, KVM's way (arch/x86/kvm/x86.c kvm_synchronize_tsc): each
- * vCPU has its own TSC offset, and only a write's own vCPU changes. A write
- * is a synchronization ("matched") when it is a vCPU's creation or lands
- * within one second of where the last write's value has got to since
- * (KVM's last_tsc_write plus the elapsed ticks): the writer then takes the
- * current generation's offset, as if the vCPUs had written at one instant.
- * Any other write gives the writer offset = value - host TSC and begins a
- * new generation that it alone is in. Pure: the caller holds the VM's lock
- * and reads the host TSC.
+ * A VM's TSC, as KVM 6.1 keeps it (arch/x86/kvm/x86.c): each vCPU has its
+ * own offset (guest TSC = host TSC + offset) and its own IA32_TSC_ADJUST.
+ * Writes from the host side go through kvm_synchronize_tsc, which matches
+ * them across vCPUs; pollux's only one is a vCPU's creation (KVM's write of
+ * 0 in kvm_arch_vcpu_postcreate), which always matches: every vCPU takes the
+ * first's offset, so the VM's TSCs all read 0 at its first vCPU's creation.
+ * A guest's own WRMSR is never matched (kvm_set_msr_common): IA32_TSC moves
+ * its vCPU's offset and TSC_ADJUST by the same step, IA32_TSC_ADJUST moves
+ * the offset by its change. Pure: the caller reads the host TSC; vmm.c
+ * creates a VM's vCPUs one after another, and a vCPU's writes are its own,
+ * on its own CPU.
  */
 #ifndef POLLUX_VMM_VCPU_TSC_SYNC_H
 #define POLLUX_VMM_VCPU_TSC_SYNC_H
@@ -16,30 +18,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define MSR_TSC        0x10
+#define MSR_TSC_ADJUST 0x3b
+
+/* A VM's: KVM's cur_tsc_offset, for good (no later host-side write). */
 struct tsc_sync {
-    uint64_t last_write;    /* KVM's last_tsc_write: the value last written */
-    uint64_t last_host_tsc; /* the host TSC at that write (KVM's last_tsc_nsec) */
-    uint64_t cur_offset;    /* cur_tsc_offset: the current generation's */
-    uint64_t generation;    /* cur_tsc_generation: 0 until the first vCPU is created */
-    unsigned nr_matched;    /* nr_vcpus_matched_tsc: those that joined it after its first */
+    uint64_t offset;
+    bool begun; /* its first vCPU was created */
 };
 
-/* What one write did to its vCPU. */
-struct tsc_write {
-    uint64_t offset; /* the vCPU's TSC offset from now on: guest TSC = host TSC + offset */
-    bool matched;    /* it joined the current generation; else it began a new one */
-};
+/* A vCPU's creation at host_tsc: its offset (its TSC_ADJUST starts at 0). */
+uint64_t tsc_create(struct tsc_sync *s, uint64_t host_tsc);
 
 /*
- * The write of value to the TSC of a vCPU in *vcpu_generation (0: none yet)
- * at host_tsc, or its creation (creating, value 0: KVM's write of 0 at
- * creation); tsc_hz is the TSC's rate, the matching window's width.
- * *vcpu_generation becomes the generation the vCPU is in.
+ * The guest's WRMSR of value to the IA32_TSC of the vCPU whose offset is
+ * *offset and IA32_TSC_ADJUST *adjust, at host_tsc.
  */
-struct tsc_write tsc_synchronize(struct tsc_sync *s, uint64_t *vcpu_generation, uint64_t value,
-                                 bool creating, uint64_t host_tsc, uint64_t tsc_hz);
+void tsc_write(uint64_t *offset, uint64_t *adjust, uint64_t value, uint64_t host_tsc);
 
-/* Every one of nvcpus vCPUs is in the current generation: KVM keeps its masterclock. */
-bool tsc_sync_all_matched(const struct tsc_sync *s, unsigned nvcpus);
+/* The guest's WRMSR of value to that vCPU's IA32_TSC_ADJUST. */
+void tsc_adjust_write(uint64_t *offset, uint64_t *adjust, uint64_t value);
 
 #endif

@@ -11,6 +11,7 @@
 #include "sched/sched.h"
 #include "sched/watchdog.h"
 #include "stats/report.h"
+#include "vmm/console/profile.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/dev/vm_devices.h"
@@ -77,39 +78,31 @@ void vcpu_timer_update(struct vcpu *v)
         host = earlier_deadline(host, __atomic_load_n(&v->vm->pit_deadline, __ATOMIC_ACQUIRE));
     if (!v->vm->stopping)
         host = earlier_deadline(host, v->vm->deadline);
+    /*
+     * Only while it runs, and only ahead: the sample is taken at the exit the
+     * timer makes, and one already due waits for the exit under way.
+     */
+    if (v->se.state == SCHED_RUNNING && v->profile_sample > rdtsc())
+        host = earlier_deadline(host, v->profile_sample);
     if (host)
         timer_arm(&v->timer, v->se.cpu, host);
     else
         timer_cancel(&v->timer);
 }
 
-void vcpu_synchronize_tsc(struct vcpu *v, uint64_t value, bool creating)
+void vcpu_write_tsc(struct vcpu *v, uint32_t index, uint64_t value)
 {
-    struct vm *vm = v->vm;
-    uint64_t flags = spin_lock_irqsave(&vm->tsc_lock);
-    uint64_t now = rdtsc();
-    bool first = !vm->tsc_sync.generation;
-    struct tsc_write w =
-        tsc_synchronize(&vm->tsc_sync, &v->tsc_generation, value, creating, now, tsc_khz * 1000);
-    if (first)
-        vm->kvmclock_offset = w.offset;
-    if (!w.matched)
-        vm->kvmclock_ref =
-            pvclock_ref_at(now, w.offset, vm->kvmclock_offset, pvclock_scale_for(tsc_khz));
-    v->kvmclock_ref = vm->kvmclock_ref;
-    vm->tsc_matched = tsc_sync_all_matched(&vm->tsc_sync, vm->nvcpus);
-    /* Every vCPU's structure follows: the TSC-stable flag may have changed. */
-    __atomic_store_n(&vm->kvmclock_epoch, vm->kvmclock_epoch + 1, __ATOMIC_RELAXED);
-    v->hw.tsc_offset = w.offset;
-    spin_unlock_irqrestore(&vm->tsc_lock, flags);
-    if (creating)
-        return;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    uint64_t now = rdtsc(), before = now + v->hw.tsc_offset;
+    if (index == MSR_TSC_ADJUST)
+        tsc_adjust_write(&v->hw.tsc_offset, &v->tsc_adjust, value);
+    else
+        tsc_write(&v->hw.tsc_offset, &v->tsc_adjust, value, now);
     virt->set_tsc_offset(&v->hw);
-    kvmclock_update(v); /* before its next entry, the fast path's too */
-    /* Its local APIC timer's deadline is in guest TSC: convert it again. */
-    flags = spin_lock_irqsave(&v->se.lock);
-    vcpu_timer_update(v);
+    vlapic_tsc_moved(&v->lapic, before, now + v->hw.tsc_offset);
+    vcpu_timer_update(v); /* a TSC deadline is due at another host time */
     spin_unlock_irqrestore(&v->se.lock, flags);
+    kvmclock_update(v); /* before its next entry, the fast path's too */
 }
 
 void vcpu_init_events(struct vcpu *v)
@@ -281,6 +274,23 @@ static bool prepare_entry(struct vcpu *v, bool *window)
 }
 
 /*
+ * profile_us=: a sample is due, so the exit that just happened is the one
+ * its timer made (or came before it): count the guest's RIP there, and arm
+ * the next.
+ */
+static void profile_sample(struct vcpu *v)
+{
+    uint64_t now = rdtsc();
+    if (now < v->profile_sample)
+        return;
+    profile_add(v->vm->profile, v->hw.regs.rip, vcpu_mode(v)->cpl == 3);
+    v->profile_sample = now + profile_us * tsc_khz / 1000;
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+}
+
+/*
  * seed=: a vCPU's first entry waits for its stagger, blocked with its
  * timer armed (timer_expired wakes it). A wake-up before then (an IPI) only
  * brings it back here to block again.
@@ -315,6 +325,8 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     pause_sched_in(v);
     kvm_pv_sched_in(v);
+    if (vm->profile && !v->profile_sample)
+        v->profile_sample = rdtsc() + profile_us * tsc_khz / 1000;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -330,8 +342,6 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         vcpu_changes_take(&v->changed);
         watchdog_beat();
         sched_let_others_run(); /* after an exit that gave another CPU work (sched.h) */
-        if (__atomic_load_n(&vm->kvmclock_epoch, __ATOMIC_RELAXED) != v->kvmclock_epoch)
-            kvmclock_update(v); /* another vCPU's TSC write */
         if (vm->stopping) {
             result = SCHED_RUN_STOPPED;
             break;
@@ -348,6 +358,8 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         v->stats.exit_cycles[e.reason] += handled;
         if (e.reason == EXIT_NESTED_PAGE_FAULT)
             v->stats.npf_cycles[v->npf_slot] += handled;
+        if (vm->profile)
+            profile_sample(v);
         /*
          * A lone vCPU on its CPU never goes back to the scheduler loop: a
          * round due (the timer's, the key console's) is printed here, on time.

@@ -106,11 +106,10 @@ void vcpu_halt_finish(struct vcpu *v);
 uint64_t vcpu_halt_poll_max(const struct vcpu *v);
 
 /*
- * A write of value to v's IA32_TSC, on its own CPU; or its creation
- * (creating, value 0), before vcpu_create. KVM's kvm_synchronize_tsc: only
- * v's offset changes (vmm/vcpu/tsc_sync.h), and kvmclock stays one clock.
+ * The guest's WRMSR of value to v's IA32_TSC or IA32_TSC_ADJUST (index), on
+ * its own CPU: v's offset moves, and no other vCPU's (vmm/vcpu/tsc_sync.h).
  */
-void vcpu_synchronize_tsc(struct vcpu *v, uint64_t value, bool creating);
+void vcpu_write_tsc(struct vcpu *v, uint32_t index, uint64_t value);
 
 /* Re-arm v's timer for its local APIC timer and its VM's timeout. Lock held. */
 void vcpu_timer_update(struct vcpu *v);

@@ -79,7 +79,8 @@ void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from
         uint64_t now = rdtsc();
         v->halt.woken = now;
         v->halt.valid = !v->vm->stopping;
-        vcpu_trace_wakeup(v, v->vm->stopping ? TRACE_WAKE_STOP : source, from);
+        v->halt.source = (uint8_t)(v->vm->stopping ? TRACE_WAKE_STOP : source);
+        vcpu_trace_wakeup(v, v->halt.source, from);
         if (v->se.state == SCHED_POLLING) {
             sched_set_state(&v->se, SCHED_RUNNING, now);
             sched_note_remote_work(v->se.cpu); /* its CPU polls for that */
@@ -118,13 +119,14 @@ void vcpu_halt(struct vcpu *v)
     v->halt = (struct vcpu_halt){
         .active = true,
         .poll_allowed = kvm_pv_host_poll_allowed(v),
+        .cpu_wanted = sched_others_waiting(),
         .valid = true,
         .start = now,
         .poll_end = now,
     };
     uint64_t window = 0;
     /* A poll would end at once, with the CPU handed over: KVM starts one anyway, pollux not. */
-    if (v->halt.poll_allowed && !sched_others_waiting()) {
+    if (v->halt.poll_allowed && !v->halt.cpu_wanted) {
         struct halt_poll_change c;
         window =
             halt_poll_begin(&v->halt_poll, &v->vm->cfg.policy.halt_poll, vcpu_halt_poll_max(v), &c);
@@ -186,6 +188,11 @@ void vcpu_halt_finish(struct vcpu *v)
         st->halt_wait_ns += wait_ns;
         stats_hist_add(st->halt_wait_hist, wait_ns);
     }
+    if (trace_on(TRACE_HALT))
+        trace_record_at(
+            v->vm, h.start, TRACE_HALT, v->hw.id,
+            trace_halt_flag(h.source, h.blocked, h.valid, !h.poll_allowed, h.cpu_wanted), halt_ns,
+            v->halt_poll.window_ns);
     /* A guest that opted out of host polling keeps its window untouched (KVM's kvm_arch_no_poll).
      */
     if (!h.poll_allowed)

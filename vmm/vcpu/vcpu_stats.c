@@ -132,7 +132,9 @@ static const struct stats_desc vcpu_rows[] = {
     ROW(spins_detected, COUNTER, NONE, S_GUEST, stats.spins_detected,
         "hardware spin exits, or runs of `spin_sw_threshold` software-counted ones", TABLE),
     ROW(ple_window, GAUGE, NONE, S_VCPU, spin.window,
-        "the hardware window (`ple_window`, `pause_filter_count`); 0 for `software`, `off`", TABLE),
+        "the hardware window (`ple_window`, `pause_filter_count`); 0 for `software`, `off`; "
+        "pollux's request only where L0 sets its own (`window_by_l0`)",
+        TABLE),
     ROW(spin_yield_attempted, COUNTER, NONE, S_GUEST, stats.spin_yield_attempted,
         "spins that scanned for a target", TABLE),
     ROW(spin_yield_successful, COUNTER, NONE, S_GUEST, stats.spin_yield_successful,

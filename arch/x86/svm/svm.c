@@ -33,9 +33,6 @@
 #include "vmm/exit/fastpath_exit.h"
 #include "vmm/vm.h"
 
-#define IOPM_PAGES  3
-#define MSRPM_PAGES 2
-
 struct svm_setup svm_setup = {.hlt_mode = HLT_INTERCEPT_PLAIN, .virq_check = SVM_VIRQ_UNPROBED};
 
 /*
@@ -118,14 +115,14 @@ static int svm_cpu_enable(char *err, size_t errlen)
     bool first = !svm_setup.iopm_pa;
     if (first) {
         /* One all-ones bitmap pair for every VM: every port and MSR exits. */
-        uint8_t *iopm = page_alloc_zeroed(IOPM_PAGES);
-        uint8_t *msrpm = page_alloc_zeroed(MSRPM_PAGES);
+        uint8_t *iopm = page_alloc_zeroed(SVM_IOPM_PAGES);
+        uint8_t *msrpm = page_alloc_zeroed(SVM_MSRPM_PAGES);
         if (!iopm || !msrpm) {
             snprintf(err, errlen, "out of memory for the SVM permission maps");
             return -1;
         }
-        memset(iopm, 0xff, IOPM_PAGES * PAGE_SIZE);
-        memset(msrpm, 0xff, MSRPM_PAGES * PAGE_SIZE);
+        memset(iopm, 0xff, SVM_IOPM_PAGES * PAGE_SIZE);
+        memset(msrpm, 0xff, SVM_MSRPM_PAGES * PAGE_SIZE);
         svm_setup.msrpm_pa = (uint64_t)msrpm;
         has_nrips = virt_features.nrips;
         __atomic_store_n(&svm_setup.iopm_pa, (uint64_t)iopm, __ATOMIC_RELEASE);
@@ -342,6 +339,12 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
         return;
     }
     svm_decode_exit(vmcb, has_nrips, e);
+    if (e->reason == EXIT_ENTRY_FAILED) {
+        const char *why = svm_check_controls(vmcb, virt_features.npt, virt_features.flush_by_asid,
+                                             virt_features.phys_bits);
+        if (why)
+            e->fail.what = why;
+    }
 }
 
 static enum fastpath_result svm_vcpu_run(struct virt_vcpu *hw, struct exit_record *e)
@@ -388,12 +391,9 @@ static void svm_set_hlt_intercept(enum hlt_intercept mode)
     svm_setup.hlt_mode = mode;
 }
 
-/* Every SVM CPU can intercept PAUSE; a pause filter makes it exit only on a loop. */
 static enum pause_hw svm_pause_hw(void)
 {
-    if (!virt_features.pause_filter)
-        return PAUSE_HW_EVERY;
-    return virt_features.pause_filter_thresh ? PAUSE_HW_FILTER_THRESH : PAUSE_HW_FILTER;
+    return svm_pause_hw_of(&virt_features);
 }
 
 static void svm_set_pause_exiting(struct virt_vcpu *v, enum pause_exiting mode, uint32_t window,
@@ -436,8 +436,9 @@ static void svm_vcpu_unload(struct virt_vcpu *v)
 static void svm_flush_guest_tlb(struct virt_vcpu *v)
 {
     struct svm_vcpu *s = svm(v);
-    if (virt_features.flush_by_asid)
-        s->vmcb->tlb_control = SVM_TLB_FLUSH_ASID;
+    uint8_t control = svm_flush_tlb_control(&virt_features);
+    if (control != SVM_TLB_FLUSH_NEW_ASID)
+        s->vmcb->tlb_control = control;
     else
         s->asid.generation = 0; /* matches no CPU's generation: a fresh ASID at entry */
 }

@@ -32,6 +32,41 @@ static int undefined_kind(uint32_t code)
     }
 }
 
+/* The map at pa, pages long, lies below 2^phys_bits (KVM's nested_svm_check_bitmap_pa). */
+static bool map_reachable(uint64_t pa, unsigned pages, unsigned phys_bits)
+{
+    uint64_t last = (pa & ~0xfffull) + (uint64_t)pages * 4096 - 1;
+    return phys_bits >= 64 || !(last >> phys_bits);
+}
+
+const char *svm_check_controls(const struct vmcb *vmcb, bool npt, bool flush_by_asid,
+                               unsigned phys_bits)
+{
+    if (!(vmcb->intercept_misc2 & SVM_INTERCEPT_VMRUN))
+        return "VMRUN rejected the VMCB: the VMRUN intercept is clear";
+    if (!vmcb->asid)
+        return "VMRUN rejected the VMCB: ASID 0, the host's";
+    if ((vmcb->np_enable & 1) && !npt)
+        return "VMRUN rejected the VMCB: nested paging on where CPUID offers none";
+    if (!map_reachable(vmcb->msrpm_base_pa, SVM_MSRPM_PAGES, phys_bits))
+        return "VMRUN rejected the VMCB: the MSR permission map lies beyond MAXPHYADDR";
+    if (!map_reachable(vmcb->iopm_base_pa, SVM_IOPM_PAGES, phys_bits))
+        return "VMRUN rejected the VMCB: the I/O permission map lies beyond MAXPHYADDR";
+    switch (vmcb->tlb_control) {
+    case 0:
+    case SVM_TLB_FLUSH_ALL:
+        return 0;
+    case SVM_TLB_FLUSH_ASID:
+    case SVM_TLB_FLUSH_ASID_LOCAL:
+        if (flush_by_asid)
+            return 0;
+        return "VMRUN rejected the VMCB: TLB_CONTROL flushes by ASID where CPUID offers no "
+               "FlushByASID";
+    default:
+        return "VMRUN rejected the VMCB: TLB_CONTROL has no such value";
+    }
+}
+
 void svm_decode_other(const struct vmcb *vmcb, struct exit_record *e)
 {
     uint32_t code = (uint32_t)vmcb->exit_code;

@@ -10,6 +10,16 @@
 
 #include "arch/x86/insn.h"
 
+/*
+ * The VMCB control checks a VMRUN must pass where pollux is itself a guest
+ * of KVM (its __nested_vmcb_check_controls and nested_svm_check_tlb_ctl),
+ * most of which hardware and the emulators make too: NULL when they pass,
+ * else the rule broken. npt, flush_by_asid: what CPUID 8000_000A offers;
+ * phys_bits: MAXPHYADDR. Used to name the cause of a VMEXIT_INVALID.
+ */
+const char *svm_check_controls(const struct vmcb *vmcb, bool npt, bool flush_by_asid,
+                               unsigned phys_bits);
+
 /* svm_decode_exit's rare exits (out of line): reason, insn_kind and their fields. */
 void svm_decode_other(const struct vmcb *vmcb, struct exit_record *e);
 

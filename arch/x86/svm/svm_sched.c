@@ -35,3 +35,15 @@ struct svm_pause_fields svm_pause_filter(enum pause_exiting mode, uint32_t windo
         .thresh = (uint16_t)(has_thresh ? (gap > 0xffff ? 0xffff : gap) : 0),
     };
 }
+
+enum pause_hw svm_pause_hw_of(const struct virt_features *f)
+{
+    if (!f->pause_filter)
+        return PAUSE_HW_EVERY;
+    return f->pause_filter_thresh ? PAUSE_HW_FILTER_THRESH : PAUSE_HW_FILTER;
+}
+
+uint8_t svm_flush_tlb_control(const struct virt_features *f)
+{
+    return f->flush_by_asid ? SVM_TLB_FLUSH_ASID : SVM_TLB_FLUSH_NEW_ASID;
+}

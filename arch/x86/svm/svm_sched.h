@@ -26,11 +26,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/svm/vmcb.h"
 #include "arch/x86/virt.h"
 
-#define SVM_TLB_FLUSH_ALL  1 /* TLB_CONTROL: flush every ASID's entries */
-#define SVM_TLB_FLUSH_ASID 3 /* TLB_CONTROL: flush this guest's ASID (FlushByASID) */
-#define SVM_MIN_ASID       1 /* ASID 0 is the host's */
+#define SVM_MIN_ASID 1 /* ASID 0 is the host's */
 
 struct svm_asid_cpu {
     uint32_t next_asid; /* past max_asid: the next ASID given wraps */
@@ -67,6 +66,18 @@ static inline bool svm_asid_current(const struct svm_asid_vcpu *v, const struct 
 /* Before VMRUN on cpu (KVM's pre_svm_run and new_asid). */
 struct svm_asid_entry svm_asid_assign(struct svm_asid_vcpu *v, struct svm_asid_cpu *c,
                                       unsigned cpu);
+
+/* Every SVM CPU can intercept PAUSE; a pause filter makes it exit only on a loop. */
+enum pause_hw svm_pause_hw_of(const struct virt_features *f);
+
+/*
+ * What a flush of one guest's TLB does at its next VMRUN (KVM's
+ * svm_flush_tlb_current): TLB_CONTROL 3 with FlushByASID, else a new ASID
+ * (SVM_TLB_FLUSH_NEW_ASID). KVM's nested SVM offers FlushByASID since Linux
+ * 6.x and flushes at every nested transition anyway.
+ */
+#define SVM_TLB_FLUSH_NEW_ASID 0
+uint8_t svm_flush_tlb_control(const struct virt_features *f);
 
 /* The VMCB's pause fields for a set_pause_exiting request. */
 struct svm_pause_fields {

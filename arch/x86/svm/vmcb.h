@@ -177,4 +177,13 @@ _Static_assert(__builtin_offsetof(struct vmcb, g_pat) == 0x668, "VMCB g_pat");
 
 #define MSR_VM_HSAVE_PA 0xc0010117
 
+/* TLB_CONTROL */
+#define SVM_TLB_FLUSH_ALL        1 /* flush every ASID's entries */
+#define SVM_TLB_FLUSH_ASID       3 /* flush this guest's ASID (FlushByASID) */
+#define SVM_TLB_FLUSH_ASID_LOCAL 7 /* ... its non-global entries (FlushByASID) */
+
+/* The permission maps' sizes in pages: I/O 12 KiB, MSR 8 KiB. */
+#define SVM_IOPM_PAGES  3
+#define SVM_MSRPM_PAGES 2
+
 #endif

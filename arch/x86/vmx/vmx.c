@@ -38,7 +38,6 @@
 #define HOST_IRQ_BACKSTOP_MS 1 /* see prepare_entry */
 
 struct vmx_setup vmx;
-static unsigned invept_type, invvpid_type;
 static uint64_t backstop_tsc;     /* HOST_IRQ_BACKSTOP_MS in TSC ticks */
 static uint64_t backstop_setting; /* the same as a preemption timer value; TIMER_OFF without it */
 static struct spinlock setup_lock;
@@ -85,8 +84,6 @@ static int setup_once(char *err, size_t errlen)
         return -1;
     vmx.cr0_mask = vmx_cr0_mask(&vmx.caps);
     vmx.cr4_mask = vmx_cr4_mask(&vmx.caps);
-    invept_type = (vmx.caps.ept_vpid & EPT_CAP_INVEPT_SINGLE) ? INVEPT_SINGLE : INVEPT_ALL;
-    invvpid_type = (vmx.caps.ept_vpid & VPID_CAP_SINGLE) ? INVVPID_SINGLE : INVVPID_ALL;
     backstop_tsc = tsc_khz * HOST_IRQ_BACKSTOP_MS;
     backstop_setting = TIMER_OFF;
     if (vmx.ctls.available & VMX_OPT_PREEMPTION_TIMER)
@@ -251,13 +248,13 @@ static void prepare_entry(struct vcpu *v, struct vmx_vcpu *s)
     struct vmx_vm *x = v->vm->hw.arch;
     uint64_t generation = __atomic_load_n(&x->generation, __ATOMIC_ACQUIRE);
     if (s->ept_generation != generation) {
-        invept(invept_type, x->eptp);
+        invept(vmx.ctls.invept_type, x->eptp);
         s->ept_generation = generation;
     }
     if (s->flush_vpid) {
         /* Without VPID every entry and exit flushes VPID 0's translations anyway. */
         if (s->vpid)
-            invvpid(invvpid_type, s->vpid);
+            invvpid(vmx.ctls.invvpid_type, s->vpid);
         s->flush_vpid = false;
     }
     sync_controls(v, s);
@@ -554,9 +551,7 @@ static void vmx_vcpu_put(struct virt_vcpu *v)
 
 static enum pause_hw vmx_pause_hw(void)
 {
-    if (vmx.ctls.available & VMX_OPT_PLE)
-        return PAUSE_HW_LOOP;
-    return (vmx.ctls.available & VMX_OPT_PAUSE_EXITING) ? PAUSE_HW_EVERY : PAUSE_HW_NONE;
+    return vmx_pause_hw_of(vmx.ctls.available);
 }
 
 /* Without PLE the window fields do not exist: they are never written (prepare_entry). */

@@ -219,6 +219,8 @@ int vmx_derive_controls(const struct vmx_caps *c, struct vmx_controls *o, char *
         snprintf(err, errlen, "the CPU lacks INVEPT (single-context or all-context)");
         return -1;
     }
+    o->invept_type = (c->ept_vpid & EPT_CAP_INVEPT_SINGLE) ? INVEPT_SINGLE : INVEPT_ALL;
+    o->invvpid_type = (c->ept_vpid & VPID_CAP_SINGLE) ? INVVPID_SINGLE : INVVPID_ALL;
     note(o, VMX_OPT_VPID, o->proc2 & PROC2_VPID);
     note(o, VMX_OPT_PLE, o->proc2 & PROC2_PLE);
     note(o, VMX_OPT_RDTSCP, o->proc2 & PROC2_RDTSCP);
@@ -392,6 +394,13 @@ void vmx_pause_controls(unsigned available, enum pause_exiting mode, uint32_t *p
         *proc2 |= PROC2_PLE;
     else if (mode == PAUSE_EXIT_EVERY && (available & VMX_OPT_PAUSE_EXITING))
         *proc |= PROC_PAUSE;
+}
+
+enum pause_hw vmx_pause_hw_of(unsigned available)
+{
+    if (available & VMX_OPT_PLE)
+        return PAUSE_HW_LOOP;
+    return (available & VMX_OPT_PAUSE_EXITING) ? PAUSE_HW_EVERY : PAUSE_HW_NONE;
 }
 
 enum vmx_load_action vmx_load_action(bool current_here, int active_cpu, unsigned cpu)

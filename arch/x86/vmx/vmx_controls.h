@@ -57,6 +57,12 @@ struct vmx_controls {
     uint32_t pin, proc, proc2, exit, entry;
     unsigned available; /* enum vmx_optional bits the CPU has */
     unsigned missing;   /* and those it lacks */
+    /*
+     * The narrowest INVEPT and INVVPID types the CPU offers (single-context
+     * where it has it, else all-context): what a flush of one VM's EPT or
+     * one vCPU's VPID executes.
+     */
+    unsigned invept_type, invvpid_type;
 };
 
 /*
@@ -125,6 +131,13 @@ struct vmcs_state {
  */
 void vmx_pause_controls(unsigned available, enum pause_exiting mode, uint32_t *proc,
                         uint32_t *proc2);
+
+/*
+ * How PAUSE can exit with these optional features: PLE where the CPU has it,
+ * unconditional PAUSE exiting otherwise (QEMU's and KVM's nested VMX give an
+ * L1 no PLE), or not at all.
+ */
+enum pause_hw vmx_pause_hw_of(unsigned available);
 
 /*
  * Making a vCPU's VMCS current on a CPU (vmcs_load in vmx_vmcs.h). A VMCS is

@@ -14,7 +14,8 @@
  * reserved, le64 sector), its data, and a status byte, the last byte of the
  * chain's writable part. IN reads into the writable bytes before the status,
  * OUT writes the readable bytes after the header; both must be whole sectors
- * inside the disk, else VIRTIO_BLK_S_IOERR. FLUSH answers OK (RAM has
+ * inside the disk, else VIRTIO_BLK_S_IOERR. A chain with a buffer over
+ * SIZE_MAX is answered VIRTIO_BLK_S_IOERR whatever its type. FLUSH answers OK (RAM has
  * nothing to flush), GET_ID writes the 20-byte id, any other type answers
  * VIRTIO_BLK_S_UNSUPP. A chain without a whole header or a writable status
  * byte is a fault: the device breaks (DEVICE_NEEDS_RESET).
@@ -33,10 +34,18 @@
 /*
  * Without INDIRECT_DESC a request's descriptors must fit the ring: header,
  * data segments and status, so seg_max is QueueNumMax - 2 (Linux 6.1's
- * virtio_blk does not clamp it, and a larger request stalls).
+ * virtio_blk does not clamp it, and a larger request stalls). The walker
+ * refuses a longer chain (a `loop` fault), so no request has more.
  */
-#define VIRTIO_BLK_SEG_MAX  (VIRTQ_NUM_MAX - 2)
-#define VIRTIO_BLK_SIZE_MAX (1u << 20) /* any segment length works: a memcpy each */
+#define VIRTIO_BLK_SEG_MAX (VIRTQ_NUM_MAX - 2)
+/*
+ * The longest buffer of a request, enforced: a chain with a longer one is
+ * answered IOERR, nothing copied. With the walker's VIRTQ_NUM_MAX buffers
+ * it bounds a request at 1 MiB, the most one pass can copy past its budget
+ * (VIRTIO_PASS_BYTES; docs/robustness.md). A page: Linux's block layer
+ * takes no smaller segment, and its requests stay at seg_max pages.
+ */
+#define VIRTIO_BLK_SIZE_MAX 4096u
 #define VIRTIO_BLK_CONFIG_LEN                                                                      \
     24 /* capacity, size_max, seg_max, geometry (unused), blk_size (5.2.4) */
 
@@ -75,7 +84,11 @@ void virtio_blk_init(struct virtio_blk *b, uint8_t *data, uint64_t sectors, uint
 int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32_t *written,
                        enum virtq_fault *fault);
 
-/* The device's ops: QueueNotify drains the queue (virtio_blk_request each chain). */
+/*
+ * The device's ops: QueueNotify serves the queue (virtio_blk_request each
+ * chain) within a pass's budget (virtio_mmio.h), and the rest as deferred
+ * work.
+ */
 extern const struct virtio_device_ops virtio_blk_ops;
 
 #endif

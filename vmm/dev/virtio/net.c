@@ -7,8 +7,6 @@
 #include "lib/json.h"
 #include "lib/string.h"
 
-#define VIRTIO_NET_TX_BURST 4 /* queues' worth of frames per transmit notify */
-
 static struct virtio_net *net_of(struct virtio_mmio *t)
 {
     return (struct virtio_net *)t;
@@ -140,25 +138,27 @@ static long tx_take(struct virtio_net *n, uint8_t frame[NET_FRAME_MAX])
 }
 
 /*
- * The driver posted frames: each is copied out under the transmit queue's
- * lock, which is dropped before the switch copies it to the receivers.
- * Notifications are off while the queue is being emptied. A notify takes at
- * most VIRTIO_NET_TX_BURST queues' worth: a guest that keeps adding while
- * the device takes (or whose used ring overlaps its avail->idx, so that the
- * device's own writes move it) does not hold the host CPU. Linux adds and
- * kicks under its transmit queue's lock, so it never reaches the bound; a
- * guest that does finds its remaining frames taken at its next notify.
+ * One pass over the transmit queue: each frame is copied out under the
+ * queue's lock, which is dropped before the switch copies it to the
+ * receivers. Notifications are off while the queue is being emptied, and
+ * stay off if the pass stops at its budget (VIRTIO_PASS_CHAINS frames: a
+ * guest that keeps adding while the device takes, or whose used ring
+ * overlaps its avail->idx so that the device's own writes move it, does
+ * not hold the host CPU): true then, and deferred work takes the rest
+ * (with EVENT_IDX, avail_event stays behind the driver, which need not
+ * notify again). pop_or_notify turns them on at the empty ring.
  */
-static void tx_notify(struct virtio_net *n)
+static bool tx_pass(struct virtio_net *n)
 {
     struct virtio_mmio *t = &n->transport;
     struct virtio_queue *q = &t->queues[VIRTIO_NET_TXQ];
     uint8_t frame[NET_FRAME_MAX];
+    bool more = false;
     uint64_t flags = spin_lock_irqsave(&q->lock);
     virtq_set_notify(&q->vq, &t->ram, false);
     for (unsigned taken = 0;; taken++) {
-        if (taken == VIRTIO_NET_TX_BURST * q->vq.num) {
-            virtq_set_notify(&q->vq, &t->ram, true);
+        if (taken == VIRTIO_PASS_CHAINS) {
+            more = virtio_mmio_live(t);
             break;
         }
         long len = virtio_mmio_live(t) ? tx_take(n, frame) : -1;
@@ -169,14 +169,21 @@ static void tx_notify(struct virtio_net *n)
         flags = spin_lock_irqsave(&q->lock);
     }
     spin_unlock_irqrestore(&q->lock, flags);
+    return more;
 }
 
 static void notify(struct virtio_mmio *t, unsigned queue)
 {
     if (queue == VIRTIO_NET_RXQ)
         rx_notify(net_of(t));
-    else if (queue == VIRTIO_NET_TXQ)
-        tx_notify(net_of(t));
+    else if (queue == VIRTIO_NET_TXQ && tx_pass(net_of(t)))
+        virtio_mmio_defer(t);
+}
+
+/* Only transmit defers. */
+static bool deferred(struct virtio_mmio *t)
+{
+    return tx_pass(net_of(t));
 }
 
 /* Status 0, under the transport's and the queues' locks (the port's among them). */
@@ -194,6 +201,7 @@ const struct virtio_device_ops virtio_net_ops = {
     .config_read = config_read,
     .notify = notify,
     .reset = reset,
+    .deferred = deferred,
 };
 
 int virtio_net_join(struct virtio_net *n, const uint8_t mac[NET_ETH_ALEN], const char *switch_name,

@@ -36,6 +36,12 @@ static void queues_reset(struct virtio_mmio *t)
         t->queues[i].vq = (struct virtq){.num = VIRTQ_NUM_MAX};
 }
 
+static bool run_work(struct deferred_work *w)
+{
+    return virtio_mmio_deferred_pass(
+        (struct virtio_mmio *)((char *)w - __builtin_offsetof(struct virtio_mmio, work)));
+}
+
 void virtio_mmio_init(struct virtio_mmio *t, const struct virtio_device_ops *ops,
                       const struct virtio_env *env, void *owner, unsigned slot,
                       struct guest_ram ram)
@@ -50,6 +56,22 @@ void virtio_mmio_init(struct virtio_mmio *t, const struct virtio_device_ops *ops
     for (unsigned i = 0; i < VIRTIO_QUEUES_MAX; i++)
         t->queues[i].lock = (struct spinlock)SPINLOCK_INIT;
     queues_reset(t);
+    deferred_init(&t->work, run_work);
+}
+
+void virtio_mmio_defer(struct virtio_mmio *t)
+{
+    __atomic_fetch_add(&t->budget_stops, 1, __ATOMIC_RELAXED);
+    t->env->defer(t);
+}
+
+bool virtio_mmio_deferred_pass(struct virtio_mmio *t)
+{
+    __atomic_fetch_add(&t->deferred_passes, 1, __ATOMIC_RELAXED);
+    bool more = t->ops->deferred(t);
+    if (more)
+        __atomic_fetch_add(&t->budget_stops, 1, __ATOMIC_RELAXED);
+    return more;
 }
 
 bool virtio_mmio_live(const struct virtio_mmio *t)

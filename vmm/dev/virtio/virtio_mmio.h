@@ -27,9 +27,21 @@
 
 #include "arch/x86/spinlock.h"
 #include "abi/virtio.h"
+#include "sched/deferred.h"
 #include "vmm/dev/virtio/virtqueue.h"
 
 #define VIRTIO_QUEUES_MAX 2
+
+/*
+ * The work one pass over a queue may do, in a notify or in deferred work
+ * (docs/robustness.md): at most this many chains, and no chain is started
+ * once this many bytes (their buffers' lengths) were served. What is left
+ * is deferred work (virtio_mmio_defer), run by the scheduler loop between
+ * vCPU entries, pass by pass, with the driver's notifications left off
+ * meanwhile (vhost's weight: VHOST_NET_PKT_WEIGHT, VHOST_NET_WEIGHT).
+ */
+#define VIRTIO_PASS_CHAINS 64
+#define VIRTIO_PASS_BYTES  (256u << 10)
 
 struct virtio_mmio;
 
@@ -46,6 +58,11 @@ struct virtio_device_ops {
     void (*notify)(struct virtio_mmio *t, unsigned queue);
     /* Status 0: drop what is in flight (held frames). Under the transport's and queues' locks. */
     void (*reset)(struct virtio_mmio *t);
+    /*
+     * A later pass of what a notify left (virtio_mmio_defer), no lock held:
+     * true if work is still left. NULL: the device never defers.
+     */
+    bool (*deferred)(struct virtio_mmio *t);
 };
 
 /* The VM's side. */
@@ -54,6 +71,8 @@ struct virtio_env {
     void (*interrupt)(struct virtio_mmio *t);
     /* A broken queue: print @warning naming VM, device, queue and fault. */
     void (*fault)(struct virtio_mmio *t, unsigned queue, enum virtq_fault f);
+    /* Queue t->work: virtio_mmio_deferred_pass runs later, on a CPU of the env's choosing. */
+    void (*defer)(struct virtio_mmio *t);
 };
 
 struct virtio_queue {
@@ -75,12 +94,15 @@ struct virtio_mmio {
     uint32_t config_generation;
     uint64_t driver_features;
     struct virtio_queue queues[VIRTIO_QUEUES_MAX];
+    struct deferred_work work; /* the device's passes after its budget (ops->deferred) */
     /*
      * Statistics (@stats, docs/console.md): QueueNotify writes passed to the
      * device, those ignored (the device not live, or no such ready queue),
-     * interrupts raised, queue faults.
+     * interrupts raised, queue faults, passes that stopped at their budget
+     * with work left, passes run as deferred work.
      */
     uint64_t notifies, notifies_ignored, interrupts, faults;
+    uint64_t budget_stops, deferred_passes;
 };
 
 /* Set up t for a device (power-on: Status 0). */
@@ -91,6 +113,15 @@ void virtio_mmio_init(struct virtio_mmio *t, const struct virtio_device_ops *ops
 /* A guest access at offset `off` of the device's page, `size` bytes (registers: 4; config: 1-4). */
 uint32_t virtio_mmio_read(struct virtio_mmio *t, uint64_t off, unsigned size);
 void virtio_mmio_write(struct virtio_mmio *t, uint64_t off, unsigned size, uint32_t value);
+
+/*
+ * A notify's pass stopped at its budget with work left (no lock held): the
+ * rest is deferred work (env->defer), which runs virtio_mmio_deferred_pass.
+ */
+void virtio_mmio_defer(struct virtio_mmio *t);
+
+/* Deferred work's pass (ops->deferred), counted: true if work is still left. */
+bool virtio_mmio_deferred_pass(struct virtio_mmio *t);
 
 /* Is the device running: DRIVER_OK and not DEVICE_NEEDS_RESET. */
 bool virtio_mmio_live(const struct virtio_mmio *t);

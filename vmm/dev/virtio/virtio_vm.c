@@ -10,6 +10,7 @@
 
 #include "drivers/console.h"
 #include "lib/json.h"
+#include "sched/sched.h"
 #include "vmm/dev/vm_devices.h"
 
 static void pulse(struct virtio_mmio *t)
@@ -43,7 +44,13 @@ static void report_fault(struct virtio_mmio *t, unsigned queue, enum virtq_fault
             vm->cfg.name, t->ops->name, queue, virtq_fault_name(f));
 }
 
-static const struct virtio_env vm_env = {pulse, report_fault};
+/* On the notifying vCPU's CPU: its scheduler loop runs the rest between entries. */
+static void defer(struct virtio_mmio *t)
+{
+    sched_defer(&t->work);
+}
+
+static const struct virtio_env vm_env = {pulse, report_fault, defer};
 
 struct guest_ram virtio_vm_ram(struct vm *vm)
 {
@@ -57,6 +64,13 @@ void virtio_vm_init(struct virtio_mmio *t, struct vm *vm, const struct virtio_de
 {
     virtio_mmio_init(t, ops, &vm_env, vm, slot, virtio_vm_ram(vm));
     vm->virtio[slot] = t;
+}
+
+void virtio_vm_cancel(struct vm *vm)
+{
+    for (unsigned slot = 0; slot < VIRTIO_SLOTS; slot++)
+        if (vm->virtio[slot])
+            sched_defer_cancel(&vm->virtio[slot]->work);
 }
 
 enum dev_result virtio_vm_mmio_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
@@ -79,4 +93,6 @@ void virtio_vm_stats(const struct virtio_mmio *t, struct json *j)
     json_u64(j, "notifies_ignored", __atomic_load_n(&t->notifies_ignored, __ATOMIC_RELAXED));
     json_u64(j, "interrupts", __atomic_load_n(&t->interrupts, __ATOMIC_RELAXED));
     json_u64(j, "faults", __atomic_load_n(&t->faults, __ATOMIC_RELAXED));
+    json_u64(j, "budget_stops", __atomic_load_n(&t->budget_stops, __ATOMIC_RELAXED));
+    json_u64(j, "deferred_passes", __atomic_load_n(&t->deferred_passes, __ATOMIC_RELAXED));
 }

@@ -33,6 +33,12 @@ void virtio_vm_init(struct virtio_mmio *t, struct vm *vm, const struct virtio_de
                     unsigned slot);
 
 /*
+ * The VM is going: its devices' deferred work is cancelled, and waited for
+ * where it runs, before their state and the VM's RAM are freed.
+ */
+void virtio_vm_cancel(struct vm *vm);
+
+/*
  * The page's accesses (d->state: the transport): 1, 2 or 4 bytes; the
  * registers take aligned 4-byte ones, the configuration space any of them;
  * anything else reads 0 and writes nothing.
