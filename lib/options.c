@@ -211,6 +211,17 @@ static const char *apply(const struct option *o, struct token word, struct token
         else
             *(uint64_t *)o->value = n;
         return NULL;
+    case OPT_INT: {
+        bool minus = val.len && val.s[0] == '-';
+        struct token digits = {val.s + minus, val.len - minus};
+        if (!parse_u64(digits, &n) || n > (uint64_t)INT64_MAX)
+            return "not a number";
+        int64_t i = minus ? -(int64_t)n : (int64_t)n;
+        if (i < (int64_t)o->min || i > (int64_t)o->max)
+            return option_reason("out of range [%lld, %lld]", (long long)o->min, (long long)o->max);
+        *(int64_t *)o->value = i;
+        return NULL;
+    }
     case OPT_BOOL:
         if (!parse_bool(val, &b))
             return OPTION_BOOL_REASON;
@@ -250,6 +261,9 @@ void option_format_value(const struct option *o, char *buf, size_t len)
         return;
     case OPT_COUNT:
         snprintf(buf, len, "%u", *(const unsigned *)o->value);
+        return;
+    case OPT_INT:
+        snprintf(buf, len, "%lld", (long long)*(const int64_t *)o->value);
         return;
     case OPT_BOOL:
         snprintf(buf, len, "%s", *(const bool *)o->value ? "on" : "off");

@@ -49,6 +49,7 @@ enum option_type {
     OPT_FLAGS,  /* unsigned bit mask: a comma-separated list of choices, bit i for choices[i] */
     OPT_NUMBER, /* uint64_t as OPT_UINT, but a plain number (parse_u64: no K/M/G suffix) */
     OPT_COUNT,  /* unsigned: a plain number checked against [min, max] */
+    OPT_INT,    /* int64_t: a plain number, maybe negative, checked against [(int64_t)min, max] */
     /*
      * char[max + 1]: the rest of the line after '=', spaces included, maybe
      * empty; it ends the parse. Longer than max: "<name> longer than <max>

@@ -47,6 +47,7 @@ struct runqueue {
     uint64_t idle_exit_cycles;     /* the part of idle_cycles spent in the C-state model's exit */
     struct deferred_list deferred; /* device work waiting for this CPU (sched/deferred.h) */
     uint64_t deferred_cycles;      /* spent running it */
+    uint64_t idle_exit_from, idle_exit_to; /* host TSC: the model's last exit */
 };
 
 static struct runqueue runqueues[MAX_CPUS];
@@ -568,10 +569,20 @@ static void leave_c_state(struct runqueue *rq)
 {
     if (!idle_exit_cycles)
         return;
-    uint64_t start = rdtsc();
-    while (rdtsc() - start < idle_exit_cycles)
+    uint64_t start = rdtsc(), end;
+    while ((end = rdtsc()) - start < idle_exit_cycles)
         __asm__ volatile("pause" ::: "memory");
-    rq->idle_exit_cycles += rdtsc() - start;
+    rq->idle_exit_cycles += end - start;
+    rq->idle_exit_from = start;
+    rq->idle_exit_to = end;
+}
+
+uint64_t sched_idle_exit_within(uint64_t from, uint64_t to)
+{
+    const struct runqueue *rq = &runqueues[this_cpu()->cpu];
+    uint64_t start = rq->idle_exit_from > from ? rq->idle_exit_from : from;
+    uint64_t end = rq->idle_exit_to < to ? rq->idle_exit_to : to;
+    return end > start ? end - start : 0;
 }
 
 static void idle(struct runqueue *rq)

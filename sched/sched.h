@@ -54,6 +54,13 @@ struct sched_params {
 
 extern struct sched_params sched_params;
 
+/*
+ * The host TSC cycles within [from, to) that this CPU spent in the C-state
+ * model's exit (idle_exit_latency_us) from its last idle: the part of a
+ * wake-up's delay that the model, not pollux, added.
+ */
+uint64_t sched_idle_exit_within(uint64_t from, uint64_t to);
+
 /* On every CPU once it is set up; guests: its virtualization backend is on (it runs vCPUs). */
 void sched_cpu_init(bool guests);
 bool sched_cpu_ready(unsigned cpu);

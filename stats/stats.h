@@ -148,7 +148,7 @@ struct stats_global {
 };
 extern const struct stats_table stats_global_table;
 
-#define STATS_SLOTS_MAX 256
+#define STATS_SLOTS_MAX 320
 
 /*
  * A snapshot of one base through a table: each row's values in row order

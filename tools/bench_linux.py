@@ -61,7 +61,8 @@ VM_MEM = "256M"
 STAT_KEYS = ("spins_detected", "spin_yield_attempted", "spin_yield_successful", "halt_exits",
              "halt_attempted_poll", "halt_successful_poll", "halt_poll_success_ns",
              "halt_poll_fail_ns", "pv_kicks", "pv_send_ipis", "pv_tlb_flushes",
-             "directed_yield_successful")
+             "directed_yield_successful", "timer_interrupts", "timer_late_ns",
+             "timer_advance_wait_ns")
 
 
 def mark_rounds(log, vm):
@@ -183,29 +184,35 @@ def parse_hackbench(log, vms, spinlock):
 
 def parse_cyclictest(log, vms, spinlock):
     """{"ok", "error", "vms": {name: {"spinlock", "seconds", "min_us", "avg_us", "max_us",
-    "samples", "overflows", "threads": [{"min_us", "avg_us", "max_us", "samples",
-    "overflows"}], "log2_us": [...], "stop", "stats", "reps": [{"seconds", "min_us", "avg_us",
-    "max_us", "samples", "stats"}]}}} (docs/linux.md: the result lines): the first
-    repetition's, and each repetition's."""
+    "samples", "overflows", "p50_us", "p99_us", "threads": [{"min_us", "avg_us", "max_us",
+    "samples", "overflows"}], "log2_us": [...], "stop", "stats", "reps": [{"seconds",
+    "min_us", "avg_us", "max_us", "samples", "p50_us", "p99_us", "stats"}]}}}
+    (docs/linux.md: the result lines): the first repetition's, and each repetition's.
+    spinlock: what each VM's init script must report (None: anything)."""
     reports, errors = vm_reports(log, vms, "cyclictest")
     out = {}
     for name, r in reports.items():
         total = next((e.body for e in r["ops"] if e["op"] == "cyclictest"), {})
-        threads = sorted((e.body for e in r["ops"] if e["op"] == "cyclictest_thread"),
-                         key=lambda t: t["thread"])
+        # The first repetition's: its thread lines come first, one per thread.
+        threads = sorted([e.body for e in r["ops"] if e["op"] == "cyclictest_thread"]
+                         [:total.get("threads", 0)], key=lambda t: t["thread"])
         hist = next((e.body for e in r["ops"] if e["op"] == "cyclictest_histogram"), {})
+        pct = next((e.body for e in r["ops"] if e["op"] == "cyclictest_percentiles"), {})
         out[name] = {"spinlock": r["found"] and r["found"].get("spinlock"),
                      **{k: total.get(k) for k in ("seconds", "min_us", "avg_us", "max_us",
                                                   "samples", "overflows")},
+                     "p50_us": pct.get("p50_us"), "p99_us": pct.get("p99_us"),
                      "threads": [{k: v for k, v in t.items() if k not in ("guest", "op")}
                                  for t in threads],
                      "log2_us": hist.get("log2_us"), "stop": r["stop"], "stats": r["stats"],
-                     "reps": vm_repetitions(log, name, "cyclictest", errors, lambda ops: {
-                         k: ops["cyclictest"][k] for k in ("seconds", "min_us", "avg_us",
-                                                           "max_us", "samples")})}
+                     "reps": vm_repetitions(log, name, "cyclictest", errors, lambda ops: dict(
+                         {k: ops["cyclictest"][k] for k in ("seconds", "min_us", "avg_us",
+                                                            "max_us", "samples")},
+                         **{k: ops.get("cyclictest_percentiles", {}).get(k)
+                            for k in ("p50_us", "p99_us")}))}
         if total and len(threads) != total["threads"]:
             errors.append(f"{name}: {len(threads)} thread lines of {total['threads']}")
-        if r["found"] and out[name]["spinlock"] != spinlock:
+        if spinlock and r["found"] and out[name]["spinlock"] != spinlock:
             errors.append(f"{name}: spinlock {out[name]['spinlock']}, want {spinlock}")
     return {"ok": not errors, "error": "; ".join(errors), "vms": out}
 
@@ -399,6 +406,7 @@ def scenarios(bench):
         return scenario
     return [("linux-pivot", lambda a: pivot_scenario(bench, a)),
             ("linux-pv", lambda a: pv_scenario(bench, a)),
+            ("linux-timer", lambda a: timer_scenario(bench, a)),
             ("linux-hackbench", make("hackbench", SPIN_POLICIES, SPIN_POLICIES[0][0],
                                      "seconds: lower is better")),
             ("linux-cyclictest", make("cyclictest", HALT_POLICIES, HALT_POLICIES[0][0],
@@ -763,6 +771,83 @@ def net_scenario(bench, a):
         bench, a, budget, ("UDP median us", lambda v: v["udp"]["median_us"], 1), cut))
 
 
+# ---- KVM's timer advance (issue 34 item 4, docs/timers.md): cyclictest in one 2-vCPU VM on
+# Bochs corei7_skylake_x with 2 CPUs, per timer_advance_ns=; the advance moves TSC-deadline
+# wake-ups (Linux's high-resolution timers) from the deadline plus an exit and an entry to the
+# deadline, at the cost of a wait with interrupts off.
+TIMER_ADVANCES = (
+    ("off (`timer_advance_ns=0`)", "timer_advance_ns=0"),
+    ("adaptive (`-1`, KVM's default)", "timer_advance_ns=-1"),
+)
+TIMER_WORKLOAD = "cyclictest:2:1000"
+TIMER_PLATFORM = ("--emu", "bochs", "--cpu", "corei7_skylake_x", "--smp", "2")
+
+
+def timer_value(vm):
+    """What a linux-timer table shows of one boot, per repetition: cyclictest's latencies and
+    pollux's between the repetition's marks (its lateness per timer interrupt, the advance's
+    waits); and the advance per vCPU at the end (@vm_stop)."""
+    reps = [{**{k: r[k] for k in ("p50_us", "p99_us", "avg_us", "max_us", "samples")},
+             "late_mean_ns": r["stats"]["timer_late_ns"] / max(r["stats"]["timer_interrupts"], 1),
+             "wait_ms": r["stats"]["timer_advance_wait_ns"] / 1e6} for r in vm["reps"]]
+    return {"reps": reps,
+            "advance_ns": [t["timer"]["advance_ns"] for t in vm["stop"]["vcpus"].values()]}
+
+
+def timer_scenario(bench, a, workload=TIMER_WORKLOAD):
+    budget = BUDGETS["linux-timer"]
+    reps = repetition_count(a, budget)
+    cells = {}
+    for label, options in TIMER_ADVANCES:
+        flags = list(TIMER_PLATFORM) + ["--args", options, "--timeout", "1800"]
+        guests = (f"linux:name=lx:vcpus=2:mem={VM_MEM}:args=workload="
+                  f"{','.join([workload] * reps)}")
+        name = f"linux-timer-{options.replace('=', '')}"
+
+        def measure(name=name, flags=flags, guests=guests):
+            log, rundir = bench.boot(name, flags, guests)
+            got = parse_cyclictest(log, (("lx", 2),), None)
+            vm = got["vms"].get("lx")
+            if not got["ok"] or any(r["p50_us"] is None for r in vm["reps"]):
+                return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
+            return timer_value(vm), ""
+        cells[label] = budget_cell(bench, a, budget, label, flags, measure, reps)
+
+    def table(got):
+        base = got.get(TIMER_ADVANCES[0][0])
+        head = ["timer advance", "p50 us", "p99 us", "avg us", "p50 / off", "p99 / off",
+                "pollux: late ns per timer interrupt", "waited ms per run",
+                "advance ns at the end"]
+        rows, chart, ok = [], {"p50 us": [], "p99 us": []}, True
+        for label, _ in TIMER_ADVANCES:
+            runs = got.get(label)
+            if not runs:  # left out by --cells
+                continue
+            row = [label]
+            for field, digits in (("p50_us", 0), ("p99_us", 0), ("avg_us", 1)):
+                est, text = bench.summary(runs, lambda v, f=field: v[f], digits)
+                ok = ok and est is not None
+                if field in ("p50_us", "p99_us"):
+                    chart[field.replace("_", " ")].append(est.value if est else None)
+                row.append(text)
+            row += [bench.ratio(runs, base, lambda v, f=f: v[f])
+                    if base and label != TIMER_ADVANCES[0][0] else "" for f in ("p50_us", "p99_us")]
+            row += [bench.summary(runs, lambda v, f=f: v[f], d)[1]
+                    for f, d in (("late_mean_ns", 0), ("wait_ms", 2))]
+            row.append("; ".join(", ".join(str(n) for n in r.value["advance_ns"])
+                                 for r in runs if r.value))
+            rows.append(row)
+        return bench.Table(
+            f"KVM's timer advance: Linux on Bochs corei7_skylake_x, 2 CPUs, one 2-vCPU VM, "
+            f"`{workload}` {reps} times per boot (the first a warm-up): cyclictest's wake-up "
+            "latency per setting (p50, p99, mean), the median of the boots' runs [95% CI], the "
+            "ratios of the medians to off [95% CI] (lower is better); pollux's lateness per "
+            "timer interrupt and the advance's waits in those runs, the advance at the end per "
+            "boot and vCPU", head, rows, [r[0] for r in rows], chart, ok)
+    return bench.Scenario("linux-timer", cells, table, budget_matrix(
+        bench, a, budget, ("cyclictest p50 us", lambda v: v["p50_us"], 0), {}))
+
+
 # ---- The matrices' budgets (issue 35; docs/linux.md, "Running a matrix"): each fits its
 # sessions of 2.5 hours on the 2-core machine, two emulators at once, by tools/bench.py
 # --plan's arithmetic; a claim cell keeps at least 3 boots. Wall seconds per boot, with
@@ -832,6 +917,11 @@ BUDGETS = {
                           cut=lambda key: None, boot_s=190, rep_s=20),
     "linux-cyclictest": Budget(reps=3, boots=3, claim_boots=3, claims=CYCLICTEST_CLAIM,
                                cut=cyclictest_cut, boot_s=400, rep_s=50),
+    # 2 cells, 6 boots of 190 + 3 x 25 s (2 CPUs, one 2-vCPU VM, as linux-pivot's): about
+    # 0.2 h.
+    "linux-timer": Budget(reps=3, boots=3, claim_boots=3,
+                          claims=tuple(label for label, _ in TIMER_ADVANCES),
+                          cut=lambda key: None, boot_s=190, rep_s=25),
 }
 
 

@@ -95,6 +95,17 @@ struct vcpu_stats {
     uint64_t pv_kicks;                  /* KVM_HC_KICK_CPU calls naming a vCPU of the VM */
     uint64_t pv_send_ipis;              /* IPIs delivered through KVM_HC_SEND_IPI */
     uint64_t pv_tlb_flushes; /* entries that flushed for the guest's KVM_VCPU_FLUSH_TLB */
+    /*
+     * Local APIC timer interrupts: from each expiry's deadline to the entry
+     * that injects its vector, in ns of the guest's TSC (vcpu_timer_late),
+     * less the C-state model's exit of its CPU in that time, counted beside.
+     */
+    uint64_t timer_interrupts;
+    uint64_t timer_late_ns, timer_late_max_ns;
+    uint64_t timer_late_hist[HALT_HIST_BUCKETS];
+    uint64_t timer_idle_exit_ns;
+    /* The timer advance's waits at entry for deadlines not yet reached (KVM's). */
+    uint64_t timer_advance_waits, timer_advance_wait_ns;
 };
 
 /* A vCPU's spin detection and directed-yield state (vmm/vcpu/pause.c, sched/yield.h). */
@@ -133,6 +144,9 @@ struct vcpu {
      */
     struct sched_entity se;
     struct vlapic lapic;
+    struct vlapic_advance timer_advance; /* timer_advance_ns= (vmm/dev/vlapic.h) */
+    /* The guest TSC of the last entry that offered the timer's vector (SVM V_IRQ). */
+    uint64_t timer_offered_at;
     struct timer timer; /* the local APIC timer and the VM's timeout, for this vCPU */
     struct nmi_state nmi;
     bool init_pending;

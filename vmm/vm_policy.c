@@ -5,11 +5,13 @@
 #include "lib/string.h"
 #include "sched/yield.h"
 #include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/vlapic.h"
 
 struct vm_policy vm_policy_hv = {
     .yield_pivot = YIELD_PIVOT_VCPU_ID,
     .halt_poll = HALT_POLL_PARAMS_KVM,
     .spin = SPIN_PARAMS_KVM,
+    .timer_advance_ns = VLAPIC_ADVANCE_ADAPTIVE,
 };
 
 const char *const vm_policy_pv_words[] = {
@@ -114,6 +116,8 @@ size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTION
          "software detector: PAUSE exits that make a spin"},
         {"spin_sw_window_us", OPT_UINT, &sp->sw_window_us, 1, 1000000, 0,
          "software detector: ... within this many us"},
+        {"timer_advance_ns", OPT_INT, &p->timer_advance_ns, (uint64_t)VLAPIC_ADVANCE_ADAPTIVE,
+         1000000, 0, "local APIC TSC-deadline timer fired early by: -1 adaptive, 0 off, N ns"},
     };
     memcpy(out, opts, sizeof(opts));
     return VM_POLICY_OPTIONS;
@@ -128,6 +132,7 @@ void vm_policy_json(const struct vm_policy *p, const struct spin_choice *spin, s
     json_u64(j, "halt_poll_ns_grow", p->halt_poll.grow);
     json_u64(j, "halt_poll_ns_grow_start", p->halt_poll.grow_start);
     json_u64(j, "halt_poll_ns_shrink", p->halt_poll.shrink);
+    json_i64(j, "timer_advance_ns", p->timer_advance_ns);
     json_bool(j, "ple", p->spin.enabled);
     json_str(j, "spin_detector", spin_detector_name(spin->detector));
     json_bool(j, "pause_backstop", spin->backstop);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A VM's scheduling policy: the directed yield's pivot, halt polling's
- * parameters and spin detection's. The hypervisor options set every VM's
- * defaults (vm_policy_hv); a VM's own words (GUESTS, vmm/vmconfig.h) with
- * the same names override them for that VM, so two VMs with different
- * policies can share one boot. One option table serves both
- * (vm_policy_options), so names, ranges and help cannot drift apart.
+ * parameters, spin detection's and the local APIC timer's advance. The
+ * hypervisor options set every VM's defaults (vm_policy_hv); a VM's own
+ * words (GUESTS, vmm/vmconfig.h) with the same names override them for that
+ * VM, so two VMs with different policies can share one boot. One option
+ * table serves both (vm_policy_options), so names, ranges and help cannot
+ * drift apart.
  */
 #ifndef POLLUX_VMM_VM_POLICY_H
 #define POLLUX_VMM_VM_POLICY_H
@@ -38,12 +39,13 @@ struct vm_policy {
     unsigned yield_pivot;              /* yield_pivot=: enum yield_pivot */
     struct halt_poll_params halt_poll; /* halt_poll_ns=, halt_poll_mode=, halt_poll_ns_* */
     struct spin_params spin;           /* ple=, ple_*, pause_filter_*, spin_sw_* */
+    int64_t timer_advance_ns;          /* KVM's lapic_timer_advance_ns: -1 adaptive, 0 off, N ns */
 };
 
 /* The hypervisor options' values: every VM starts from them. */
 extern struct vm_policy vm_policy_hv;
 
-#define VM_POLICY_OPTIONS 22
+#define VM_POLICY_OPTIONS 23
 
 /* The policy's options bound to p's fields, into out; returns how many (VM_POLICY_OPTIONS). */
 size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTIONS]);

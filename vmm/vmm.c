@@ -389,6 +389,7 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     mce_reset(&v->mce);
     v->poll_control = KVM_POLL_CONTROL_RESET;
     vlapic_dev_power_on(v, guest_features.maxphyaddr);
+    vlapic_advance_init(&v->timer_advance, vm->cfg.policy.timer_advance_ns, tsc_khz);
     if (i != 0) {
         v->sipi_armed = true;
         return true;

@@ -835,6 +835,25 @@ def timer_ticks(vm, vcpus, ticks, within=None):
     return check
 
 
+def timer_lateness(vm, vcpus):
+    """@vm_stop's timer lateness per vCPU: every interrupt pollux raised was injected and
+    measured (its histogram counts them all), the maximum lies in the histogram's top bucket;
+    the adaptive advance (the default) fired the TSC-deadline check's interrupt early and the
+    entry that injected it waited for the deadline (the guest says it was not early)."""
+    def check(log):
+        stop = [s for s in log.all("vm_stop") if s["vm"] == vm]
+        assert len(stop) == 1, f"[{vm}] @vm_stop records: {len(stop)}"
+        for i in range(vcpus):
+            t = stop[0]["vcpus"][str(i)]["timer"]
+            hist = {int(b): n for b, n in t["late_ns_log2"].items()}
+            assert sum(hist.values()) == t["delivered"], f"[{vm}] vCPU {i}: {t}"
+            top = max(hist)
+            assert 2 ** top <= max(t["late_max_ns"], 1) < 2 ** (top + 1), f"[{vm}] vCPU {i}: {t}"
+            assert t["advance_ns"] > 0 and t["advance_wait_ns"] > 0, f"[{vm}] vCPU {i}: {t}"
+    check.__name__ = f"timer_lateness({vm})"
+    return check
+
+
 def pingpong_ran(vm, iters):
     def check(log):
         got = [e for e in log.all("bench") if e.vm == vm and e.get("op") == "ipi_roundtrip"]
@@ -959,6 +978,7 @@ GUESTS_TIMER_ALONE = "timer:vcpus=2:pin=0,1:args=50"
 GUESTS_TIMER_ALONE_CHECKS = [
     timer_ticks("timer", 2, 50, within=0.02),
     guest_says("timer", "oneshot ok", "tsc-deadline ok"),
+    timer_lateness("timer", 2),
     vm_stops(timer=(0, "debug-exit")),
     shutdown(0),
 ]
@@ -1444,6 +1464,18 @@ def kvm_count_only(vm, vcpus):
             f"{vm}: spins detected under pause_filter_count_only=off"
         assert sum(e["pause_exits_backstop"] for e in st.values()) > 0, f"{vm}: no backstop exits"
     check.__name__ = f"kvm_count_only({vm})"
+    return check
+
+
+def timer_idle_exit(vm):
+    """idle_exit_latency_us: the vm's timer interrupts that woke an idle CPU paid its modelled
+    exit, counted beside their lateness (@vm_stop timer idle_exit_ns), not in it."""
+    def check(log):
+        stop = [s for s in log.all("vm_stop") if s["vm"] == vm]
+        assert len(stop) == 1, f"[{vm}] @vm_stop records: {len(stop)}"
+        timers = [v["timer"] for v in stop[0]["vcpus"].values()]
+        assert sum(t["idle_exit_ns"] for t in timers) > 0, f"[{vm}] no idle exit: {timers}"
+    check.__name__ = f"timer_idle_exit({vm})"
     return check
 
 
@@ -2033,7 +2065,9 @@ def tests(full=False):
         Test("qemu-haltpoll", [polled("pingpong", 2), halts_replayed("pingpong", 2),
                                idle_exit_us(False), shutdown(0)], smp=2,
              args="halt_poll_ns=2000000 trace=halt", guests="pingpong:vcpus=2:pin=0,1:args=200"),
-        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS + [idle_exit_us(True)], smp=2,
+        Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS + [idle_exit_us(True),
+                                                                timer_idle_exit("idletick")],
+             smp=2,
              args="halt_poll_ns=0 idle_exit_latency_us=50",
              guests=GUESTS_HALTPOLL_OFF),
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,

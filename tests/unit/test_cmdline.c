@@ -377,6 +377,32 @@ static void test_options_flags(void **state)
     assert_string_equal(r.reason[3], "missing value");
 }
 
+/* OPT_INT: a signed plain number (KVM's timer_advance_ns=-1), its range read as signed. */
+static void test_options_signed(void **state)
+{
+    (void)state;
+    int64_t v = 0;
+    struct reports r = {0};
+    struct option o = {"advance", OPT_INT, &v, (uint64_t)-1, 1000, NULL, "advance (-1)"};
+    char buf[32];
+
+    assert_int_equal(options_parse("advance=-1", &o, 1, record, &r), 0);
+    assert_int_equal(v, -1);
+    option_format_value(&o, buf, sizeof(buf));
+    assert_string_equal(buf, "-1");
+    assert_int_equal(options_parse("advance=0x10", &o, 1, record, &r), 0);
+    assert_int_equal(v, 16);
+    assert_int_equal(options_parse("advance=-2 advance=1001 advance=--1 advance=- advance=1K", &o,
+                                   1, record, &r),
+                     5);
+    assert_string_equal(r.reason[0], "out of range [-1, 1000]");
+    assert_string_equal(r.reason[1], "out of range [-1, 1000]");
+    assert_string_equal(r.reason[2], "not a number");
+    assert_string_equal(r.reason[3], "not a number");
+    assert_string_equal(r.reason[4], "not a number");
+    assert_int_equal(v, 16);
+}
+
 /* The defaults the list of valid options prints, and a table that stops at its first bad word. */
 static void test_options_format_and_stop(void **state)
 {
@@ -418,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_options_bool_spellings),
         cmocka_unit_test(test_options_last_wins),
         cmocka_unit_test(test_options_each_error_kind),
+        cmocka_unit_test(test_options_signed),
         cmocka_unit_test(test_options_errors_do_not_stop_parsing),
         cmocka_unit_test(test_options_range_bounds),
         cmocka_unit_test(test_options_without_report),

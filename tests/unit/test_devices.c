@@ -684,6 +684,28 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(vcpus[1].poll_control, 0);
 }
 
+/*
+ * A TSC deadline nearer than the timer advance fires as the MSR is written (KVM's
+ * start_sw_tscdeadline): its vector is pending for the entry after the exit, which waits.
+ */
+static void test_tsc_deadline_within_the_advance_fires_at_once(void **state)
+{
+    (void)state;
+    struct vcpu *v = &vcpus[0];
+    v->lapic.svr |= 0x100;                /* software enabled */
+    v->lapic.lvt_timer = 2u << 17 | 0x50; /* TSC-deadline mode, vector 0x50 */
+    v->hw.tsc_offset = 0;
+    uint64_t deadline = rdtsc() + 1000000000ull;
+    v->timer_advance.cycles = 0;
+    assert_int_equal(wr(0, MSR_TSC_DEADLINE, deadline), DEV_DONE);
+    assert_int_equal(vlapic_highest_irr(&v->lapic), -1); /* armed, not fired */
+    v->timer_advance.cycles = 2000000000ull;
+    assert_int_equal(wr(0, MSR_TSC_DEADLINE, deadline), DEV_DONE);
+    assert_int_equal(vlapic_highest_irr(&v->lapic), 0x50);
+    assert_int_equal(vlapic_timer_due(&v->lapic, 0x50), deadline);
+    assert_true(v->lapic.timer_due_advanced);
+}
+
 #define MOVED_BASE 0xfed40000u
 #define EN         ((uint64_t)APIC_BASE_ENABLE)
 
@@ -1287,6 +1309,7 @@ int main(void)
         PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),
         PC(test_msrs_reach_the_vcpus_entry),
+        PC(test_tsc_deadline_within_the_advance_fires_at_once),
         PC(test_unclaimed_ports_are_unhandled_io),
         PC(test_unclaimed_mmio_goes_to_the_policy),
         PLAIN(test_plain_vm_lacks_the_pc_devices),

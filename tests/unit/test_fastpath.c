@@ -53,6 +53,13 @@ void sched_note_remote_work(unsigned cpu)
     (void)cpu;
 }
 
+uint64_t sched_idle_exit_within(uint64_t from, uint64_t to)
+{
+    (void)from;
+    (void)to;
+    return 0;
+}
+
 bool sched_others_waiting(void)
 {
     return false;

@@ -125,6 +125,14 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     v->lapic.timer_stats.delivered = 163 * m;
     v->lapic.timer_stats.coalesced = 167 * m;
     v->lapic.timer_stats.skipped = 173 * m;
+    st->timer_interrupts = 211 * m;
+    st->timer_late_ns = 223 * m;
+    st->timer_late_max_ns = 227 * m;
+    st->timer_late_hist[8] = 229 * m;
+    st->timer_idle_exit_ns = 233 * m;
+    v->timer_advance.ns = 239 * m;
+    st->timer_advance_waits = 241 * m;
+    st->timer_advance_wait_ns = 251 * m;
 }
 
 static void fill_vm(void)
@@ -209,6 +217,14 @@ static const struct want vcpu_want[] = {
     NUM(pv_send_ipis, 197),
     NUM(pv_tlb_flushes, 199),
     NUM(migrations, 157),
+    NUM(timer_interrupts, 211),
+    NUM(timer_late_ns, 223),
+    GAUGE(timer_late_max_ns, 227),
+    {"timer_late_hist", "{\"8\":%lu}", true, 229, 0, 0},
+    NUM(timer_idle_exit_ns, 233),
+    GAUGE(lapic_timer_advance_ns, 239),
+    NUM(timer_advance_waits, 241),
+    NUM(timer_advance_wait_ns, 251),
 };
 
 static const struct want *want_of(const char *key)
@@ -348,13 +364,17 @@ static void test_vm_stop_keys(void **state)
         "\"unhandled_io_reads\":1,"
         "\"unhandled_io_writes\":2,\"unbacked_reads\":3,\"unbacked_writes\":4,\"vcpus\":{"
         "\"0\":{\"cpu\":3,\"run_us\":5000,\"wait_us\":6000,\"polling_us\":7000,\"blocked_us\":8000,"
-        "\"halts\":19,\"timer\":{\"delivered\":163,\"coalesced\":167,\"skipped\":173},"
+        "\"halts\":19,\"timer\":{\"delivered\":163,\"coalesced\":167,\"skipped\":173,"
+        "\"late_ns\":223,\"late_max_ns\":227,\"late_ns_log2\":{\"8\":229},\"idle_exit_ns\":233,"
+        "\"advance_ns\":239,\"advance_wait_ns\":251},"
         "\"exits\":{\"cpuid\":13,\"hlt\":7,\"idle_hlt\":11},"
         "\"npf_exits\":{\"lapic\":163,\"virtio-net\":167,\"unbacked\":173},"
         "\"halt_ns_log2\":{\"6\":69}},"
         "\"1\":{\"cpu\":4,\"run_us\":10000,\"wait_us\":12000,\"polling_us\":14000,"
         "\"blocked_us\":16000,\"halts\":38,\"timer\":{\"delivered\":326,\"coalesced\":334,"
-        "\"skipped\":346},\"exits\":{\"cpuid\":26,\"hlt\":14,\"idle_hlt\":22},"
+        "\"skipped\":346,\"late_ns\":446,\"late_max_ns\":454,\"late_ns_log2\":{\"8\":458},"
+        "\"idle_exit_ns\":466,\"advance_ns\":478,\"advance_wait_ns\":502},\"exits\":{\"cpuid\":26,"
+        "\"hlt\":14,\"idle_hlt\":22},"
         "\"npf_exits\":{\"lapic\":326,\"virtio-net\":334,\"unbacked\":346},"
         "\"halt_ns_log2\":{\"6\":138}}}}");
     assert_int_equal(strncmp(text,

@@ -80,6 +80,18 @@ bool sched_others_waiting(void)
     return others_waiting;
 }
 
+/* The C-state model's last exit on this CPU (host TSC), and the window last asked about. */
+static uint64_t idle_exit_from, idle_exit_to, asked_from, asked_to;
+
+uint64_t sched_idle_exit_within(uint64_t from, uint64_t to)
+{
+    asked_from = from;
+    asked_to = to;
+    uint64_t start = idle_exit_from > from ? idle_exit_from : from;
+    uint64_t end = idle_exit_to < to ? idle_exit_to : to;
+    return end > start ? end - start : 0;
+}
+
 static struct vm vm;
 static struct vcpu v;
 
@@ -385,6 +397,40 @@ static void test_state_time_accounting(void **state)
     assert_int_equal(v.se.cycles[SCHED_RUNNING], 4000);
     assert_int_equal(v.se.cycles[SCHED_BLOCKED], 1000000);
     assert_int_equal(v.se.cycles[SCHED_RUNNABLE], 300);
+}
+
+/*
+ * Timer lateness: from the deadline to the injection in the guest's TSC, as
+ * ns; the C-state model's exit within that time (its CPU's, in host TSC)
+ * counted beside it, not in it.
+ */
+static void test_timer_lateness_accounting(void **state)
+{
+    (void)state;
+    v.hw.tsc_offset = 1000; /* guest = host + 1000; 1 GHz: a cycle is a ns */
+    idle_exit_from = 3000;
+    idle_exit_to = 4100; /* host 4000-4100 falls in the window */
+    vcpu_timer_late(&v, 5000, 5300);
+    assert_int_equal(asked_from, 4000);
+    assert_int_equal(asked_to, 4300);
+    assert_int_equal(v.stats.timer_interrupts, 1);
+    assert_int_equal(v.stats.timer_late_ns, 200);
+    assert_int_equal(v.stats.timer_idle_exit_ns, 100);
+    assert_int_equal(v.stats.timer_late_max_ns, 200);
+    assert_int_equal(v.stats.timer_late_hist[7], 1); /* 200 ns is in [2^7, 2^8) */
+    /* Injected at (or before) its deadline: on time, and no idle exit is asked about. */
+    asked_from = asked_to = 0;
+    vcpu_timer_late(&v, 9000, 8900);
+    assert_int_equal(asked_to, 0);
+    assert_int_equal(v.stats.timer_interrupts, 2);
+    assert_int_equal(v.stats.timer_late_hist[0], 1);
+    assert_int_equal(v.stats.timer_late_ns, 200);
+    /* 1500 late with no idle exit in it: the maximum moves. */
+    vcpu_timer_late(&v, 20000, 21500);
+    assert_int_equal(v.stats.timer_late_ns, 1700);
+    assert_int_equal(v.stats.timer_late_max_ns, 1500);
+    assert_int_equal(v.stats.timer_idle_exit_ns, 100);
+    assert_int_equal(v.stats.timer_late_hist[10], 1);
 }
 
 /* Account a halt as vcpu_run does once it is over: a valid one, polling allowed. */
@@ -862,6 +908,7 @@ int main(void)
         cmocka_unit_test_setup(test_stop_wakes_a_halted_vcpu, setup),
         cmocka_unit_test_setup(test_state_time_accounting, setup),
         cmocka_unit_test_setup(test_halt_statistics, setup),
+        cmocka_unit_test_setup(test_timer_lateness_accounting, setup),
         cmocka_unit_test_setup(test_no_poll_with_a_zero_window, setup),
         cmocka_unit_test_setup(test_poll_caught_the_wakeup, setup),
         cmocka_unit_test_setup(test_poll_missed_then_blocked, setup),

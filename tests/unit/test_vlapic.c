@@ -913,6 +913,166 @@ static void test_tsc_deadline(void **state)
     assert_int_equal(mrd_ok(MSR_TSC_DEADLINE, 9000), 0);
 }
 
+/*
+ * KVM's timer advance: in TSC-deadline mode the timer expires `advance`
+ * cycles early (main refused any expiry before the deadline), the vector is
+ * raised then, and the deadline is kept for the entry that injects it.
+ */
+static void test_tsc_deadline_advance_expires_early(void **state)
+{
+    (void)state;
+    sw_enable();
+    wr(LVT_TMR, TSCDL | 0x50, 0);
+    assert_true(mwr(MSR_TSC_DEADLINE, 10000, 100));
+    assert_int_equal(vlapic_timer_fire_at(&a, 0), 10000);
+    assert_int_equal(vlapic_timer_fire_at(&a, 300), 9700);
+    assert_false(vlapic_timer_expire_advanced(&a, 9699, 300));
+    assert_true(vlapic_timer_expire_advanced(&a, 9700, 300));
+    assert_true(irr_has(0x50));
+    assert_int_equal(mrd_ok(MSR_TSC_DEADLINE, 9700), 0); /* as KVM: expired, the MSR reads 0 */
+    assert_int_equal(a.timer_due, 10000);
+    assert_true(a.timer_due_advanced);
+    assert_int_equal(vlapic_timer_due(&a, 0x50), 10000);
+    assert_int_equal(vlapic_timer_due(&a, 0x51), 0); /* another vector */
+    vlapic_ack(&a, 0x50);
+    assert_int_equal(vlapic_timer_due(&a, 0x50), 0);
+    assert_false(a.timer_due_advanced);
+
+    /* A deadline nearer than the advance fires at once (KVM's start_sw_tscdeadline). */
+    assert_true(mwr(MSR_TSC_DEADLINE, 20000, 19900));
+    assert_int_equal(vlapic_timer_fire_at(&a, 30000), 1);
+    assert_true(vlapic_timer_expire_advanced(&a, 19900, 300));
+    assert_int_equal(vlapic_timer_due(&a, 0x50), 20000);
+
+    /* Expired at or after its deadline: nothing to wait for. */
+    vlapic_ack(&a, 0x50);
+    assert_true(mwr(MSR_TSC_DEADLINE, 30000, 20000));
+    assert_true(vlapic_timer_expire_advanced(&a, 30050, 300));
+    assert_int_equal(a.timer_due, 30000);
+    assert_false(a.timer_due_advanced);
+}
+
+/* The advance is TSC-deadline mode's only, as KVM's: one-shot and periodic never fire early. */
+static void test_advance_other_modes(void **state)
+{
+    (void)state;
+    sw_enable();
+    wr(LVT_TMR, 0x40, 0);
+    wr(TDCR, 0xb, 0);
+    wr(TMICT, 1000, 0);
+    assert_int_equal(vlapic_timer_fire_at(&a, 300), 1000);
+    assert_false(vlapic_timer_expire_advanced(&a, 999, 300));
+    assert_true(vlapic_timer_expire_advanced(&a, 1200, 300));
+    assert_int_equal(vlapic_timer_due(&a, 0x40), 1000);
+    assert_false(a.timer_due_advanced);
+
+    /* A late periodic expiry is due from the deadline it missed, not the re-armed one. */
+    vlapic_ack(&a, 0x40);
+    wr(LVT_TMR, PERIODIC | 0x40, 1200);
+    wr(TMICT, 100, 2000);
+    assert_true(vlapic_timer_expire_advanced(&a, 2350, 300));
+    assert_int_equal(vlapic_timer_due(&a, 0x40), 2100);
+    /* Coalesced into the pending one: it keeps the first deadline. */
+    assert_true(vlapic_timer_expire(&a, 2450));
+    assert_int_equal(vlapic_timer_due(&a, 0x40), 2100);
+    assert_int_equal(a.timer_stats.coalesced, 1);
+}
+
+#define KHZ_100MHZ 100000 /* Bochs's TSC in the tests: a cycle is 10 ns */
+
+/* timer_advance_ns=: -1 adaptive from 2000 cycles, 0 off, N fixed; shown in ns at the TSC rate. */
+static void test_advance_init(void **state)
+{
+    (void)state;
+    struct vlapic_advance adv;
+    vlapic_advance_init(&adv, VLAPIC_ADVANCE_ADAPTIVE, KHZ_100MHZ);
+    assert_true(adv.adaptive);
+    assert_int_equal(adv.ns, 20000);
+    assert_int_equal(adv.cycles, VLAPIC_ADVANCE_INIT);
+    vlapic_advance_init(&adv, VLAPIC_ADVANCE_ADAPTIVE, 2000000); /* KVM's own figures at 2 GHz */
+    assert_int_equal(adv.ns, 1000);
+    vlapic_advance_init(&adv, 0, KHZ_100MHZ);
+    assert_false(adv.adaptive);
+    assert_int_equal(adv.ns, 0);
+    assert_int_equal(adv.cycles, 0);
+    vlapic_advance_init(&adv, 5000, KHZ_100MHZ);
+    assert_false(adv.adaptive);
+    assert_int_equal(adv.ns, 5000);
+    assert_int_equal(adv.cycles, 500);
+    vlapic_advance_adjust(&adv, 5000); /* fixed: never tuned */
+    assert_int_equal(adv.ns, 5000);
+}
+
+/* KVM's adjust_lapic_timer_advance, its cycle limits kept and its ns ones scaled (vlapic.h). */
+static void test_advance_adjust(void **state)
+{
+    (void)state;
+    struct vlapic_advance adv;
+    vlapic_advance_init(&adv, VLAPIC_ADVANCE_ADAPTIVE, KHZ_100MHZ);
+    vlapic_advance_adjust(&adv, 800); /* 800 cycles late: + 8000 ns / 8 */
+    assert_int_equal(adv.ns, 21000);
+    assert_int_equal(adv.cycles, 2100);
+    vlapic_advance_adjust(&adv, -400); /* early: - 4000 ns / 8 */
+    assert_int_equal(adv.ns, 20500);
+    vlapic_advance_adjust(&adv, 99); /* noise */
+    vlapic_advance_adjust(&adv, -99);
+    vlapic_advance_adjust(&adv, 10001); /* a spike */
+    vlapic_advance_adjust(&adv, -10001);
+    assert_int_equal(adv.ns, 20500);
+    /* Past 10000 cycles (100 us here) it starts again from 2000 cycles. */
+    for (int i = 0; i < 6; i++)
+        vlapic_advance_adjust(&adv, 10000);
+    assert_int_equal(adv.ns, 95500);
+    vlapic_advance_adjust(&adv, 10000);
+    assert_int_equal(adv.ns, 20000);
+    /* Below 0 (KVM's u32 wraps past its maximum) the same. */
+    vlapic_advance_adjust(&adv, -10000);
+    assert_int_equal(adv.ns, 7500);
+    vlapic_advance_adjust(&adv, -10000);
+    assert_int_equal(adv.ns, 20000);
+    assert_int_equal(adv.cycles, 2000);
+}
+
+/* The entry that injects an early expiry tunes the advance once and waits, at most the advance. */
+static void test_timer_entry_waits_for_deadline(void **state)
+{
+    (void)state;
+    struct vlapic_advance adv;
+    vlapic_advance_init(&adv, VLAPIC_ADVANCE_ADAPTIVE, KHZ_100MHZ);
+    sw_enable();
+    wr(LVT_TMR, TSCDL | 0x50, 0);
+    assert_true(mwr(MSR_TSC_DEADLINE, 10000, 0));
+    assert_true(vlapic_timer_expire_advanced(&a, 8000, adv.cycles));
+    struct vlapic_timer_entry e = vlapic_timer_entry(&a, &adv, 0x51, 8500);
+    assert_int_equal(e.due, 0); /* not the timer's vector */
+    e = vlapic_timer_entry(&a, &adv, 0x50, 8500);
+    assert_int_equal(e.due, 10000);
+    assert_int_equal(e.wait_until, 10000);
+    assert_int_equal(adv.ns, 18125); /* 1500 cycles early: - 15000 ns / 8 */
+    /* Offered again (V_IRQ not taken): no second tuning, no second wait. */
+    e = vlapic_timer_entry(&a, &adv, 0x50, 9000);
+    assert_int_equal(e.due, 10000);
+    assert_int_equal(e.wait_until, 0);
+    assert_int_equal(adv.ns, 18125);
+
+    /* The wait is capped by the advance just tuned (KVM's __wait_lapic_expire). */
+    vlapic_ack(&a, 0x50);
+    vlapic_advance_init(&adv, VLAPIC_ADVANCE_ADAPTIVE, KHZ_100MHZ);
+    assert_true(mwr(MSR_TSC_DEADLINE, 20000, 11000));
+    assert_true(vlapic_timer_expire_advanced(&a, 18000, adv.cycles));
+    e = vlapic_timer_entry(&a, &adv, 0x50, 18000);
+    assert_int_equal(adv.cycles, 1750);
+    assert_int_equal(e.wait_until, 19750);
+
+    /* Late: the advance grows, nothing to wait for. */
+    vlapic_ack(&a, 0x50);
+    assert_true(mwr(MSR_TSC_DEADLINE, 30000, 20000));
+    assert_true(vlapic_timer_expire_advanced(&a, 28250, adv.cycles));
+    e = vlapic_timer_entry(&a, &adv, 0x50, 30800);
+    assert_int_equal(e.wait_until, 0);
+    assert_int_equal(adv.ns, 17500 + 1000);
+}
+
 static void test_tsc_deadline_other_modes(void **state)
 {
     (void)state;
@@ -1342,6 +1502,11 @@ int main(void)
         T(test_timer_reserved_mode),
         T(test_timer_keeps_its_time_across_a_tsc_write),
         T(test_tsc_deadline),
+        T(test_tsc_deadline_advance_expires_early),
+        T(test_advance_other_modes),
+        T(test_advance_init),
+        T(test_advance_adjust),
+        T(test_timer_entry_waits_for_deadline),
         T(test_tsc_deadline_other_modes),
         T(test_tsc_deadline_x2apic),
         T(test_lvt_writable_bits),

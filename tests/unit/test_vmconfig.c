@@ -286,6 +286,13 @@ static void test_policy(void **state)
     assert_int_equal(cfg.policy.spin.pause_filter.base, 100);
     assert_int_equal(cfg.policy.spin.count_only, SPIN_COUNT_ONLY_OFF);
     assert_int_equal(cfg.policy.spin.sw_threshold, 4);
+    assert_int_equal(cfg.policy.timer_advance_ns, -1); /* KVM's adaptive, unless given */
+    parse_ok("timer_advance_ns=0");
+    assert_int_equal(cfg.policy.timer_advance_ns, 0);
+    parse_ok("timer_advance_ns=2500");
+    assert_int_equal(cfg.policy.timer_advance_ns, 2500);
+    expect_fail("timer_advance_ns=-5",
+                "module option 'timer_advance_ns=-5': out of range [-1, 1000000]");
     /* The hypervisor's values are untouched by a VM's words. */
     assert_true(vm_policy_hv.spin.enabled);
     assert_int_equal(vm_policy_hv.spin.ple.base, 4096);

@@ -196,7 +196,14 @@ static enum dev_result msr_write(struct dev_entry *d, struct vcpu *v, struct dev
     struct vlapic_ipi ipi;
     bool send = false;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    bool ok = vlapic_msr_write(&v->lapic, (uint32_t)a->addr, a->value, guest_tsc(v), &ipi, &send);
+    uint64_t now = guest_tsc(v);
+    bool ok = vlapic_msr_write(&v->lapic, (uint32_t)a->addr, a->value, now, &ipi, &send);
+    /*
+     * A deadline nearer than the timer advance fires as it is written (KVM's
+     * start_sw_tscdeadline): the entry after this exit injects it and waits.
+     */
+    if (a->addr == MSR_TSC_DEADLINE)
+        vlapic_timer_expire_advanced(&v->lapic, now, v->timer_advance.cycles);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
     if (send)

@@ -153,6 +153,10 @@ void vlapic_ack(struct vlapic *a, uint8_t vector)
 {
     clear_bit(a->irr, vector);
     set_bit(a->isr, vector);
+    if (vector == (a->lvt_timer & LVT_VECTOR)) {
+        a->timer_due = 0;
+        a->timer_due_advanced = false;
+    }
 }
 
 static void eoi(struct vlapic *a)
@@ -260,9 +264,23 @@ uint64_t vlapic_timer_deadline(const struct vlapic *a)
     return a->timer_deadline;
 }
 
+uint64_t vlapic_timer_fire_at(const struct vlapic *a, uint64_t advance)
+{
+    uint64_t deadline = a->timer_deadline;
+    if (!deadline || timer_mode(a) != TIMER_TSC)
+        return deadline;
+    return deadline > advance ? deadline - advance : 1;
+}
+
 bool vlapic_timer_expire(struct vlapic *a, uint64_t now)
 {
-    if (!a->timer_deadline || now < a->timer_deadline)
+    return vlapic_timer_expire_advanced(a, now, 0);
+}
+
+bool vlapic_timer_expire_advanced(struct vlapic *a, uint64_t now, uint64_t advance)
+{
+    uint64_t deadline = a->timer_deadline;
+    if (!deadline || now < vlapic_timer_fire_at(a, advance))
         return false;
     switch (timer_mode(a)) {
     case TIMER_PERIODIC:
@@ -282,12 +300,69 @@ bool vlapic_timer_expire(struct vlapic *a, uint64_t now)
         break;
     }
     if (!(a->lvt_timer & LVT_MASKED)) {
-        if (vlapic_accept(a, a->lvt_timer & LVT_VECTOR))
+        if (vlapic_accept(a, a->lvt_timer & LVT_VECTOR)) {
             a->timer_stats.delivered++;
-        else
-            a->timer_stats.coalesced++;
+            a->timer_due = deadline;
+            a->timer_due_advanced = now < deadline;
+        } else {
+            a->timer_stats.coalesced++; /* the pending one keeps its own deadline */
+        }
     }
     return true;
+}
+
+uint64_t vlapic_timer_due(const struct vlapic *a, int vector)
+{
+    return vector == (int)(a->lvt_timer & LVT_VECTOR) ? a->timer_due : 0;
+}
+
+/* Guest TSC cycles as ns at tsc_khz, and back. */
+static uint64_t advance_ns(uint64_t cycles, uint64_t tsc_khz)
+{
+    return cycles * 1000000 / tsc_khz;
+}
+
+static uint64_t advance_cycles(uint64_t ns, uint64_t tsc_khz)
+{
+    return ns * tsc_khz / 1000000;
+}
+
+void vlapic_advance_init(struct vlapic_advance *adv, int64_t option_ns, uint64_t tsc_khz)
+{
+    adv->tsc_khz = tsc_khz ? tsc_khz : 1;
+    adv->adaptive = option_ns == VLAPIC_ADVANCE_ADAPTIVE;
+    adv->ns = adv->adaptive   ? advance_ns(VLAPIC_ADVANCE_INIT, adv->tsc_khz)
+              : option_ns > 0 ? (uint64_t)option_ns
+                              : 0;
+    adv->cycles = advance_cycles(adv->ns, adv->tsc_khz);
+}
+
+void vlapic_advance_adjust(struct vlapic_advance *adv, int64_t delta)
+{
+    uint64_t size = delta < 0 ? -(uint64_t)delta : (uint64_t)delta;
+    if (!adv->adaptive || size > VLAPIC_ADVANCE_ADJUST_MAX || size < VLAPIC_ADVANCE_ADJUST_MIN)
+        return;
+    uint64_t step = advance_ns(size, adv->tsc_khz) / VLAPIC_ADVANCE_ADJUST_STEP;
+    uint64_t max = advance_ns(VLAPIC_ADVANCE_MAX, adv->tsc_khz);
+    /* KVM's u32 wraps below 0 to past the maximum: both start again. */
+    if (delta < 0 ? step > adv->ns : adv->ns + step > max)
+        adv->ns = advance_ns(VLAPIC_ADVANCE_INIT, adv->tsc_khz);
+    else
+        adv->ns = delta < 0 ? adv->ns - step : adv->ns + step;
+    adv->cycles = advance_cycles(adv->ns, adv->tsc_khz);
+}
+
+struct vlapic_timer_entry vlapic_timer_entry(struct vlapic *a, struct vlapic_advance *adv,
+                                             int vector, uint64_t now)
+{
+    struct vlapic_timer_entry e = {vlapic_timer_due(a, vector), 0};
+    if (!e.due || !a->timer_due_advanced)
+        return e;
+    a->timer_due_advanced = false;
+    vlapic_advance_adjust(adv, (int64_t)(now - e.due));
+    if (now < e.due)
+        e.wait_until = now + (e.due - now < adv->cycles ? e.due - now : adv->cycles);
+    return e;
 }
 
 void vlapic_tsc_moved(struct vlapic *a, uint64_t before, uint64_t after)

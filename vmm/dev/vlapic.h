@@ -3,7 +3,7 @@
  * The virtual local APIC of one vCPU: register semantics only, no locking,
  * no knowledge of vCPUs or host timers, so it runs in host unit tests. The
  * caller (vmm/dev/lapic.c) routes guest accesses here, delivers the IPIs
- * an ICR write asks for, arms host timers from vlapic_timer_deadline(), and
+ * an ICR write asks for, arms host timers from vlapic_timer_fire_at(), and
  * injects what vlapic_highest_pending() returns.
  *
  * Time: every function that needs it takes `now`, the guest TSC. The timer
@@ -80,6 +80,15 @@ struct vlapic {
     uint64_t timer_start;    /* guest TSC when TMICT was written / the period restarted */
     uint64_t timer_deadline; /* guest TSC of the next expiry, 0 = not armed */
     uint64_t tsc_deadline;   /* MSR 0x6E0 */
+    /*
+     * The deadline of the expiry whose interrupt waits in IRR, for the entry
+     * that injects it (KVM's expired_tscdeadline, in every mode): 0 = none.
+     * timer_due_advanced: it expired ahead of its deadline by the timer
+     * advance (TSC-deadline mode), so the first entry to inject it waits for
+     * the deadline and tunes the advance.
+     */
+    uint64_t timer_due;
+    bool timer_due_advanced;
     /*
      * What became of the timer's expiries (counters; vlapic_reset clears
      * them, the vCPU's INIT keeps them):
@@ -190,10 +199,83 @@ uint32_t vlapic_ppr(const struct vlapic *a);
  * none). vlapic_timer_expire(now): if the deadline has passed, raise the LVT
  * timer vector (unless masked), re-arm a periodic timer from the previous
  * deadline (missed periods coalesce into one interrupt, never early), and
- * return true.
+ * return true. A raised vector records its expiry's deadline in timer_due.
  */
 uint64_t vlapic_timer_deadline(const struct vlapic *a);
 bool vlapic_timer_expire(struct vlapic *a, uint64_t now);
+
+/*
+ * KVM's timer advance (lapic_timer_advance_ns, adaptive since Linux 5.0),
+ * TSC-deadline mode only: the host timer fires `advance` guest TSC cycles
+ * before the deadline, the interrupt is raised then (timer_due_advanced),
+ * and the entry that injects it waits out the rest (KVM's
+ * kvm_wait_lapic_expire), so the guest takes it at its deadline, not the
+ * cost of an exit and an entry after it. vlapic_timer_fire_at is when the
+ * host timer is due (vlapic_timer_deadline less the advance in TSC-deadline
+ * mode, at least 1), vlapic_timer_expire_advanced expires from then;
+ * vlapic_timer_expire is the same with no advance. Other modes ignore it.
+ */
+uint64_t vlapic_timer_fire_at(const struct vlapic *a, uint64_t advance);
+bool vlapic_timer_expire_advanced(struct vlapic *a, uint64_t now, uint64_t advance);
+
+/*
+ * The timer's expiry whose vector is about to be injected: its deadline if
+ * vector is the LVT timer's and an expiry is recorded, else 0. Acknowledging
+ * the vector (vlapic_ack) forgets it.
+ */
+uint64_t vlapic_timer_due(const struct vlapic *a, int vector);
+
+/*
+ * The advance's setting (KVM's timer_advance_ns and
+ * lapic_timer_advance_dynamic), per vCPU. KVM's tuning works in guest TSC
+ * cycles (deltas of 100 to 10000 count) and its advance in ns (from 1000,
+ * reset to that when it passes 5000); the two agree at 2 GHz. pollux keeps
+ * the cycles, which an emulator's TSC counts as instructions (Bochs ticks
+ * once per instruction), as a ~1-IPC CPU's counts cycles, and turns KVM's
+ * ns into cycles at 2 GHz: from 2000 cycles, reset past 10000, in ns at the
+ * guest's TSC rate (20 and 100 us at Bochs's 100 MHz; KVM's 1 and 5 us at
+ * 2 GHz).
+ */
+#define VLAPIC_ADVANCE_ADJUST_MIN  100   /* cycles: smaller deltas are noise */
+#define VLAPIC_ADVANCE_ADJUST_MAX  10000 /* cycles: larger ones are spikes */
+#define VLAPIC_ADVANCE_INIT        2000  /* cycles: KVM's 1000 ns at 2 GHz */
+#define VLAPIC_ADVANCE_MAX         10000 /* cycles: KVM's 5000 ns at 2 GHz */
+#define VLAPIC_ADVANCE_ADJUST_STEP 8     /* a delta moves the advance by an eighth of it */
+#define VLAPIC_ADVANCE_ADAPTIVE    (-1)  /* timer_advance_ns=-1 */
+
+struct vlapic_advance {
+    uint64_t ns;      /* KVM's timer_advance_ns */
+    uint64_t cycles;  /* the same in guest TSC cycles: how early the host timer fires */
+    uint64_t tsc_khz; /* the guest TSC's rate */
+    bool adaptive;    /* tuned from each wait (KVM's lapic_timer_advance_dynamic) */
+};
+
+/* timer_advance_ns: -1 adaptive (from VLAPIC_ADVANCE_INIT), 0 off, N ns fixed. */
+void vlapic_advance_init(struct vlapic_advance *adv, int64_t option_ns, uint64_t tsc_khz);
+
+/*
+ * KVM's adjust_lapic_timer_advance, for an adaptive advance: delta is the
+ * guest TSC at the entry that injects the interrupt less its deadline
+ * (negative: the timer fired too early, so the advance shrinks; positive:
+ * too late, it grows), by an eighth of it, deltas outside
+ * [ADJUST_MIN, ADJUST_MAX] ignored; past VLAPIC_ADVANCE_MAX, or below 0, it
+ * starts again from VLAPIC_ADVANCE_INIT.
+ */
+void vlapic_advance_adjust(struct vlapic_advance *adv, int64_t delta);
+
+/*
+ * An entry injects (or offers) vector at guest TSC now, before its
+ * acknowledgement: KVM's __kvm_wait_lapic_expire. For the timer's expiry
+ * (due: its deadline, else 0): if it expired early by the advance, the
+ * first such entry tunes the advance with now - due and, before the
+ * deadline, waits until wait_until (the deadline, or at most the advance
+ * from now, as KVM's wait is capped); 0 = no wait.
+ */
+struct vlapic_timer_entry {
+    uint64_t due, wait_until;
+};
+struct vlapic_timer_entry vlapic_timer_entry(struct vlapic *a, struct vlapic_advance *adv,
+                                             int vector, uint64_t now);
 
 /*
  * The vCPU's TSC read before and reads after at one instant (its guest wrote

@@ -41,7 +41,7 @@ static void timer_expired(struct timer *t, uint64_t now)
             sched_wake(&v->se);
         }
     }
-    if (vlapic_timer_expire(&v->lapic, now + v->hw.tsc_offset))
+    if (vlapic_timer_expire_advanced(&v->lapic, now + v->hw.tsc_offset, v->timer_advance.cycles))
         vcpu_notify(v, TRACE_WAKE_TIMER, NULL);
     vcpu_timer_update(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
@@ -60,7 +60,7 @@ void vcpu_timer_update(struct vcpu *v)
         timer_cancel(&v->timer);
         return;
     }
-    uint64_t guest = vlapic_timer_deadline(&v->lapic);
+    uint64_t guest = vlapic_timer_fire_at(&v->lapic, v->timer_advance.cycles);
     uint64_t host = 0;
     if (guest) {
         /*
@@ -129,11 +129,47 @@ static bool hlt_in_shadow(struct vcpu *v)
            vcpu_fetch_insn(v, insn, &code_bits, &la) >= 1 && insn[0] == INSN_HLT;
 }
 
+static uint64_t guest_tsc(const struct vcpu *v)
+{
+    return rdtsc() + v->hw.tsc_offset;
+}
+
+/*
+ * The timer's interrupt goes in at this entry (te from vlapic_timer_entry):
+ * with interrupts off and no lock held, wait for a deadline the advance
+ * fired ahead of (KVM's __wait_lapic_expire), then account its lateness,
+ * or, offered through V_IRQ, keep when for vcpu_offered_taken.
+ */
+static void timer_entry(struct vcpu *v, struct vlapic_timer_entry te, bool offered)
+{
+    uint64_t at = guest_tsc(v);
+    if (te.wait_until && at < te.wait_until) {
+        uint64_t from = at;
+        while ((at = guest_tsc(v)) < te.wait_until)
+            __asm__ volatile("pause" ::: "memory");
+        v->stats.timer_advance_waits++;
+        v->stats.timer_advance_wait_ns += tsc_to_ns(at - from);
+    }
+    if (offered)
+        v->timer_offered_at = at;
+    else
+        vcpu_timer_late(v, te.due, at);
+}
+
+void vcpu_offered_taken(struct vcpu *v, uint8_t vector)
+{
+    uint64_t due = vlapic_timer_due(&v->lapic, vector);
+    vlapic_ack(&v->lapic, vector);
+    if (due)
+        vcpu_timer_late(v, due, v->timer_offered_at);
+}
+
 /*
  * Before entry, with interrupts off: INIT and startup IPIs change what runs;
  * NMIs, then the 8259's interrupt, then the highest local APIC interrupt
  * are injected if the guest can take them, else the CPU is asked to exit
- * when it can.
+ * when it can. An entry that injects or offers the timer's interrupt waits
+ * for its deadline where the timer advance fired it early (timer_entry).
  */
 static bool prepare_entry(struct vcpu *v, bool *window)
 {
@@ -202,8 +238,10 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * also needs it: after an EVENTINJ interrupt its TCG loop may deliver
      * the vector a second time (docs/virtual_interrupts.md).
      */
+    struct vlapic_timer_entry injected = {0, 0}, offered_timer = {0, 0};
     if (vector >= 0 && !virt_features.virq_at_entry && virt->interrupt_allowed(&v->hw)) {
         virt->inject_interrupt(&v->hw, (uint8_t)vector);
+        injected = vlapic_timer_entry(&v->lapic, &v->timer_advance, vector, guest_tsc(v));
         vlapic_ack(&v->lapic, (uint8_t)vector);
         vector = vlapic_highest_pending(&v->lapic);
     }
@@ -222,10 +260,16 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         offered = virt->offer_interrupt && virt->offer_interrupt(&v->hw, vector, v->lapic.tpr);
         if (!offered)
             virt->set_interrupt_window(&v->hw, vector >= 0);
+        else
+            offered_timer = vlapic_timer_entry(&v->lapic, &v->timer_advance, vector, guest_tsc(v));
     }
     *window = vector >= 0 || v->nmi.pending || extint;
     vcpu_update_cr8_intercept(v);
     spin_unlock_irqrestore(&v->se.lock, flags);
+    if (injected.due)
+        timer_entry(v, injected, false);
+    if (offered_timer.due)
+        timer_entry(v, offered_timer, true);
     return true;
 }
 

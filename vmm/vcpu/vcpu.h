@@ -70,6 +70,22 @@ bool vcpu_has_wake_event(struct vcpu *v);
 void vcpu_kick_consumed(struct vcpu *v);
 
 /*
+ * The local APIC timer's interrupt, for the expiry due at guest TSC due,
+ * reaches the guest at guest TSC at (the entry that injects it, or that
+ * offered it through V_IRQ): its lateness into v's statistics (timer_late_*),
+ * less the C-state model's exit of this CPU within that time
+ * (sched_idle_exit_within), which goes to timer_idle_exit_ns. On v's CPU.
+ */
+void vcpu_timer_late(struct vcpu *v, uint64_t due, uint64_t at);
+
+/*
+ * SVM V_IRQ: the guest took the offered vector during the last run (lock
+ * held): it moves to ISR; the timer's is late by the time of the entry that
+ * offered it.
+ */
+void vcpu_offered_taken(struct vcpu *v, uint8_t vector);
+
+/*
  * An AP takes its INIT (under its lock): its per-vCPU devices (local APIC,
  * KVM's and the PC's MSRs) return to their power-on state and every NMI sent
  * or latched for it is dropped, as KVM's kvm_vcpu_reset does.

@@ -201,3 +201,19 @@ void vcpu_halt_finish(struct vcpu *v)
                                               vcpu_halt_poll_max(v), halt_ns, h.valid);
     trace_window(v, &c);
 }
+
+void vcpu_timer_late(struct vcpu *v, uint64_t due, uint64_t at)
+{
+    struct vcpu_stats *st = &v->stats;
+    uint64_t late = at > due ? at - due : 0;
+    /* Host TSC = guest TSC - offset; the C-state model's exit is counted beside, not inside. */
+    uint64_t idle =
+        late ? sched_idle_exit_within(due - v->hw.tsc_offset, at - v->hw.tsc_offset) : 0;
+    uint64_t ns = tsc_to_ns(late - idle);
+    st->timer_interrupts++;
+    st->timer_late_ns += ns;
+    st->timer_idle_exit_ns += tsc_to_ns(idle);
+    if (ns > st->timer_late_max_ns)
+        st->timer_late_max_ns = ns;
+    stats_hist_add(st->timer_late_hist, ns);
+}

@@ -172,6 +172,26 @@ static const struct stats_desc vcpu_rows[] = {
         "entries that flushed the guest TLB for a sibling's `KVM_VCPU_FLUSH_TLB` instead of an "
         "IPI"),
     ROW(migrations, COUNTER, NONE, S_GUEST, se.migrations, "moves to another host CPU", TABLE),
+    ROW(timer_interrupts, COUNTER, NONE, S_GUEST, stats.timer_interrupts,
+        "local APIC timer interrupts injected (or taken through V_IRQ)", TABLE),
+    ROW(timer_late_ns, COUNTER, NS, S_GUEST, stats.timer_late_ns,
+        "their lateness: from each expiry's deadline to the entry that injects it, in the guest "
+        "TSC's ns (KVM's `kvm_wait_lapic_expire` delta, after the wait), without "
+        "`timer_idle_exit_ns`",
+        TABLE),
+    ROW(timer_late_max_ns, GAUGE, NS, S_VCPU, stats.timer_late_max_ns,
+        "the largest `timer_late_ns` of one interrupt", TABLE),
+    ROW(timer_late_hist, HIST, NS, S_GUEST, stats.timer_late_hist, "`timer_late_ns` per interrupt"),
+    ROW(timer_idle_exit_ns, COUNTER, NS, S_GUEST, stats.timer_idle_exit_ns,
+        "the C-state model's exits (`idle_exit_latency_us`) of the vCPU's CPU within those "
+        "windows, left out of `timer_late_ns`",
+        TABLE),
+    ROW(lapic_timer_advance_ns, GAUGE, NS, S_VCPU, timer_advance.ns,
+        "how early the TSC-deadline timer fires (`timer_advance_ns`; KVM's debugfs name)", TABLE),
+    ROW(timer_advance_waits, COUNTER, NONE, S_GUEST, stats.timer_advance_waits,
+        "entries that waited for a deadline the advance fired ahead of"),
+    ROW(timer_advance_wait_ns, COUNTER, NS, S_GUEST, stats.timer_advance_wait_ns,
+        "time those waits took, with interrupts off: the advance's cost", TABLE),
 };
 const struct stats_table vcpu_stats_table = STATS_TABLE(vcpu_rows, &vcpu_exit_reasons);
 
@@ -180,6 +200,13 @@ static const struct stats_desc timer_rows[] = {
     ROW(delivered, COUNTER, NONE, 0, lapic.timer_stats.delivered, 0),
     ROW(coalesced, COUNTER, NONE, 0, lapic.timer_stats.coalesced, 0),
     ROW(skipped, COUNTER, NONE, 0, lapic.timer_stats.skipped, 0),
+    /* Their interrupts' lateness and the advance, as @stats's timer_* rows say. */
+    ROW(late_ns, COUNTER, NS, 0, stats.timer_late_ns, 0),
+    ROW(late_max_ns, GAUGE, NS, 0, stats.timer_late_max_ns, 0),
+    ROW(late_ns_log2, HIST, NS, 0, stats.timer_late_hist, 0),
+    ROW(idle_exit_ns, COUNTER, NS, 0, stats.timer_idle_exit_ns, 0),
+    ROW(advance_ns, GAUGE, NS, 0, timer_advance.ns, 0),
+    ROW(advance_wait_ns, COUNTER, NS, 0, stats.timer_advance_wait_ns, 0),
 };
 static const struct stats_table timer_table = STATS_TABLE(timer_rows, 0);
 

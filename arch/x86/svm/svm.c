@@ -296,7 +296,7 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
         s->reinject = vx.reinject;
         if (vx.taken >= 0) {
             uint64_t flags = spin_lock_irqsave(&v->se.lock);
-            vlapic_ack(&v->lapic, (uint8_t)vx.taken);
+            vcpu_offered_taken(v, (uint8_t)vx.taken);
             spin_unlock_irqrestore(&v->se.lock, flags);
         }
     }
