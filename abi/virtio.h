@@ -60,6 +60,9 @@
 #define VIRTIO_MMIO_QUEUE_DRIVER_HIGH   0x094
 #define VIRTIO_MMIO_QUEUE_DEVICE_LOW    0x0a0
 #define VIRTIO_MMIO_QUEUE_DEVICE_HIGH   0x0a4
+#define VIRTIO_MMIO_SHM_SEL             0x0ac /* a shared memory region (there are none) */
+#define VIRTIO_MMIO_SHM_LEN_LOW         0x0b0 /* its length: -1, no such region */
+#define VIRTIO_MMIO_SHM_LEN_HIGH        0x0b4
 #define VIRTIO_MMIO_CONFIG_GENERATION   0x0fc
 #define VIRTIO_MMIO_CONFIG              0x100 /* the device's configuration space */
 

@@ -2,7 +2,8 @@
 /*
  * Random abuse of the virtual platform from one vCPU: port I/O on random
  * ports, RDMSR/WRMSR of likely and random MSRs with random values, local
- * APIC register reads and writes (random offsets and values, ICR included),
+ * APIC register reads and writes (random offsets and values, ICR included,
+ * on the page IA32_APIC_BASE writes move it to),
  * random CPUID leaves and hypercalls. A #GP (an MSR pollux refuses) is
  * caught and the instruction skipped. Interrupts stay disabled, so whatever
  * the APIC is made to send stays pending. The hypervisor must survive all of
@@ -54,6 +55,13 @@ static bool port_allowed(uint16_t p)
     return !(p >= 0xf4 && p <= 0xf7) && p != 0x8900 && !(p >= 0x3f8 && p <= 0x3ff);
 }
 
+/* Where msr_op may move the xAPIC page besides its default: the pages of the top GiB. */
+#define APIC_PAGES_FROM 0xc0000000u
+#define APIC_PAGES      0x40000u
+
+static uint32_t apic_page = XAPIC_BASE; /* where IA32_APIC_BASE has the xAPIC page now */
+static unsigned apic_moves;             /* writes that moved it */
+
 static const uint32_t likely_msrs[] = {
     0x10,       0x1b,       0x3a,       0x8b,       0xfe,       0x174,      0x175,      0x176,
     0x1a0,      0x277,      0x2ff,      0x6e0,      0x802,      0x808,      0x80b,      0x80f,
@@ -65,24 +73,38 @@ static void msr_op(void)
 {
     uint32_t n = sizeof(likely_msrs) / sizeof(likely_msrs[0]);
     uint32_t msr = (next() & 3) ? likely_msrs[next() % n] : next();
+    if (next() % 8 == 0)
+        msr = MSR_APIC_BASE; /* often enough that a short run moves the xAPIC page */
     /* Writes that would turn paging or long mode on make no sense in this flat guest. */
     if (msr == 0xc0000080)
         return;
     uint32_t lo = next(), hi = (next() & 1) ? next() : 0;
-    /* IA32_APIC_BASE keeps its address: apic_op's page would go (and could land in RAM). */
+    /*
+     * IA32_APIC_BASE moves the xAPIC page (pollux, as KVM, emulates it
+     * wherever it is, hiding from this vCPU what is there): to the default
+     * page or any from 3 GiB up, above this VM's RAM, which apic_op must not
+     * scribble on.
+     */
     if (msr == MSR_APIC_BASE) {
-        lo = (lo & 0xfff) | XAPIC_BASE;
+        uint32_t page = next() & 1 ? XAPIC_BASE : APIC_PAGES_FROM + (next() % APIC_PAGES) * 0x1000;
+        /* Mostly only the BSP, x2APIC and enable bits (8, 10, 11); else reserved ones too. */
+        lo = (lo & (next() % 4 ? 0xd00 : 0xfff)) | page;
         hi = 0;
     }
-    if (next() & 1)
+    if (next() & 1) {
+        unsigned refused = gps;
         __asm__ volatile("wrmsr" ::"c"(msr), "a"(lo), "d"(hi) : "memory");
-    else
+        if (msr == MSR_APIC_BASE && gps == refused) {
+            apic_moves += (lo & ~0xfffu) != apic_page;
+            apic_page = lo & ~0xfffu;
+        }
+    } else
         __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr) : "memory");
 }
 
 static void apic_op(void)
 {
-    volatile uint32_t *reg = (volatile uint32_t *)(XAPIC_BASE + (next() % 0x40) * 0x10);
+    volatile uint32_t *reg = (volatile uint32_t *)(apic_page + (next() % 0x40) * 0x10);
     if (next() & 1)
         *reg = next();
     else
@@ -143,6 +165,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         }
     }
     /* HC_PUTS may have left a partial line of random bytes: start a fresh one. */
-    printf("\nfuzz done: %u ops, seed %u, %u #GP, %u NMIs\n", ops, seed, gps, nmis);
+    printf("\nfuzz done: %u ops, seed %u, %u #GP, %u NMIs, %u xAPIC page moves\n", ops, seed, gps,
+           nmis, apic_moves);
     return 0;
 }

@@ -21,15 +21,20 @@
  *     (it stays pending until STI), an out-of-range APIC ID wakes nothing,
  *     a kick ends only one halt, and one that comes first ends the next;
  *   - KVM_HC_SEND_IPI reaches exactly the vCPUs of its bitmap, returns how
- *     many, ignores IDs the VM lacks (no 32-bit wrap of the bitmap's base),
- *     delivers NMIs and refuses a logical destination, a shorthand or
- *     another delivery mode with -KVM_EINVAL.
- * With "none" it checks that the MSR #GPs and the hypercalls return
- * -KVM_ENOSYS. "all" needs three vCPUs laid out vcpus=3:pin=0,1,1 with
- * nothing else on those CPUs: the BSP alone on one host CPU, vCPUs 1 and 2
- * sharing another. Each check prints "check <name>: ok" or "check <name>:
- * FAIL ..."; "pv stats: ..." gives what the boot test compares with the
- * vCPUs' @stats; the exit code is the number of failures.
+ *     many accepted, ignores IDs the VM lacks (a word's IDs do not wrap past
+ *     2^32, the high word's base does: KVM's u32 min), delivers NMIs and
+ *     lowest-priority IPIs, accepts no SMI and no level-triggered IPI that
+ *     is not asserted, and refuses a logical destination or a shorthand
+ *     with -KVM_EINVAL.
+ * With "none" (pv=none) CPUID offers nothing and, as KVM serves them
+ * whatever CPUID says, the MSR and the hypercalls still work; with
+ * "enforced" (pv=none:pv_enforce=on, KVM_CAP_ENFORCE_PV_FEATURE_CPUID) the
+ * MSR #GPs and the hypercalls return -KVM_ENOSYS. "all" needs three vCPUs
+ * laid out vcpus=3:pin=0,1,1 with nothing else on those CPUs: the BSP alone
+ * on one host CPU, vCPUs 1 and 2 sharing another. Each check prints
+ * "check <name>: ok" or "check <name>: FAIL ..."; "pv stats: ..." gives
+ * what the boot test compares with the vCPUs' @stats; the exit code is the
+ * number of failures.
  */
 #include <stddef.h>
 
@@ -63,6 +68,8 @@
 #define ICR_DM_NMI     (4u << 8)
 #define ICR_LOGICAL    (1u << 11)
 #define ICR_SELF       (1u << 18)
+#define ICR_DM_SMI     (2u << 8)
+#define ICR_LEVEL_TRIG (1u << 15)
 #define OUT_OF_RAM_BIT 40 /* 1 TiB: far above any bundled guest's RAM */
 
 /* The overcommitted phase: long against the 4 ms slices, so each sibling waits about half of it. */
@@ -345,6 +352,27 @@ static void check_absent(void)
            "hypercalls-absent", "a hypercall of a feature not offered did not return -1000");
     settle_ms(5);
     vcheck(pv_ipis[BSP] == 0, "send-ipi-absent", "KVM_HC_SEND_IPI delivered without the feature");
+}
+
+/* pv=none without pv_enforce: nothing offered, everything served (KVM's guest_pv_has). */
+static void check_served(void)
+{
+    uint64_t v = 0, own = record_msr(BSP);
+    unsigned w = try_wrmsr(MSR_KVM_STEAL_TIME, own);
+    unsigned r = try_rdmsr(MSR_KVM_STEAL_TIME, &v);
+    vcheck(w == NO_FAULT && r == NO_FAULT && v == own && steal_time[BSP].version != 0 &&
+               !(steal_time[BSP].version & 1),
+           "steal-time-served", "MSR_KVM_STEAL_TIME refused, or its record not written");
+    wrmsr(MSR_KVM_STEAL_TIME, 0);
+    uint32_t kick = hypercall(KVM_HC_KICK_CPU, 0, 1, 0);
+    uint32_t yield = hypercall(KVM_HC_SCHED_YIELD, 1, 0, 0);
+    uint32_t ipi = hypercall4(KVM_HC_SEND_IPI, 1, 0, 0, VECTOR_PV);
+    if (kick != 0 || yield != 0 || ipi != 1)
+        printf("  kick %d, sched yield %d, send-IPI %d\n", (int)kick, (int)yield, (int)ipi);
+    vcheck(kick == 0 && yield == 0 && ipi == 1, "hypercalls-served",
+           "a hypercall not offered in CPUID was refused");
+    wait_at_least(&pv_ipis[BSP], 1, WAKE_TIMEOUT_MS);
+    vcheck(pv_ipis[BSP] == 1, "send-ipi-served", "KVM_HC_SEND_IPI to itself did not arrive once");
 }
 
 /* ------------------------------------------------------------ the MSR */
@@ -636,16 +664,19 @@ static void check_send_ipi(void)
     send_check("send-ipi-bitmap", 0x6, 0, 0, VECTOR_PV, 2, 0x6);
     send_check("send-ipi-self", 0x1, 0, 0, VECTOR_PV, 1, 0x1);
     send_check("send-ipi-min", 0x2, 0, 1, VECTOR_PV, 1, 0x4);
-    /* In 32-bit code the second word starts at min + 32. */
-    send_check("send-ipi-high-word", 0, 0x1, (uint32_t)-31, VECTOR_PV, 0, 0);
+    /* In 32-bit code the second word starts at min + 32, in KVM's u32: here ID 1. */
+    send_check("send-ipi-high-word", 0, 0x1, (uint32_t)-31, VECTOR_PV, 1, 0x2);
     send_check("send-ipi-all-bits", 0xffffffffu, 0xffffffffu, 0, VECTOR_PV, NVCPUS, 0x7);
     send_check("send-ipi-out-of-range", 0xffffffffu << NVCPUS, 0xffffffffu, 0, VECTOR_PV, 0, 0);
+    /* The low word's IDs from 2^32 - 16 do not wrap round; the high word's start at 16. */
     send_check("send-ipi-no-wrap", 0xffffffffu, 0xffffffffu, 0xfffffff0u, VECTOR_PV, 0, 0);
+    send_check("send-ipi-wrap", 0xffffffffu, 0x5, (uint32_t)-32, VECTOR_PV, 2, 0x5);
     send_check("send-ipi-nmi", 0x2, 0, 0, ICR_DM_NMI, 1, 0x2);
+    send_check("send-ipi-lowest-priority", 0x2, 0, 0, VECTOR_PV | ICR_DM_LOWEST, 1, 0x2);
+    send_check("send-ipi-smi", 0x2, 0, 0, ICR_DM_SMI, 0, 0);
+    send_check("send-ipi-level-deassert", 0x2, 0, 0, VECTOR_PV | ICR_LEVEL_TRIG, 0, 0);
     send_check("send-ipi-logical", 0x2, 0, 0, VECTOR_PV | ICR_LOGICAL, KVM_RESULT_EINVAL, 0);
     send_check("send-ipi-shorthand", 0x2, 0, 0, VECTOR_PV | ICR_SELF, KVM_RESULT_EINVAL, 0);
-    send_check("send-ipi-lowest-priority", 0x2, 0, 0, VECTOR_PV | ICR_DM_LOWEST, KVM_RESULT_EINVAL,
-               0);
 }
 
 /* ------------------------------------------------------------ main */
@@ -673,7 +704,9 @@ static void check_all(void)
 int guest_main(uint32_t magic, const struct mb_info *info)
 {
     (void)magic;
-    bool all = !word_is(cmdline_args(info), "none");
+    const char *args = cmdline_args(info);
+    bool served = word_is(args, "none"), enforced = word_is(args, "enforced");
+    bool all = !served && !enforced;
     uint32_t n = smp_start(false, ap_main);
     set_interrupt_handler(VECTOR_NMI, nmi_handler);
     set_interrupt_handler(VECTOR_TIMER, timer_handler);
@@ -683,7 +716,10 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     check_cpuid(all);
     if (!all) {
         fault_catch_install();
-        check_absent();
+        if (served)
+            check_served();
+        else
+            check_absent();
     } else if (n == NVCPUS)
         check_all();
     else

@@ -75,6 +75,8 @@ size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTION
         {"pv", OPT_FLAGS, &p->pv, 0, 0, vm_policy_pv_words,
          "KVM's PV scheduling interfaces offered: steal_time, pv_unhalt, pv_sched_yield, "
          "pv_tlb_flush, pv_send_ipi, all or none; Linux guests default to all, others none"},
+        {"pv_enforce", OPT_BOOL, &p->pv_enforce, 0, 0, 0,
+         "refuse the PV MSRs and hypercalls pv= does not offer (KVM_CAP_ENFORCE_PV_FEATURE_CPUID)"},
         {"yield_pivot", OPT_ENUM, &p->yield_pivot, 0, 0, yield_pivot_names,
          "where a directed yield's scan starts: vcpu_id, last_boosted or none"},
         {"halt_poll_ns", OPT_UINT, &hp->max_ns, 0, 0xffffffffu, 0,
@@ -123,6 +125,7 @@ size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTION
 
 void vm_policy_json(const struct vm_policy *p, const struct spin_choice *spin, struct json *j)
 {
+    json_bool(j, "pv_enforce", p->pv_enforce);
     json_str(j, "yield_pivot", yield_pivot_names[p->yield_pivot]);
     json_str(j, "halt_poll_mode", halt_poll_modes[p->halt_poll.mode]);
     json_u64(j, "halt_poll_ns", p->halt_poll.max_ns);

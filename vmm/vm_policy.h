@@ -35,6 +35,7 @@ extern const char *const vm_policy_pv_words[];
 
 struct vm_policy {
     unsigned pv;                       /* pv=: the words given (enum vm_policy_pv_word bits) */
+    bool pv_enforce;                   /* pv_enforce=: refuse what pv= does not offer */
     unsigned yield_pivot;              /* yield_pivot=: enum yield_pivot */
     struct halt_poll_params halt_poll; /* halt_poll_ns=, halt_poll_mode=, halt_poll_ns_* */
     struct spin_params spin;           /* ple=, ple_*, pause_filter_*, spin_sw_* */
@@ -44,7 +45,7 @@ struct vm_policy {
 /* The hypervisor options' values: every VM starts from them. */
 extern struct vm_policy vm_policy_hv;
 
-#define VM_POLICY_OPTIONS 22
+#define VM_POLICY_OPTIONS 23
 
 /* The policy's options bound to p's fields, into out; returns how many (VM_POLICY_OPTIONS). */
 size_t vm_policy_options(struct vm_policy *p, struct option out[VM_POLICY_OPTIONS]);

@@ -582,7 +582,8 @@ GUESTS_OK_CHECKS = guests_ok_checks()
 
 # pvcheck (guest-tests/pvcheck.c): KVM's PV scheduling interfaces as a guest sees them. With
 # pv=all, three vCPUs: the BSP alone on CPU 0, vCPUs 1 and 2 sharing CPU 1 (steal time, the
-# preempted byte, sched yield between them); with pv=none the MSR and hypercalls are absent.
+# preempted byte, sched yield between them); with pv=none CPUID offers nothing but the MSR and
+# hypercalls are served (as KVM), and with pv_enforce=on too they are absent.
 PVCHECK_ALL = " ".join(
     ["kvm-cpuid", "steal-enable-aps", "steal-enable", "steal-reserved-bits", "steal-out-of-ram",
      "steal-disable", "spin-phase", "steal-version", "steal-overcommitted", "steal-alone",
@@ -590,11 +591,14 @@ PVCHECK_ALL = " ".join(
      "sched-yield-any-target", "kick-fixed-ipi-no-wake", "kick-wakes", "kick-ipi-held",
      "kick-out-of-range", "kick-wakes-again", "kick-before-halt", "no-rescue"] +
     [f"send-ipi-{c}" for c in ("bitmap", "self", "min", "high-word", "all-bits", "out-of-range",
-                               "no-wrap", "nmi", "logical", "shorthand", "lowest-priority")])
-PVCHECK_NONE = "kvm-cpuid steal-time-absent hypercalls-absent send-ipi-absent"
+                               "no-wrap", "wrap", "nmi", "lowest-priority", "smi",
+                               "level-deassert", "logical", "shorthand")])
+PVCHECK_NONE = "kvm-cpuid steal-time-served hypercalls-served send-ipi-served"
+PVCHECK_ENFORCED = "kvm-cpuid steal-time-absent hypercalls-absent send-ipi-absent"
 PV_ALL_WORDS = "steal_time,pv_unhalt,pv_sched_yield,pv_tlb_flush,pv_send_ipi"
 PVCHECK_VM = "pvcheck:vcpus=3:pin=0,1,1:pv=all"
-GUESTS_PVCHECK = f"{PVCHECK_VM} pvcheck:name=pvnone:pv=none:args=none"
+GUESTS_PVCHECK = (f"{PVCHECK_VM} pvcheck:name=pvnone:pv=none:args=none "
+                  "pvcheck:name=pvenforce:pv=none:pv_enforce=on:args=enforced")
 
 
 def pvcheck_passed(vm, names, pv):
@@ -767,6 +771,16 @@ def guests_bad(bochs_svm=False, isolation=False):
     return " ".join(words)
 
 
+def fuzz_moved_apic(vm):
+    """The fuzz VM moved its xAPIC page (IA32_APIC_BASE) and went on using it there."""
+    def check(log):
+        done = [ln for ln in log.guest_lines.get(vm, []) if ln.startswith("fuzz done: ")]
+        moves = re.search(r"(\d+) xAPIC page moves", done[0]) if done else None
+        assert moves and int(moves.group(1)) > 0, f"[{vm}] no xAPIC page moves: {done}"
+    check.__name__ = f"fuzz_moved_apic({vm})"
+    return check
+
+
 def guests_bad_checks(bochs_svm=False, isolation=False):
     stops = {"hello": (0, "debug-exit"), "smpfault": (3, "debug-exit")}
     if isolation:
@@ -777,7 +791,7 @@ def guests_bad_checks(bochs_svm=False, isolation=False):
     for seed in FUZZ_SEEDS:
         stops[f"fuzz{seed}"] = (0, "debug-exit")
     fuzz_done = [guest_done(f"fuzz{seed}", f"fuzz done: 2000 ops, seed {seed}")
-                 for seed in FUZZ_SEEDS]
+                 for seed in FUZZ_SEEDS] + [fuzz_moved_apic(f"fuzz{seed}") for seed in FUZZ_SEEDS]
     return fuzz_done + (ISOLATION_CHECKS if isolation else []) + [
         vm_stops(**stops), npf_by_device(badmem=("outside",)),
         guest_says("hello", "hello, world"),
@@ -1944,10 +1958,12 @@ def make_fixtures(directory, build):
 def tests(full=False):
     all_tests = [
         Test("qemu-smp1", [boot_line(1, "svm", ["npt"]), shutdown(0)], smp=1),
-        # The 4 CPUs leave pvcheck's CPUs to it (pvnone goes to CPU 2).
+        # The 4 CPUs leave pvcheck's CPUs to it (pvnone and pvenforce go to CPUs 2 and 3).
         Test("qemu-smp4", [boot_line(4, "svm", ["npt", "vgif"])] + PVCHECK_CHECKS +
              [pvcheck_passed("pvnone", PVCHECK_NONE, "none"),
-              vm_stops(pvcheck=(0, "debug-exit"), pvnone=(0, "debug-exit")), shutdown(0)],
+              pvcheck_passed("pvenforce", PVCHECK_ENFORCED, "none"),
+              vm_stops(pvcheck=(0, "debug-exit"), pvnone=(0, "debug-exit"),
+                       pvenforce=(0, "debug-exit")), shutdown(0)],
              smp=4, guests=GUESTS_PVCHECK),
         Test("qemu-multiboot1", [boot_line(2, "svm", ["npt"], protocol=1), shutdown(0)],
              boot="mb1"),

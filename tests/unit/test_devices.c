@@ -26,6 +26,7 @@
 #include "abi/trace_marker.h"
 #include "vmm/exit/io.h"
 #include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/kvmclock.h"
 #include "vmm/exit/mmio.h"
 #include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/vcpu.h"
@@ -547,6 +548,33 @@ static void test_ipi_lets_the_target_run(void **state)
     assert_int_equal(vcpus[0].nmi.queued, 0);
 }
 
+/* KVM_HC_SEND_IPI counts what the APICs accepted: KVM's __apic_accept_irq, mode by mode. */
+static void test_send_reports_what_the_apic_accepted(void **state)
+{
+    (void)state;
+    struct vcpu *t = &vcpus[1];
+    struct vlapic_ipi fixed = {.vector = 0x40, .mode = APIC_DM_FIXED, .level = true};
+    assert_false(vlapic_dev_send(&vcpus[0], t, &fixed)); /* software-disabled */
+    t->lapic.svr |= 0x100;
+    assert_true(vlapic_dev_send(&vcpus[0], t, &fixed));
+    assert_true(vlapic_dev_send(&vcpus[0], t, &fixed)); /* already pending: accepted all the same */
+    assert_int_equal(vlapic_highest_pending(&t->lapic), 0x40);
+    struct vlapic_ipi lowest = {.vector = 0x41, .mode = APIC_DM_LOWEST, .level = true};
+    assert_true(vlapic_dev_send(&vcpus[0], t, &lowest));
+    struct vlapic_ipi nmi = {.mode = APIC_DM_NMI, .level = true};
+    assert_true(vlapic_dev_send(&vcpus[0], t, &nmi));
+    assert_int_equal(t->nmi.queued, 1);
+    struct vlapic_ipi smi = {.mode = APIC_DM_SMI, .level = true};
+    struct vlapic_ipi extint = {.mode = APIC_DM_EXTINT, .level = true};
+    struct vlapic_ipi deassert = {.mode = APIC_DM_INIT, .level = false};
+    assert_false(vlapic_dev_send(&vcpus[0], t, &smi));
+    assert_false(vlapic_dev_send(&vcpus[0], t, &extint));
+    assert_false(vlapic_dev_send(&vcpus[0], t, &deassert));
+    assert_false(t->init_pending);
+    struct vlapic_ipi init = {.mode = APIC_DM_INIT, .level = true};
+    assert_true(vlapic_dev_send(&vcpus[0], t, &init));
+}
+
 static void test_ioapic_page(void **state)
 {
     (void)state;
@@ -647,6 +675,13 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(vm_devices_msr(&vcpus[0], 0x4b564d7fu, false, &value), DEV_NOT_MINE);
     assert_int_equal(vm_devices_msr(&vcpus[0], 0xc0010114u, false, &value), DEV_NOT_MINE);
     assert_int_equal(vm_devices_msr(&vcpus[0], 0x277, false, &value), DEV_NOT_MINE);
+    /* INIT, through the device table: kvmclock off (KVM's kvmclock_reset), poll control kept. */
+    assert_int_equal(wr(1, MSR_KVM_SYSTEM_TIME_NEW, 1ull << 40 | 1),
+                     DEV_DONE); /* outside RAM: kept */
+    assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 1ull << 40 | 1);
+    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 0);
+    assert_int_equal(vcpus[1].poll_control, 0);
 }
 
 /*
@@ -1131,7 +1166,8 @@ static void test_virtio_net_page(void **state)
     json_end(&j);
     assert_non_null(strstr(buf, "\"virtio-net\":{\"tx_packets\":0,\"tx_bytes\":0,\"tx_drops\":0,"
                                 "\"rx_packets\":0,\"rx_bytes\":0,\"rx_drops\":0,"));
-    assert_non_null(strstr(buf, "\"rx_held\":0,\"notifies\":0,"));
+    assert_non_null(
+        strstr(buf, "\"rx_held\":0,\"tx_lock_waits\":0,\"tx_lock_wait_cycles\":0,\"notifies\":0,"));
     assert_int_equal(failed_accesses + stops, 0);
     virtio_net_free(&vm);
     assert_null(vm.net);
@@ -1268,6 +1304,7 @@ int main(void)
         PC(test_xapic_page),
         PC(test_xapic_page_moves_with_apic_base),
         PC(test_ipi_lets_the_target_run),
+        PC(test_send_reports_what_the_apic_accepted),
         PC(test_ioapic_page),
         PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),

@@ -48,11 +48,12 @@ void vm_request_stop(struct vm *pvm, int64_t code, const char *reason)
 /* KVM_HC_SEND_IPI's deliveries, the argument decoding's evidence. */
 static unsigned sent_ids;
 
-void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
+bool vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
 {
     (void)src;
     (void)ipi;
     sent_ids |= 1u << target->hw.id;
+    return true;
 }
 
 void vcpu_notify(struct vcpu *t, enum trace_wake source, const struct vcpu *from)
@@ -131,8 +132,10 @@ static void test_kvm_arguments(void **state)
     vm.kvm_features = 1u << KVM_FEATURE_PV_SEND_IPI;
     vm.nvcpus = 4;
     vm.vcpus[0] = &v;
+    v.lapic.apic_base = APIC_BASE_ENABLE;
     for (unsigned i = 0; i < 3; i++) {
         sibling[i].hw.id = i + 1;
+        sibling[i].lapic.apic_base = APIC_BASE_ENABLE;
         vm.vcpus[i + 1] = &sibling[i];
     }
     mode.code_bits = 64;

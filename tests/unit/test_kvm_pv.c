@@ -26,8 +26,9 @@
 uint64_t tsc_khz = 2500000;
 
 /* Recorders for what the scheduling interfaces ask of the rest of pollux. */
-static unsigned flushes, notifies, yields, sends;
+static unsigned flushes, notifies, yields, sends, refusing; /* refusing: bit i, vCPU i's APIC */
 static struct vcpu *notified, *yield_target, *sent[8];
+static struct vlapic_ipi last_sent;
 static enum yield_to_result yield_answer;
 
 static void record_flush(struct virt_vcpu *hw)
@@ -57,21 +58,27 @@ enum yield_to_result sched_yield_to(struct sched_entity *e, struct sched_entity 
     return yield_answer;
 }
 
-void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
+bool vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi)
 {
     (void)src;
     assert_int_equal(ipi->shorthand, APIC_DEST_NONE);
+    assert_false(ipi->logical);
     assert_int_equal(ipi->vector, 0x42);
+    last_sent = *ipi;
     if (sends < 8)
         sent[sends] = target;
     sends++;
+    return !(refusing >> target->hw.id & 1);
 }
 
 static uint8_t guest_mem[1 << 16];
 static struct vm pv_vm;
 static struct vcpu pv_vcpus[4];
 
-/* A VM of four vCPUs offered `features`, its RAM poisoned, the recorders cleared. */
+/*
+ * A VM of four vCPUs offered `features` with pv_enforce=on (what is not
+ * offered is refused), its RAM poisoned, the recorders cleared.
+ */
 static void pv_setup(uint32_t features)
 {
     memset(&pv_vm, 0, sizeof(pv_vm));
@@ -81,13 +88,15 @@ static void pv_setup(uint32_t features)
     pv_vm.hw.mem_size = sizeof(guest_mem);
     pv_vm.cfg.mem = sizeof(guest_mem);
     pv_vm.kvm_features = features;
+    pv_vm.cfg.policy.pv_enforce = true;
     pv_vm.nvcpus = 4;
     for (unsigned i = 0; i < 4; i++) {
         pv_vcpus[i].vm = &pv_vm;
         pv_vcpus[i].hw.id = i;
+        pv_vcpus[i].lapic.apic_base = APIC_BASE_ENABLE;
         pv_vm.vcpus[i] = &pv_vcpus[i];
     }
-    flushes = notifies = yields = sends = 0;
+    flushes = notifies = yields = sends = refusing = 0;
     notified = yield_target = NULL;
     yield_answer = YIELD_TO_TAKEN;
 }
@@ -117,6 +126,35 @@ static void test_kvm_hypercalls_have_kvm_results(void **state)
     pv_setup(KVM_PV_SCHED_FEATURES);
     assert_int_equal((int64_t)call(v, KVM_HC_KICK_CPU, 0, 1, 0, 0, 3), -1);
     assert_int_equal(notifies + yields, 0);
+}
+
+/* pv_enforce=off (the default, as KVM): every call and MSR is served whatever CPUID offers. */
+static void test_served_whatever_cpuid_offers_without_enforce(void **state)
+{
+    (void)state;
+    pv_setup(0);
+    pv_vm.cfg.policy.pv_enforce = false;
+    struct vcpu *v = &pv_vcpus[0];
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42, 0), 1);
+    assert_ptr_equal(sent[0], &pv_vcpus[1]);
+    /* kvm-unit-tests' apic "PV IPIs testing": min 2^32 - 1 names nobody, and the result is 0. */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 0xffffffffu, 0, 0xffffffffu, 0, 0), 0);
+    assert_int_equal(sends, 1);
+    assert_int_equal(call(v, KVM_HC_KICK_CPU, 0, 2, 0, 0, 0), 0);
+    assert_true(pv_vcpus[2].pv.pv_unhalted);
+    assert_int_equal(call(v, KVM_HC_SCHED_YIELD, 3, 0, 0, 0, 0), 0);
+    assert_ptr_equal(yield_target, &pv_vcpus[3]);
+    /* Steal time, and the PV TLB flush protocol with it (KVM's record_steal_time). */
+    uint64_t value;
+    uint8_t *st = guest_mem + 0x1000;
+    memset(st, 0, KVM_STEAL_TIME_SIZE);
+    assert_int_equal(kvm_pv_msr_write(v, MSR_KVM_STEAL_TIME, 0x1000 | 1), MSR_DONE);
+    assert_int_equal(kvm_pv_msr_read(v, MSR_KVM_STEAL_TIME, &value), MSR_DONE);
+    assert_int_equal(value, 0x1000 | 1);
+    kvm_pv_sched_out(v, SCHED_RUN_PREEMPTED);
+    st[STEAL_TIME_PREEMPTED] |= KVM_VCPU_FLUSH_TLB;
+    kvm_pv_sched_in(v);
+    assert_int_equal(flushes, 1);
 }
 
 static void test_feature_leaf_names_what_is_offered(void **state)
@@ -352,26 +390,74 @@ static void test_send_ipi_reaches_its_bitmap(void **state)
     assert_int_equal(call(v, KVM_HC_SEND_IPI, 3, 0, 2, 0x42, 0), 2);
     assert_ptr_equal(sent[0], &pv_vcpus[2]);
     assert_ptr_equal(sent[1], &pv_vcpus[3]);
-    /* A min near 2^32 must not wrap the high word round to ID 0. */
+    /* min is KVM's u32: a2's upper half is dropped, and the high word's base wraps past 2^32. */
     sends = 0;
-    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 1, 0xffffffc0u, 0x42, 0), 0);
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 1, 0xffffffc0u, 0x42, 0), 1);
+    assert_ptr_equal(sent[0], &pv_vcpus[0]);
     assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 1, UINT64_MAX - 10, 0x42, 0), 0);
-    assert_int_equal(sends, 0);
-    /* NMI delivery is allowed; logical destinations, shorthands and other modes are not. */
-    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 4u << 8, 0), 1);
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 1, 0, 1ull << 32 | 2, 0x42, 0), 1);
+    assert_ptr_equal(sent[1], &pv_vcpus[2]);
+    assert_int_equal(sends, 2);
+    /* A word's own IDs do not wrap: from 2^32 - 2, bits 2 and up are not IDs 0 and up. */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 0xc, 0, 0xfffffffeu, 0x42, 0), 0);
+    assert_int_equal(sends, 2);
+}
+
+/* The result is how many APICs accepted it; every delivery mode goes to them, as KVM. */
+static void test_send_ipi_counts_what_was_accepted(void **state)
+{
+    (void)state;
+    pv_setup(1u << KVM_FEATURE_PV_SEND_IPI);
+    struct vcpu *v = &pv_vcpus[0];
+    refusing = 1u << 2;
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 0xe, 0, 0, 0x42, 0), 2);
+    assert_int_equal(sends, 3);
+    assert_int_equal(v->stats.pv_send_ipis, 2);
+    /* An APIC disabled in IA32_APIC_BASE is not in KVM's map: not even asked. */
+    pv_vcpus[3].lapic.apic_base = 0;
     sends = 0;
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 0xa, 0, 0, 0x42, 0), 1);
+    assert_int_equal(sends, 1);
+    refusing = 0;
+    /* Lowest priority, SMI, NMI, INIT, SIPI, ExtINT: the APIC decides (vmm/dev/lapic.c). */
+    const unsigned modes[] = {1, 2, 4, 5, 6, 7};
+    for (unsigned i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        sends = 0;
+        assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42 | modes[i] << 8, 0), 1);
+        assert_int_equal(sends, 1);
+        assert_int_equal(last_sent.mode, modes[i]);
+        assert_true(last_sent.level); /* edge: asserted */
+    }
+    /* Level and trigger: a level-triggered IPI not asserted is refused by every APIC ... */
+    sends = 0;
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42 | 1u << 15, 0), 0);
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42 | 1u << 8 | 1u << 15, 0), 0);
+    assert_int_equal(sends, 0);
+    /* ... an INIT de-assert reaches the APIC as one (which ignores it) ... */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42 | 5u << 8 | 1u << 15, 0), 1);
+    assert_false(last_sent.level);
+    /* ... and an asserted one is level-triggered (TMR, EOI broadcast). */
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 2, 0, 0, 0x42 | 3u << 14, 0), 1);
+    assert_true(last_sent.level && last_sent.trigger_level);
+    /* Mode 3 (KVM's APIC_DM_REMRD) is KVM's kick: the target's flag, no APIC delivery. */
+    sends = 0;
+    assert_int_equal(call(v, KVM_HC_SEND_IPI, 4, 0, 0, 0x42 | 3u << 8, 0), 1);
+    assert_int_equal(sends, 0);
+    assert_ptr_equal(notified, &pv_vcpus[2]);
+    assert_true(pv_vcpus[2].pv.pv_unhalted);
+    /* Logical destinations and shorthands are refused. */
     assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 1u << 11, 0), -22);
     assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 3u << 18, 0), -22);
-    assert_int_equal((int64_t)call(v, KVM_HC_SEND_IPI, 1, 0, 0, 0x42 | 5u << 8, 0), -22);
     assert_int_equal(sends, 0);
 }
 
 static unsigned ids_seen[130], ids_count;
 
-static void collect(unsigned id, void *ctx)
+static bool collect(unsigned id, void *ctx)
 {
     (void)ctx;
     ids_seen[ids_count++] = id;
+    return id % 2 == 0; /* what the even IDs accepted is what comes back */
 }
 
 /* The two words' clusters: 64 IDs each from 64-bit code, 32 otherwise. */
@@ -379,15 +465,18 @@ static void test_send_ipi_clusters(void **state)
 {
     (void)state;
     ids_count = 0;
-    assert_int_equal(kvm_pv_ipi_each(1ull << 63, 1, 0, true, 200, collect, NULL), 2);
+    assert_int_equal(kvm_pv_ipi_each(1ull << 63, 1, 0, true, 200, collect, NULL), 1);
+    assert_int_equal(ids_count, 2);
     assert_int_equal(ids_seen[0], 63);
     assert_int_equal(ids_seen[1], 64);
     ids_count = 0;
-    assert_int_equal(kvm_pv_ipi_each(1u << 31 | 1ull << 40, 1, 0, false, 200, collect, NULL), 2);
+    assert_int_equal(kvm_pv_ipi_each(1u << 31 | 1ull << 40, 1, 0, false, 200, collect, NULL), 1);
+    assert_int_equal(ids_count, 2);
     assert_int_equal(ids_seen[0], 31);
     assert_int_equal(ids_seen[1], 32); /* bit 40 of a 32-bit word does not exist */
     ids_count = 0;
-    assert_int_equal(kvm_pv_ipi_each(UINT64_MAX, UINT64_MAX, 10, true, 64, collect, NULL), 54);
+    assert_int_equal(kvm_pv_ipi_each(UINT64_MAX, UINT64_MAX, 10, true, 64, collect, NULL), 27);
+    assert_int_equal(ids_count, 54);
     assert_int_equal(ids_seen[0], 10);
     assert_int_equal(ids_seen[53], 63);
 }
@@ -473,12 +562,29 @@ static void test_system_time_msr_writes_the_structure(void **state)
     assert_int_equal(get_le32(guest_mem + 0x3008), 0);
     assert_int_equal(kvm_pv_msr_read(&v, MSR_KVM_WALL_CLOCK_NEW, &value), MSR_DONE);
     assert_int_equal(value, 0x3000);
+
+    /*
+     * INIT turns kvmclock off, as KVM's kvm_vcpu_reset (kvmclock_reset): the
+     * MSR reads 0 and the old structure is never written again; the wall
+     * clock is the VM's and stays.
+     */
+    assert_int_equal(kvm_pv_msr_write(&v, MSR_KVM_SYSTEM_TIME_NEW, 0x1000 | 1), MSR_DONE);
+    kvm_pv_vcpu_reset(&v);
+    assert_int_equal(kvm_pv_msr_read(&v, MSR_KVM_SYSTEM_TIME_NEW, &value), MSR_DONE);
+    assert_int_equal(value, 0);
+    memset(p, 0xee, PVCLOCK_TIME_INFO_SIZE);
+    v.hw.tsc_offset += 1000; /* a TSC write would rewrite an enabled structure */
+    kvmclock_update(&v);
+    assert_int_equal(p[0], 0xee);
+    assert_int_equal(kvm_pv_msr_read(&v, MSR_KVM_WALL_CLOCK_NEW, &value), MSR_DONE);
+    assert_int_equal(value, 0x3000);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kvm_hypercalls_have_kvm_results),
+        cmocka_unit_test(test_served_whatever_cpuid_offers_without_enforce),
         cmocka_unit_test(test_feature_leaf_names_what_is_offered),
         cmocka_unit_test(test_steal_time_record_versions_and_sums),
         cmocka_unit_test(test_steal_time_msr_values),
@@ -487,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_kick_sets_the_flag_and_yields),
         cmocka_unit_test(test_sched_yield_to_each_kind_of_target),
         cmocka_unit_test(test_send_ipi_reaches_its_bitmap),
+        cmocka_unit_test(test_send_ipi_counts_what_was_accepted),
         cmocka_unit_test(test_send_ipi_clusters),
         cmocka_unit_test(test_pvclock_scale_matches_the_reference),
         cmocka_unit_test(test_system_time_msr_writes_the_structure),

@@ -4,8 +4,8 @@
  * number of free receive buffers and remember what they got: learning,
  * flooding, unicast after learning, a held frame delivered on resume, a
  * counted drop when the hold queue is full, a reset's drain, a port
- * leaving; and two threads sending to each other at once (a deadlock
- * hangs the test).
+ * leaving; two threads sending to each other at once (a deadlock
+ * hangs the test); a send that finds the switch's lock held, counted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +26,7 @@ struct fake_dev {
     struct spinlock lock;
     unsigned buffers;                   /* free receive buffers */
     bool broken;                        /* refuses every frame (NET_RX_DROPPED) */
+    volatile bool *stall;               /* while set, a delivery waits (the switch's lock held) */
     unsigned got;                       /* frames delivered */
     uint8_t first_byte_of[FAKE_RX_MAX]; /* each delivered frame's 15th byte: the test's tag */
 };
@@ -34,6 +35,8 @@ static enum net_rx fake_deliver(struct net_port *p, const uint8_t *frame, unsign
 {
     struct fake_dev *d = p->owner;
     assert_true(len >= NET_FRAME_MIN);
+    while (d->stall && __atomic_load_n(d->stall, __ATOMIC_ACQUIRE))
+        ;
     if (d->broken)
         return NET_RX_DROPPED;
     if (!d->buffers)
@@ -363,6 +366,51 @@ static void test_two_senders_to_each_other_at_once(void **state)
     assert_int_equal(devs[2].got, 0);
 }
 
+static volatile bool stalled, second_sending;
+
+static void *send_while_stalled(void *arg)
+{
+    (void)arg;
+    send(0, mac_of[2], 1); /* to dev 2, which holds the switch's lock in its delivery */
+    return 0;
+}
+
+static void *second_sender(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&second_sending, true, __ATOMIC_RELEASE);
+    send(1, mac_of[0], 2);
+    return 0;
+}
+
+/* A send that finds the switch's lock held is counted, with the cycles it spun. */
+static void test_a_send_that_waits_for_the_lock_is_counted(void **state)
+{
+    (void)state;
+    send(2, broadcast, 0); /* learned, so the stalled frame goes to dev 2 alone */
+    send(0, broadcast, 0);
+    assert_int_equal(devs[0].port.stats.tx_lock_waits + devs[1].port.stats.tx_lock_waits, 0);
+    stalled = true;
+    devs[2].stall = &stalled;
+    uint64_t sent = devs[0].port.stats.tx_packets;
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, 0, send_while_stalled, 0), 0);
+    while (__atomic_load_n(&devs[0].port.stats.tx_packets, __ATOMIC_ACQUIRE) == sent)
+        ; /* counted under the lock: the first sender holds it now */
+    assert_int_equal(pthread_create(&b, 0, second_sender, 0), 0);
+    while (!__atomic_load_n(&second_sending, __ATOMIC_ACQUIRE))
+        ;
+    for (uint64_t start = rdtsc(); rdtsc() - start < 50000000;)
+        ; /* some ms: dev 1's sender is spinning on the lock by now */
+    __atomic_store_n(&stalled, false, __ATOMIC_RELEASE);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    assert_int_equal(devs[1].port.stats.tx_lock_waits, 1);
+    assert_true(devs[1].port.stats.tx_lock_wait_cycles > 0);
+    assert_int_equal(devs[0].port.stats.tx_lock_waits, 0);
+    assert_int_equal(devs[0].first_byte_of[devs[0].got - 1], 2); /* and went through */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +433,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_table_forgets_the_least_recently_seen, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_two_senders_to_each_other_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_send_that_waits_for_the_lock_is_counted, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

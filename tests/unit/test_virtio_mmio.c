@@ -293,6 +293,11 @@ static void test_queue_registers(void **state)
     virtio_mmio_write(&t, VIRTIO_MMIO_QUEUE_NUM + 2, 4, 4);
     assert_int_equal(t.queues[0].vq.num, 8);
     assert_int_equal(rd(VIRTIO_MMIO_QUEUE_NUM), 0); /* write-only */
+    /* No shared memory region: SHMLen reads -1 (virtio 1.2, 4.2.2), whatever SHMSel names. */
+    assert_int_equal(rd(VIRTIO_MMIO_SHM_LEN_LOW), 0xffffffffu);
+    assert_int_equal(rd(VIRTIO_MMIO_SHM_LEN_HIGH), 0xffffffffu);
+    wr(VIRTIO_MMIO_SHM_SEL, 1);
+    assert_int_equal(rd(VIRTIO_MMIO_SHM_LEN_LOW), 0xffffffffu);
 }
 
 static void test_reset_clears_everything(void **state)

@@ -29,7 +29,7 @@ static void *state(struct vm *vm, struct vcpu *v)
     return v; /* poll_control, kvm_system_time, pvclock_version: read by the halt path too */
 }
 
-/* INIT turns steal time off (and drops a pending PV kick); kvmclock and poll control stay. */
+/* INIT turns kvmclock and steal time off (and drops a pending PV kick); poll control stays. */
 static void reset(struct dev_entry *d)
 {
     kvm_pv_vcpu_reset(d->vcpu);

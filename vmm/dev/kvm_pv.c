@@ -30,11 +30,12 @@ bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r)
 
 bool kvm_pv_has(const struct vcpu *v, unsigned feature)
 {
-    return v->vm->kvm_features & (1u << feature);
+    return !v->vm->cfg.policy.pv_enforce || (v->vm->kvm_features & (1u << feature));
 }
 
 void kvm_pv_vcpu_reset(struct vcpu *v)
 {
+    v->kvm_system_time = 0; /* KVM's kvmclock_reset: the old structure is never written again */
     v->pv.steal_time_msr = 0;
     __atomic_store_n(&v->pv.pv_unhalted, false, __ATOMIC_RELAXED);
 }

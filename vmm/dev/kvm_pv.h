@@ -15,9 +15,11 @@
  * Per VM (pv=, vmm/vm_policy.h), the scheduling interfaces: steal time with
  * the preempted flag and the PV TLB flush request (vmm/dev/steal_time.h),
  * KVM_HC_KICK_CPU (PV_UNHALT), KVM_HC_SCHED_YIELD and KVM_HC_SEND_IPI
- * (vmm/dev/kvm_pv_sched.c). A feature the VM is not offered behaves as if
- * pollux did not know it: its MSR is a #GP, its hypercall -KVM_ENOSYS (KVM
- * with KVM_CAP_ENFORCE_PV_FEATURE_CPUID).
+ * (vmm/dev/kvm_pv_sched.c). pv= says what CPUID offers; as KVM, every one
+ * is served whatever CPUID says, so that a guest that calls without looking
+ * (kvm-unit-tests' apic test sends PV IPIs) works. With pv_enforce=on (KVM's
+ * KVM_CAP_ENFORCE_PV_FEATURE_CPUID) a feature not offered behaves as if
+ * pollux did not know it: its MSR is a #GP, its hypercall -KVM_ENOSYS.
  */
 #ifndef POLLUX_VMM_DEV_KVM_PV_H
 #define POLLUX_VMM_DEV_KVM_PV_H
@@ -55,7 +57,7 @@ struct vcpu;
 /* The KVM leaves: true (and r filled) for 0x40000100 and 0x40000101, offering features (pv=). */
 bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r);
 
-/* Is the feature (KVM_FEATURE_*) offered to v's VM? */
+/* Is the feature (KVM_FEATURE_*) served to v? KVM's guest_pv_has: offered, or pv_enforce off. */
 bool kvm_pv_has(const struct vcpu *v, unsigned feature);
 
 /* KVM's block of MSRs, 0x4b564d00-0x4b564dff. */
@@ -68,7 +70,11 @@ static inline bool kvm_pv_msr_in_range(uint32_t index)
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value);
 
-/* INIT (and creation): MSR_KVM_STEAL_TIME off, no kick pending. v's lock held. */
+/*
+ * INIT (and creation), as KVM's kvm_vcpu_reset for INIT and RESET alike:
+ * MSR_KVM_SYSTEM_TIME_NEW and MSR_KVM_STEAL_TIME off, no kick pending;
+ * MSR_KVM_POLL_CONTROL and the VM's wall clock stay. v's lock held.
+ */
 void kvm_pv_vcpu_reset(struct vcpu *v);
 
 /*

@@ -12,6 +12,11 @@
 /* The ICR bits KVM_HC_SEND_IPI refuses (KVM's APIC_DEST_MASK, APIC_SHORT_MASK). */
 #define ICR_LOGICAL   (1u << 11)
 #define ICR_SHORTHAND (3u << 18)
+/* Level and trigger mode (KVM's APIC_INT_ASSERT, APIC_INT_LEVELTRIG). */
+#define ICR_ASSERT     (1u << 14)
+#define ICR_LEVEL_TRIG (1u << 15)
+/* KVM's APIC_DM_REMRD: KVM's own kick (kvm_pv_kick_cpu_op sends it), a reserved ICR mode. */
+#define ICR_DM_REMRD 3u
 
 /* The enabled record in guest RAM, or NULL (off, not offered, or outside RAM: never written). */
 static uint8_t *steal_time_record_of(struct vcpu *v)
@@ -57,20 +62,17 @@ void kvm_pv_sched_out(struct vcpu *v, enum sched_run_result r)
         steal_time_set_preempted(st);
 }
 
-unsigned kvm_pv_ipi_each(uint64_t lo, uint64_t hi, uint64_t min, bool op_64_bit, unsigned nids,
-                         void (*fn)(unsigned id, void *ctx), void *ctx)
+unsigned kvm_pv_ipi_each(uint64_t lo, uint64_t hi, uint32_t min, bool op_64_bit, unsigned nids,
+                         bool (*fn)(unsigned id, void *ctx), void *ctx)
 {
     unsigned cluster = op_64_bit ? 64 : 32, count = 0;
     const uint64_t words[2] = {lo, hi};
     for (unsigned w = 0; w < 2; w++) {
-        /* 64-bit arithmetic: min near 2^32 cannot wrap round to small IDs. */
-        uint64_t base = min + (uint64_t)w * cluster;
-        for (unsigned bit = 0; bit < cluster; bit++) {
-            if (!((words[w] >> bit) & 1) || base + bit >= nids)
-                continue;
-            fn((unsigned)(base + bit), ctx);
-            count++;
-        }
+        /* KVM's u32 min: the high word's base wraps round past 2^32, a word's own IDs do not. */
+        uint64_t base = (uint32_t)(min + w * cluster);
+        for (unsigned bit = 0; bit < cluster; bit++)
+            if (((words[w] >> bit) & 1) && base + bit < nids)
+                count += fn((unsigned)(base + bit), ctx);
     }
     return count;
 }
@@ -116,22 +118,43 @@ struct send_ipi {
     struct vlapic_ipi ipi;
 };
 
-static void send_one(unsigned id, void *ctx)
+/*
+ * One named vCPU: absent from KVM's APIC map (and so ignored) while its
+ * APIC is disabled in IA32_APIC_BASE; true if its APIC accepted the IPI.
+ */
+static bool send_one(unsigned id, void *ctx)
 {
     struct send_ipi *s = ctx;
-    vlapic_dev_send(s->src, s->src->vm->vcpus[id], &s->ipi);
+    struct vcpu *t = s->src->vm->vcpus[id];
+    if (!vlapic_enabled(&t->lapic))
+        return false;
+    if ((unsigned)s->ipi.mode == ICR_DM_REMRD) {
+        kick(s->src, t);
+        return true;
+    }
+    return vlapic_dev_send(s->src, t, &s->ipi);
 }
 
-/* KVM's kvm_pv_send_ipi: physical destinations only, fixed or NMI delivery. */
+/*
+ * KVM's kvm_pv_send_ipi: physical destinations only, any delivery mode, as
+ * the named APICs accept it (KVM's __apic_accept_irq, vmm/dev/lapic.c); the
+ * result is how many accepted. A fixed or lowest-priority IPI that is
+ * level-triggered but not asserted, and an INIT likewise, reach nobody.
+ */
 static uint64_t send_ipi(struct vcpu *v, const struct kvm_hypercall *hc)
 {
     uint64_t icr = hc->a[3];
-    unsigned mode = (icr >> 8) & 7;
-    if ((icr & (ICR_LOGICAL | ICR_SHORTHAND)) || (mode != APIC_DM_FIXED && mode != APIC_DM_NMI))
+    if (icr & (ICR_LOGICAL | ICR_SHORTHAND))
         return (uint64_t)-KVM_EINVAL;
-    struct send_ipi s = {v, {.vector = (uint8_t)icr, .mode = (enum apic_delivery)mode}};
-    unsigned n =
-        kvm_pv_ipi_each(hc->a[0], hc->a[1], hc->a[2], hc->op_64_bit, v->vm->nvcpus, send_one, &s);
+    bool trigger_level = icr & ICR_LEVEL_TRIG, asserted = !trigger_level || (icr & ICR_ASSERT);
+    enum apic_delivery mode = (enum apic_delivery)((icr >> 8) & 7);
+    if ((mode == APIC_DM_FIXED || mode == APIC_DM_LOWEST) && !asserted)
+        return 0;
+    struct send_ipi s = {
+        v,
+        {.vector = (uint8_t)icr, .mode = mode, .level = asserted, .trigger_level = trigger_level}};
+    unsigned n = kvm_pv_ipi_each(hc->a[0], hc->a[1], (uint32_t)hc->a[2], hc->op_64_bit,
+                                 v->vm->nvcpus, send_one, &s);
     v->stats.pv_send_ipis += n;
     return n;
 }

@@ -42,11 +42,12 @@ uint64_t kvm_pv_hypercall(struct vcpu *v, const struct kvm_hypercall *hc, unsign
 
 /*
  * KVM_HC_SEND_IPI's destinations: bit i of lo names APIC ID min + i, bit i
- * of hi min + cluster + i (cluster: 64 from 64-bit code, else 32). Calls fn
- * for each named ID below nids (every other is ignored, as KVM's map
- * does), and returns how many it called.
+ * of hi (uint32_t)(min + cluster) + i (cluster: 64 from 64-bit code, else
+ * 32; KVM's u32 arithmetic wraps the high word's base round past 2^32).
+ * Calls fn for each named ID below nids (every other is ignored, as KVM's
+ * map does), and returns how many calls returned true.
  */
-unsigned kvm_pv_ipi_each(uint64_t lo, uint64_t hi, uint64_t min, bool op_64_bit, unsigned nids,
-                         void (*fn)(unsigned id, void *ctx), void *ctx);
+unsigned kvm_pv_ipi_each(uint64_t lo, uint64_t hi, uint32_t min, bool op_64_bit, unsigned nids,
+                         bool (*fn)(unsigned id, void *ctx), void *ctx);
 
 #endif

@@ -41,8 +41,11 @@ void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
  */
 void vlapic_dev_power_on(struct vcpu *v, unsigned maxphyaddr);
 
-/* An IPI from src to one named vCPU, past the ICR (KVM_HC_SEND_IPI, vmm/dev/kvm_pv_sched.c). */
-void vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi);
+/*
+ * An IPI from src to one named vCPU, past the ICR (KVM_HC_SEND_IPI,
+ * vmm/dev/kvm_pv_sched.c): true if its APIC accepted it (KVM's kvm_apic_set_irq).
+ */
+bool vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_ipi *ipi);
 
 /* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
 void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg);

@@ -75,6 +75,8 @@ struct net_port_stats {
     uint64_t rx_drops_reset;       /*   held when the device was reset, or the port left */
     uint64_t rx_drops_device;      /*   the device refused it (net_rx NET_RX_DROPPED) */
     uint64_t rx_held;              /* frames that waited in the hold queue */
+    uint64_t tx_lock_waits;        /* sends that found the switch's lock held ... */
+    uint64_t tx_lock_wait_cycles;  /*   and the TSC cycles they waited for it */
 };
 
 struct net_held_frame {

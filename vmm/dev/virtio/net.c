@@ -230,4 +230,6 @@ void virtio_net_stats(const struct virtio_net *n, struct json *j)
     json_u64(j, "rx_drops_reset", s->rx_drops_reset);
     json_u64(j, "rx_drops_device", s->rx_drops_device);
     json_u64(j, "rx_held", s->rx_held);
+    json_u64(j, "tx_lock_waits", s->tx_lock_waits);
+    json_u64(j, "tx_lock_wait_cycles", s->tx_lock_wait_cycles);
 }

@@ -121,6 +121,9 @@ static uint32_t register_read(struct virtio_mmio *t, uint64_t off)
         return status(t);
     case VIRTIO_MMIO_CONFIG_GENERATION:
         return t->config_generation;
+    case VIRTIO_MMIO_SHM_LEN_LOW:
+    case VIRTIO_MMIO_SHM_LEN_HIGH:
+        return UINT32_MAX; /* length -1: no shared memory region, whatever SHMSel says (4.2.2) */
     default:
         return 0; /* the write-only registers, and the holes */
     }
