@@ -217,7 +217,9 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     /*
      * One the guest cannot take now is offered to the CPU (SVM V_IRQ), which
      * delivers it when the guest can; it stays in IRR until then, so the next
-     * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
+     * entry looks again, and the same vector sent before the exit that says
+     * whether the guest took it pends again if it did (vlapic_offer). It lets
+     * Idle HLT see the interrupt behind STI; HLT.
      */
     bool offered = false;
     if (extint) {
@@ -227,6 +229,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         virt->set_interrupt_window(&v->hw, true);
     } else {
         offered = virt->offer_interrupt && virt->offer_interrupt(&v->hw, vector, v->lapic.tpr);
+        vlapic_offer(&v->lapic, offered ? vector : -1);
         if (!offered)
             virt->set_interrupt_window(&v->hw, vector >= 0);
     }
