@@ -19,14 +19,13 @@
  *   - then real mode (a 16-bit copy below 1 MiB, through a 16-bit protected
  *     mode segment), the master's vector base moved to 0x08 as a BIOS has
  *     it, the IVT's entry 8, ticks in STI; HLT, and back to protected mode
- * Both ways, the I/O APIC every VM has (issue 37): its version register and
- * a redirection entry written and read back. With the argument "off" (a
- * legacy_pic=off VM) it checks the masks-only PIC of before and that no 8254
- * answers. Each check prints
- * "check <name>: ok" or "check <name>: FAIL ..."; the exit code is the
- * number of failures. Interrupts taken inside their own handler (QEMU 7.2
- * delivers an injected one twice now and then, docs/virtual_interrupts.md)
- * are counted apart and printed, never as ticks.
+ * First, the 8259s and the 8254 as the runtime found them at entry: as
+ * SeaBIOS leaves them (issue 37). Both ways, the I/O APIC every VM has (issue 37): its version
+ * register and a redirection entry written and read back. With the argument "off" (a legacy_pic=off
+ * VM) it checks the masks-only PIC of before and that no 8254 answers. Each check prints "check
+ * <name>: ok" or "check <name>: FAIL ..."; the exit code is the number of failures. Interrupts
+ * taken inside their own handler (QEMU 7.2 delivers an injected one twice now and then,
+ * docs/virtual_interrupts.md) are counted apart and printed, never as ticks.
  */
 #include <stddef.h>
 
@@ -36,15 +35,13 @@
 #include "guest-tests/runtime/runtime.h"
 #include "guest-tests/runtime/timing.h"
 
-#define PIC1_CMD  0x20
-#define PIC1_DATA 0x21
-#define PIC2_CMD  0xa0
-#define PIC2_DATA 0xa1
-#define ELCR1     0x4d0
-#define OCW3_IRR  0x0a
-#define OCW3_ISR  0x0b
-#define EOI       0x20
-#define EOI_SPEC  0x60
+#define PIC1_CMD 0x20
+#define PIC2_CMD 0xa0
+#define ELCR1    0x4d0
+#define OCW3_IRR 0x0a
+#define OCW3_ISR 0x0b
+#define EOI      0x20
+#define EOI_SPEC 0x60
 
 #define PIT_CH0     0x40
 #define PIT_CH2     0x42
@@ -225,6 +222,27 @@ static void check_ioapic(void)
                LVT_MASKED | 0x59, written);
     vcheck(version == 0x170020 && written == (LVT_MASKED | 0x59) && (entry & LVT_MASKED), "ioapic",
            "no I/O APIC as KVM's at 0xfec00000");
+}
+
+/*
+ * Issue 37: the 8259s and the 8254 as SeaBIOS leaves them to a boot loader,
+ * which the runtime found at entry: every IRQ masked but IRQ 0 and the
+ * cascade; channel 0 in mode 2 (binary, low then high byte), count 65536,
+ * so IRQ 0 waits in the master's IRR within 55 ms.
+ */
+static void check_bios_state(void)
+{
+    outb(PIT_MODE, 0xe2); /* read-back: status of channel 0 */
+    uint8_t status = inb(PIT_CH0);
+    uint64_t end = rdtsc() + us_to_tsc(2 * 55000);
+    bool irq0 = false;
+    while (!irq0 && rdtsc() < end)
+        irq0 = read_ocw3(PIC1_CMD, OCW3_IRR) & 1;
+    bool ok = pic_masks_found == 0xfffa && (status & 0x7f) == 0x34 && irq0;
+    if (!ok)
+        printf("legacy: at entry IMRs 0x%x, channel 0 status 0x%x, IRQ 0 %s\n", pic_masks_found,
+               status, irq0 ? "requested" : "never requested");
+    vcheck(ok, "bios-state", "the 8259s and the 8254 are not as SeaBIOS leaves them");
 }
 
 /* The data port is ICW2, ICW3, ICW4 in turn after ICW1, then the IMR again. */
@@ -621,6 +639,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         check_off();
         return check_summary("legacy");
     }
+    check_bios_state();
     check_lint0();
     check_init();
     check_ticks();

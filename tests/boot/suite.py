@@ -431,7 +431,7 @@ EXITBENCH_OPS = ["cpuid", "hypercall", "pio_read", "rdmsr"]
 # real-mode wait for ticks that never come.
 LEGACY_GUEST = "legacy:timeout_ms=10000"
 LEGACY_OFF_GUEST = "legacy:name=legacy-off:legacy_pic=off:args=off"
-LEGACY_CHECKS = ("ioapic lint0-extint pic-init pit-mode2-ticks pic-isr-irr pic-mask-irr pic-specific-eoi "
+LEGACY_CHECKS = ("ioapic bios-state lint0-extint pic-init pit-mode2-ticks pic-isr-irr pic-mask-irr pic-specific-eoi "
                  "pic-auto-eoi pic-level pit-mode0-latch pit-mode0-irq pit-channel2-gate "
                  "real-mode-ticks").split()
 LEGACY_OFF_CHECKS = "ioapic off-lint0-masked off-pic-masks off-no-pit off-no-tick".split()
