@@ -262,6 +262,8 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, s
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
+    /* Before the image: one that loads over the BIOS's area has it. */
+    bios_ivt_build(vm->hw.mem);
     image_load(data, &img, vm->hw.mem);
     out->entry = img.entry;
     if (!mbinfo_build(vm->hw.mem, vm->cfg.mem, (uint32_t)out->info_gpa, MBINFO_MAX, cmdline)) {
