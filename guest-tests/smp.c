@@ -16,7 +16,12 @@
  * (one in service, one pending), then once the count stopped moving one
  * more NMI and a token round, which it must still take. nmi_ms=D gives each
  * a deadline of D ms of TSC time. Exit 4 if an NMI is not taken, the burst
- * gets none, or a deadline passes.
+ * gets none, or a deadline passes. With resend[=N] (issue 37, kvm-unit-tests'
+ * on_cpu), vCPU 0 sends vCPU 1 N fixed IPIs of one vector, each as soon as
+ * the handler of the one before said it ran, and that handler holds its EOI
+ * until the next is sent: every IPI comes while its vector is in service,
+ * and is taken after the EOI, as on hardware. Exit 5 if one is lost
+ * (nmi_ms's deadline, or a second without it).
  */
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/lapic.h"
@@ -83,6 +88,41 @@ static void ring_member(uint32_t me)
             fault_together(me);
         pass_token(me);
     }
+}
+
+#define RESEND_VECTOR  0x41
+#define RESEND_DEFAULT 2000u
+
+/* resend: IPIs to send, sent, and handlers run. */
+static volatile uint32_t resend_count, resend_sent, resend_taken;
+
+/* The next IPI comes before this EOI; the last one's handler has none to wait for. */
+__attribute__((interrupt)) static void resend_ipi(struct interrupt_frame *f)
+{
+    (void)f;
+    uint32_t n = __atomic_add_fetch(&resend_taken, 1, __ATOMIC_SEQ_CST);
+    while (n < resend_count && __atomic_load_n(&resend_sent, __ATOMIC_SEQ_CST) <= n)
+        ; /* no PAUSE: nothing here may exit */
+    lapic_eoi();
+}
+
+static bool resend(uint32_t count, uint32_t ms)
+{
+    uint64_t start = rdtsc(), wait = us_to_tsc((uint64_t)(ms ? ms : 1000) * 1000);
+    resend_count = count;
+    for (uint32_t i = 1; i <= count; i++) {
+        send_ipi(cpu_apic_id(1), RESEND_VECTOR);
+        __atomic_store_n(&resend_sent, i, __ATOMIC_SEQ_CST);
+        uint64_t sent = rdtsc();
+        while (__atomic_load_n(&resend_taken, __ATOMIC_SEQ_CST) != i)
+            if (rdtsc() - sent > wait) {
+                printf("resend: IPI %u of %u was not taken (%u handled)\n", i, count, resend_taken);
+                return false;
+            }
+    }
+    printf("resend: %u IPIs taken in %u ms\n", count,
+           (uint32_t)div64(tsc_to_us(rdtsc() - start), 1000));
+    return true;
 }
 
 static volatile uint32_t nmis_taken; /* nmi, nmiburst: by vCPU 1 */
@@ -223,10 +263,11 @@ int guest_main(uint32_t magic, const struct mb_info *info)
     uint32_t k = ROUNDS_DEFAULT;
     bool x2apic = false, fault = false;
     struct nmi_run nmi = {0};
+    uint32_t resends = 0;
     const char *args = cmdline_args(info);
     char word[16];
     while (next_word(&args, word, sizeof(word))) {
-        uint32_t count = NMI_STORM;
+        uint32_t count = NMI_STORM, resend_n = RESEND_DEFAULT;
         if (same(word, "x2apic"))
             x2apic = true;
         else if (same(word, "fault"))
@@ -237,9 +278,11 @@ int guest_main(uint32_t magic, const struct mb_info *info)
             nmi.burst = count;
         else if (option(word, "nmi_ms", &nmi.ms))
             continue;
+        else if (option(word, "resend", &resend_n))
+            resends = resend_n;
         else if (!parse_uint(word, &k)) {
             printf("unknown argument %s (expected: K [x2apic] [fault] [nmi[=N]] [nmiburst[=N]] "
-                   "[nmi_ms=D])\n",
+                   "[nmi_ms=D] [resend[=N]])\n",
                    word);
             return 1;
         }
@@ -248,6 +291,7 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         k = 1;
 
     set_interrupt_handler(TOKEN_VECTOR, token_ipi);
+    set_interrupt_handler(RESEND_VECTOR, resend_ipi);
     uint32_t n = smp_start(x2apic, ring_member);
     if (n == 0)
         return 1;
@@ -278,6 +322,8 @@ int guest_main(uint32_t magic, const struct mb_info *info)
         return 4;
     if (nmi.burst && !nmi_burst(&nmi))
         return 4;
+    if (resends && (n < 2 || !resend(resends, nmi.ms)))
+        return 5;
     if (fault) {
         fault_now = 1;
         for (uint32_t i = 1; i < n; i++)

@@ -208,7 +208,7 @@ struct vm {
      */
     bool extint;
     uint64_t pit_deadline;
-    bool pc_platform; /* a Linux guest's PC: I/O APIC, power and reset registers, PCI ports */
+    bool pc_platform; /* a Linux guest's PC: power and reset registers, PCI ports */
     /* The UART, the I/O APIC, the PIC and the PIT (vmm/dev/vm_devices.h). */
     struct spinlock devices_lock;
     uint64_t deadline; /* host TSC at which timeout_ms expires, 0 = none */

@@ -195,6 +195,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
     out->policy.pv = 0; /* the VM's own pv= replaces the hypervisor's, never adds to it */
     out->unbacked = UNBACKED_STOP;
     out->legacy_pic = true;
+    out->ioapic = true;
 
     struct option_custom name = {set_name, &vp}, path = {set_path, out->path},
                          initrd = {set_path, out->initrd}, mem = {set_mem, &vp},
@@ -214,6 +215,7 @@ int vmconfig_parse(const char *cmdline, unsigned index, unsigned max_vcpus, stru
         {"net", OPT_CUSTOM, &net, 0, 0, NULL, "the switch to join (virtio-net)"},
         {"disk", OPT_CUSTOM, &disk, 0, 0, NULL, "the disk module's path (virtio-blk)"},
         {"legacy_pic", OPT_CUSTOM, &legacy_pic, 0, 0, NULL, "the 8254 PIT and 8259 PICs"},
+        {"ioapic", OPT_BOOL, &out->ioapic, 0, 0, NULL, "the I/O APIC"},
     };
     enum { OWN = sizeof(opts) / sizeof(opts[0]) };
     struct option all[OWN + VM_POLICY_OPTIONS];

@@ -3,7 +3,7 @@
  * A VM's configuration from its multiboot module command line:
  *   name=<str> path=<str> vcpus=<n> mem=<size> timeout_ms=<n>
  *   unbacked=stop|ignore pin=<cpu,cpu,...> initrd=<str> net=<switch> disk=<str>
- *   legacy_pic=on|off args=<rest>
+ *   legacy_pic=on|off ioapic=on|off args=<rest>
  *   and the scheduling policy's words (vmm/vm_policy.h: yield_pivot=,
  *   halt_poll_ns=, halt_poll_mode=, ple=, ple_window=, ...), whose defaults
  *   are the hypervisor options of the same names.
@@ -16,13 +16,14 @@
  *
  * Contract: vmconfig_parse fills defaults (name "vm<index>", path "", vcpus
  * 1, mem 32 MiB, timeout_ms 0 = none, the policy vm_policy_hv, unbacked
- * stop, legacy_pic on, no pins, args "") and returns -1 with a
+ * stop, legacy_pic on, ioapic on, no pins, args "") and returns -1 with a
  * one-line reason naming the offending word on: an unknown key, a word with
  * no value, a bad number, vcpus outside [1, max_vcpus], mem below 1 MiB, not
  * a multiple of 4 KiB, or reaching VM_MEM_LIMIT, a policy value out of its
  * range, more pins than vcpus, a name
  * longer than VM_NAME_MAX or holding characters other than [A-Za-z0-9_.-], an
- * unbacked= other than stop or ignore, a legacy_pic= that is no boolean.
+ * unbacked= other than stop or ignore, a legacy_pic= or ioapic= that is no
+ * boolean.
  */
 #ifndef POLLUX_VMM_VMCONFIG_H
 #define POLLUX_VMM_VMCONFIG_H
@@ -65,6 +66,9 @@ struct vmconfig {
     /* The 8254 PIT and the 8259 PICs, delivering through vCPU 0's LINT0 (vmm/dev/pic.c). */
     bool legacy_pic;
     bool legacy_pic_given; /* legacy_pic= was on the line (Linux guests default to off) */
+    /* The I/O APIC's window at IOAPIC_BASE: every PC and every KVM VM has one (vmm/dev/ioapic.c).
+     */
+    bool ioapic;
 };
 
 /* The name of module index's VM when its words give none: vm<index>. */

@@ -168,6 +168,11 @@ static int load_linux(struct vm *vm, const struct boot_info *bi, unsigned index,
     const struct boot_module *mod = &bi->mods[index];
     struct linux_image img = {(const uint8_t *)mod->start, 0, mod->end - mod->start, 0};
     char err[256];
+    if (!vm->cfg.ioapic) {
+        /* Its MADT lists the I/O APIC, and its devices' interrupts come only through it. */
+        reject(vm->cfg.name, "ioapic=off: a Linux VM's interrupts come through its I/O APIC");
+        return -1;
+    }
     if (vm->cfg.initrd[0]) {
         if (index + 1 >= bi->mod_count || !is_initrd_module(&bi->mods[index + 1])) {
             snprintf(err, sizeof(err), "initrd=%s: the next module is not an initramfs ('%s')",
@@ -262,6 +267,8 @@ static bool vm_load(struct vm *vm, const struct boot_info *bi, unsigned index, s
     char cmdline[VM_PATH_MAX + VM_ARGS_MAX + 2];
     snprintf(cmdline, sizeof(cmdline), "%s%s%s", vm->cfg.path[0] ? vm->cfg.path : name,
              vm->cfg.args[0] ? " " : "", vm->cfg.args);
+    /* Before the image: one that loads over the BIOS's area has it. */
+    bios_ivt_build(vm->hw.mem);
     image_load(data, &img, vm->hw.mem);
     out->entry = img.entry;
     if (!mbinfo_build(vm->hw.mem, vm->cfg.mem, (uint32_t)out->info_gpa, MBINFO_MAX, cmdline)) {
@@ -483,6 +490,7 @@ unsigned vmm_start(const struct boot_info *bi)
         vm_policy_pv_names(vm->kvm_features, pv, sizeof(pv));
         json_str(&j, "pv", pv);
         json_bool(&j, "legacy_pic", vm->cfg.legacy_pic);
+        json_bool(&j, "ioapic", vm->cfg.ioapic);
         if (vm->blk) {
             json_str(&j, "disk", vm->cfg.disk);
             json_u64(&j, "disk_bytes", vm->blk->bytes);

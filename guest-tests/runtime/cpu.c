@@ -14,9 +14,6 @@
 #define FWCFG_SIGNATURE 0x0000
 #define FWCFG_NB_CPUS   0x0005
 
-#define PIC1_DATA 0x21
-#define PIC2_DATA 0xa1
-
 #define IDT_ENTRIES       256
 #define GATE_INTERRUPT    0x8e00 /* present, DPL 0, 32-bit interrupt gate */
 #define ONLINE_TIMEOUT_US 1000000
@@ -160,10 +157,6 @@ void cpu_init(void)
             set_interrupt_handler((uint8_t)v, exception_handlers[v]);
     set_interrupt_handler(LAPIC_SPURIOUS_VECTOR, spurious_interrupt);
     load_idt();
-    /* A BIOS may leave the 8259 PICs routing the PIT to vectors 8 and up, which would look like
-     * exceptions here; everything in these guests is LAPIC-driven. */
-    outb(PIC1_DATA, 0xff);
-    outb(PIC2_DATA, 0xff);
 }
 
 uint32_t cpu_count(void)

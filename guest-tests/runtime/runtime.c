@@ -20,9 +20,18 @@
 /* AMD CPUs raise #UD on VMCALL and Intel CPUs on VMMCALL. */
 static bool use_vmmcall;
 
+uint16_t pic_masks_found;
+
 /* Called from entry.S with the multiboot registers. */
 _Noreturn void runtime_start(uint32_t magic, const struct mb_info *info)
 {
+    /*
+     * First, as an OS does: the firmware left the PIT's IRQ 0 unmasked at
+     * vector 8, the double fault's in protected mode (vmm/dev/vpic.c).
+     */
+    pic_masks_found = (uint16_t)(inb(PIC1_DATA) | inb(PIC2_DATA) << 8);
+    outb(PIC1_DATA, 0xff);
+    outb(PIC2_DATA, 0xff);
     struct cpuid_regs v = cpuid(0, 0);
     use_vmmcall = v.ebx == AMD_EBX && v.edx == AMD_EDX && v.ecx == AMD_ECX;
     guest_exit((uint32_t)guest_main(magic, magic == MB_BOOT_MAGIC ? info : NULL));

@@ -31,6 +31,12 @@ int guest_main(uint32_t magic, const struct mb_info *info);
 /* Stop the VM with this exit code (isa-debug-exit port 0xf4). */
 _Noreturn void guest_exit(uint32_t code);
 
+/* The 8259s' data ports (their IMRs after initialization). */
+#define PIC1_DATA 0x21
+#define PIC2_DATA 0xa1
+/* The IMRs as the runtime found them at entry (slave << 8 | master), before masking every IRQ. */
+extern uint16_t pic_masks_found;
+
 /* COM1 output; lines end with "\n" (the hypervisor buffers by line). */
 void serial_putc(char c);
 void serial_puts(const char *s);

@@ -70,12 +70,28 @@ static void test_every_kind_with_prefixes(void **state)
     }
 }
 
+/* The one exception (arch/x86/insn.c): QEMU 7.2 reports INVD's intercept as WBINVD's. */
+static bool wbinvd_takes_invd(enum insn_kind kind, enum insn_kind other)
+{
+    return kind == INSN_WBINVD && other == INSN_INVD;
+}
+
+/* Issue 37: kvm-unit-tests' vmexit.flat invd test stopped under QEMU ("cannot decode"). */
+static void test_wbinvd_exit_at_invd(void **state)
+{
+    (void)state;
+    assert_int_equal(LEN(INSN_WBINVD, 64, 0x0f, 0x08), 2);
+    assert_int_equal(LEN(INSN_WBINVD, 64, 0x0f, 0x09), 2);
+    assert_int_equal(LEN(INSN_WBINVD, 64, 0x0f, 0x0a), -1);
+    assert_int_equal(LEN(INSN_INVD, 64, 0x0f, 0x09), -1);
+}
+
 static void test_every_kind_rejects_others_opcode(void **state)
 {
     (void)state;
     for (size_t k = 0; k < NKINDS; k++)
         for (size_t other = 0; other < NKINDS; other++)
-            if (other != k) {
+            if (other != k && !wbinvd_takes_invd(kinds[k].kind, kinds[other].kind)) {
                 size_t n = kinds[other].len;
                 int len = insn_length(kinds[k].kind, kinds[other].op, n, 64);
                 assert_int_equal(len, -1);
@@ -264,12 +280,14 @@ static void test_plain_word(void **state)
             for (size_t i = 0; i < kinds[k].len; i++) {
                 uint8_t c[4] = {b[0], b[1], b[2], b[3]};
                 c[i] ^= (uint8_t)(trail | 1);
-                assert_false(insn_is_plain(kinds[k].kind, word(c[0], c[1], c[2], c[3])));
+                bool invd = c[0] == 0x0f && c[1] == 0x08;
+                if (!wbinvd_takes_invd(kinds[k].kind, invd ? INSN_INVD : kinds[k].kind))
+                    assert_false(insn_is_plain(kinds[k].kind, word(c[0], c[1], c[2], c[3])));
             }
         }
         /* Another kind's opcode is not this one's. */
         for (size_t other = 0; other < NKINDS; other++) {
-            if (other == k)
+            if (other == k || wbinvd_takes_invd(kinds[k].kind, kinds[other].kind))
                 continue;
             const uint8_t *o = kinds[other].op;
             uint32_t w = word(o[0], kinds[other].len > 1 ? o[1] : 0x90,
@@ -293,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_every_kind_plain),
         cmocka_unit_test(test_every_kind_with_prefixes),
         cmocka_unit_test(test_every_kind_rejects_others_opcode),
+        cmocka_unit_test(test_wbinvd_exit_at_invd),
         cmocka_unit_test(test_all_legacy_prefixes),
         cmocka_unit_test(test_rex_only_in_64bit_mode),
         cmocka_unit_test(test_iret),

@@ -654,6 +654,31 @@ static void test_mbinfo_too_small(void **state)
     assert_int_equal(mbinfo_build(guest, MEM, 0xfffffff0u, 4096, cmd), 0);
 }
 
+/* Issue 37: the IVT a BIOS leaves, so that IRQ 0 in real mode finds a handler that sends its EOI.
+ */
+static void test_bios_ivt(void **state)
+{
+    (void)state;
+    _Static_assert(MEM >= 0x100000, "the BIOS area lies below 1 MiB");
+    memset(guest, 0, 0x100000);
+    bios_ivt_build(guest);
+    uint32_t iret = 0xf0000000u | BIOS_IRET_IP;
+    assert_int_equal(get32(guest + 0x00 * 4), iret);
+    assert_int_equal(get32(guest + 0x10 * 4), iret);
+    assert_int_equal(get32(guest + 0xff * 4), iret);
+    assert_int_equal(guest[0xf0000 + BIOS_IRET_IP], 0xcf);
+    uint32_t irq0 = get32(guest + 0x08 * 4), irq8 = get32(guest + 0x70 * 4);
+    assert_int_equal(irq0 >> 16, 0xf000);
+    assert_int_equal(get32(guest + 0x0f * 4), irq0);
+    assert_int_equal(get32(guest + 0x77 * 4), irq8);
+    assert_int_not_equal(get32(guest + 0x10 * 4), irq0);
+    /* push ax; mov al, 0x20; out 0x20, al; pop ax; iret */
+    static const uint8_t eoi1[] = {0x50, 0xb0, 0x20, 0xe6, 0x20, 0x58, 0xcf};
+    assert_memory_equal(guest + 0xf0000 + (irq0 & 0xffff), eoi1, sizeof(eoi1));
+    static const uint8_t eoi2[] = {0x50, 0xb0, 0x20, 0xe6, 0xa0, 0xe6, 0x20, 0x58, 0xcf};
+    assert_memory_equal(guest + 0xf0000 + (irq8 & 0xffff), eoi2, sizeof(eoi2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,6 +713,7 @@ int main(void)
         cmocka_unit_test_setup(test_mbinfo_layout, setup),
         cmocka_unit_test_setup(test_mbinfo_small_memory, setup),
         cmocka_unit_test_setup(test_mbinfo_too_small, setup),
+        cmocka_unit_test(test_bios_ivt),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,6 +76,27 @@ static void test_power_on(void **state)
     assert_int_equal(vpic_read(&p, 0x22), 0xff); /* not a PIC port */
 }
 
+/* As SeaBIOS leaves them (issue 37): IRQ 0 at vector 8, the slave's at 0x70, only IRQ 0 and 2 open.
+ */
+static void test_bios_state(void **state)
+{
+    (void)state;
+    vpic_reset(&p);
+    vpic_bios_state(&p);
+    assert_int_equal(vpic_read(&p, PIC_MASTER + 1), 0xfa);
+    assert_int_equal(vpic_read(&p, PIC_SLAVE + 1), 0xff);
+    pulse(0);
+    assert_true(p.output);
+    assert_int_equal(vpic_ack(&p), 0x08);
+    vpic_write(&p, PIC_MASTER, EOI);
+    pulse(1); /* masked: waits in the IRR */
+    assert_false(p.output);
+    assert_int_equal(irr(PIC_MASTER), 0x02);
+    vpic_write(&p, PIC_SLAVE + 1, 0xfe);
+    pulse(8);
+    assert_int_equal(vpic_ack(&p), 0x70);
+}
+
 /* The data port is ICW2, ICW3, ICW4 in turn, then the IMR; the bases give the vectors. */
 static void test_initialization_sequence(void **state)
 {
@@ -345,6 +366,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_on),
         cmocka_unit_test_setup(test_initialization_sequence, setup),
+        cmocka_unit_test(test_bios_state),
         cmocka_unit_test_setup(test_mask_keeps_request_in_irr, setup),
         cmocka_unit_test_setup(test_priority_and_isr_blocking, setup),
         cmocka_unit_test_setup(test_specific_eoi, setup),

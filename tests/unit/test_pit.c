@@ -93,6 +93,20 @@ static void test_mode2_rate_generator(void **state)
     assert_int_equal(p.ch[0].mode, 3);
 }
 
+/* As SeaBIOS leaves it (issue 37): channel 0 in mode 2 at 18.2 Hz, counting from then. */
+static void test_bios_state(void **state)
+{
+    (void)state;
+    vpit_bios_state(&p, at(0));
+    assert_int_equal(vpit_irq_deadline(&p), at(65536));
+    assert_int_equal(read_word(0, at(1)), 65535);
+    vpit_write(&p, PIT_PORT_MODE, 0xe2, at(2)); /* read-back: channel 0's status */
+    assert_int_equal(vpit_read(&p, PIT_PORT_CHANNEL0, at(2)), 0x80 | PIT_WORD << 4 | 2 << 1);
+    assert_true(vpit_expire(&p, at(65536)));
+    assert_int_equal(vpit_irq_deadline(&p), at(2 * 65536));
+    assert_false(p.ch[1].loaded || p.ch[2].loaded);
+}
+
 /* A written 0 is 65536. */
 static void test_count_zero_is_65536(void **state)
 {
@@ -314,6 +328,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_power_on, setup),
         cmocka_unit_test_setup(test_mode2_rate_generator, setup),
+        cmocka_unit_test_setup(test_bios_state, setup),
         cmocka_unit_test_setup(test_count_zero_is_65536, setup),
         cmocka_unit_test_setup(test_control_word_stops, setup),
         cmocka_unit_test_setup(test_mode0_one_shot, setup),

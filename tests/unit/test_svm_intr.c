@@ -133,6 +133,38 @@ static void test_taken_moves_irr_to_isr(void **state)
     assert_int_equal(vlapic_highest_pending(&a), -1); /* never offered twice */
 }
 
+/*
+ * Issue 37 (kvm-unit-tests' vmexit ipi): the CPU takes an offered vector
+ * without an exit, so until the exit its IRR bit may stand for an interrupt
+ * already in the handler. The same vector sent then pends again once the
+ * exit says it was taken; one sent while it was still waiting merges.
+ */
+static void test_resent_while_offered(void **state)
+{
+    (void)state;
+    struct vlapic a = apic();
+    assert_true(vlapic_accept(&a, 0x40));
+    vlapic_offer(&a, vlapic_highest_pending(&a));
+    assert_true(vlapic_accept(&a, 0x40)); /* a new interrupt: its sender kicks the vCPU */
+    vlapic_offer_end(&a, 0x40);
+    assert_true(in_isr(&a, 0x40));
+    assert_true(in_irr(&a, 0x40));
+    assert_int_equal(vlapic_highest_pending(&a), -1); /* after the EOI */
+    assert_false(vlapic_accept(&a, 0x40)); /* nothing offered now: it merges, as on hardware */
+    struct vlapic_ipi ipi;
+    bool out;
+    vlapic_mmio_write(&a, 0xb0, 0, 0, &ipi, &out); /* EOI */
+    assert_int_equal(vlapic_highest_pending(&a), 0x40);
+    /* Offered and not taken (the guest kept IF=0): the second merges with it. */
+    vlapic_offer(&a, 0x40);
+    assert_true(vlapic_accept(&a, 0x40));
+    vlapic_offer_end(&a, -1);
+    assert_false(in_isr(&a, 0x40));
+    vlapic_offer_end(&a, 0x40); /* taken at last, once */
+    assert_true(in_isr(&a, 0x40));
+    assert_false(in_irr(&a, 0x40));
+}
+
 static void test_cut_short_reinjected_not_reoffered(void **state)
 {
     (void)state;
@@ -283,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_offer_fields),
         cmocka_unit_test(test_at_equal_compensated),
         cmocka_unit_test(test_taken_moves_irr_to_isr),
+        cmocka_unit_test(test_resent_while_offered),
         cmocka_unit_test(test_cut_short_reinjected_not_reoffered),
         cmocka_unit_test(test_higher_vector_replaces_offer),
         cmocka_unit_test(test_tpr_masking),

@@ -261,6 +261,20 @@ static void test_legacy_pic(void **state)
     expect_fail("legacy_pic=", "module option 'legacy_pic=': missing value");
 }
 
+static void test_ioapic(void **state)
+{
+    (void)state;
+    parse_ok("");
+    assert_true(cfg.ioapic);
+    parse_ok("ioapic=off");
+    assert_false(cfg.ioapic);
+    parse_ok("ioapic=off ioapic=on");
+    assert_true(cfg.ioapic);
+    expect_fail("ioapic=maybe",
+                "module option 'ioapic=maybe': expected one of 0, 1, yes, no, on, off, true, "
+                "false");
+}
+
 /*
  * A VM's own policy words override the hypervisor options (vm_policy_hv)
  * for it alone; a VM without them has the hypervisor's values.
@@ -473,6 +487,7 @@ int main(void)
         cmocka_unit_test_setup(test_path, setup),
         cmocka_unit_test_setup(test_unbacked, setup),
         cmocka_unit_test_setup(test_legacy_pic, setup),
+        cmocka_unit_test_setup(test_ioapic, setup),
         cmocka_unit_test_setup(test_policy, setup),
         cmocka_unit_test_setup(test_pv, setup),
         cmocka_unit_test_setup(test_initrd, setup),

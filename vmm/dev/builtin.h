@@ -15,7 +15,7 @@ extern const struct device pic_device;           /* the 8259s, + 0x4d0-0x4d1 (le
 extern const struct device pit_device;           /* the 8254: 0x40-0x43, 0x61 (legacy_pic=on) */
 extern const struct device pci_latch_device;     /* 0xcf8, 0xcfc-0xcff (PC VMs) */
 extern const struct device acpi_pm_device;       /* 0x600-0x601, 0xcf9, 0x64 (PC VMs) */
-extern const struct device ioapic_device;        /* IOAPIC_BASE (PC VMs) */
+extern const struct device ioapic_device;        /* IOAPIC_BASE (unless ioapic=off) */
 extern const struct device lapic_device;         /* per vCPU: the xAPIC page, the x2APIC MSRs */
 extern const struct device kvm_msrs_device;      /* per vCPU: 0x4b564d00-0x4b564dff */
 extern const struct device pc_msrs_device;       /* per vCPU: the MTRRs, AMD's 0xc001xxxx */

@@ -2,8 +2,10 @@
 /*
  * The I/O APIC device (vmm/dev/vioapic.c has its registers): the MMIO window at
  * IOAPIC_BASE in PC VMs, under the VM's devices lock, and the messages its
- * pins send, to the local APICs once the lock is dropped. Its pins exist in
- * every VM (the 16550 drives one, vmm/dev/com1.c); the window only in PC VMs.
+ * pins send, to the local APICs once the lock is dropped. Every VM has it,
+ * as every KVM VM has the in-kernel irqchip's and every PC one, unless its
+ * ioapic=off; its pins exist even then (the 16550 drives one,
+ * vmm/dev/com1.c), with no window to program them.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
@@ -86,7 +88,7 @@ static void *state(struct vm *vm, struct vcpu *v)
 
 static bool present(const struct vm *vm)
 {
-    return vm->pc_platform;
+    return vm->cfg.ioapic;
 }
 
 static const struct dev_range page[] = {{IOAPIC_BASE, IOAPIC_BASE + 0xfff}};

@@ -74,9 +74,12 @@ static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct de
     return DEV_DONE;
 }
 
+/* Power-on: as the firmware leaves them to a boot loader and its kernel (KVM's VMs boot SeaBIOS).
+ */
 static void reset(struct dev_entry *d)
 {
     vpic_reset(d->state);
+    vpic_bios_state(d->state);
     d->vm->extint = false;
 }
 

@@ -82,10 +82,13 @@ static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct de
     return DEV_DONE;
 }
 
+/* Power-on: ticking at 18.2 Hz as the firmware leaves it (vmm/dev/pic.c's reset: IRQ 0 unmasked).
+ */
 static void reset(struct dev_entry *d)
 {
     vpit_reset(d->state, tsc_khz * 1000);
-    d->vm->pit_deadline = 0;
+    vpit_bios_state(d->state, rdtsc());
+    d->vm->pit_deadline = vpit_irq_deadline(d->state);
 }
 
 static void *state(struct vm *vm, struct vcpu *v)

@@ -87,6 +87,7 @@ void vlapic_reset(struct vlapic *a, uint32_t id, bool bsp, unsigned maxphyaddr)
     a->svr = 0xff;
     a->lvt_timer = a->lvt_thermal = a->lvt_perf = LVT_MASKED;
     a->lvt_lint0 = a->lvt_lint1 = a->lvt_error = LVT_MASKED;
+    a->offered = -1;
 }
 
 void vlapic_set_lint0_extint(struct vlapic *a)
@@ -159,6 +160,22 @@ void vlapic_ack(struct vlapic *a, uint8_t vector)
     }
 }
 
+void vlapic_offer(struct vlapic *a, int vector)
+{
+    a->offered = vector;
+    a->offered_again = false;
+}
+
+void vlapic_offer_end(struct vlapic *a, int taken)
+{
+    if (taken >= 0) {
+        vlapic_ack(a, (uint8_t)taken);
+        if (a->offered_again && taken == a->offered)
+            set_bit(a->irr, (unsigned)taken);
+    }
+    vlapic_offer(a, -1);
+}
+
 static void eoi(struct vlapic *a)
 {
     int v = highest_bit(a->isr);
@@ -212,6 +229,11 @@ bool vlapic_accept_trigger(struct vlapic *a, uint8_t vector, bool level)
         set_bit(a->tmr, vector);
     else
         clear_bit(a->tmr, vector);
+    if (was && vector == a->offered) {
+        /* The guest may be in its handler already: the CPU's exit, kicked, tells (offer_end). */
+        a->offered_again = true;
+        return true;
+    }
     return !was;
 }
 

@@ -76,6 +76,15 @@ struct vlapic {
     uint32_t tmict, tdcr;
     uint32_t irr[8], isr[8], tmr[8];
     uint32_t eoi_broadcast[8]; /* EOIs of level-triggered vectors, for the I/O APIC */
+    /*
+     * The vector the CPU was offered at this entry (SVM V_IRQ), -1 for none,
+     * until its exit says whether the guest took it (vlapic_offer_end). The
+     * CPU takes it without an exit, so until then its IRR bit may stand for
+     * an interrupt already in the guest's handler: the same vector accepted
+     * meanwhile is a new one (offered_again), not merged with that one.
+     */
+    int offered;
+    bool offered_again;
     /* Timer state. */
     uint64_t timer_start;    /* guest TSC when TMICT was written / the period restarted */
     uint64_t timer_deadline; /* guest TSC of the next expiry, 0 = not armed */
@@ -191,6 +200,15 @@ int vlapic_highest_pending(const struct vlapic *a);
 
 /* The vector was delivered to the guest: move it from IRR to ISR. */
 void vlapic_ack(struct vlapic *a, uint8_t vector);
+
+/*
+ * The vector (or -1) is offered to the CPU for the coming entry, which
+ * delivers it by itself when the guest can take it; vlapic_offer_end, after
+ * the exit, with the vector the guest took (or -1): it moves to ISR, and
+ * pends again if it was accepted again meanwhile.
+ */
+void vlapic_offer(struct vlapic *a, int vector);
+void vlapic_offer_end(struct vlapic *a, int taken);
 
 uint32_t vlapic_ppr(const struct vlapic *a);
 

@@ -103,6 +103,19 @@ void vpic_reset(struct vpic *p)
     p->chip[1].elcr_mask = 0xde;
 }
 
+void vpic_bios_state(struct vpic *p)
+{
+    static const uint8_t icw[2][4] = {{0x11, 0x08, 0x04, 0x01}, {0x11, 0x70, 0x02, 0x01}};
+    static const uint8_t imr[2] = {0xfa, 0xff};
+    for (unsigned c = 0; c < 2; c++) {
+        uint16_t port = c ? PIC_SLAVE : PIC_MASTER;
+        vpic_write(p, port, icw[c][0]);
+        for (unsigned i = 1; i < 4; i++)
+            vpic_write(p, port + 1, icw[c][i]);
+        vpic_write(p, port + 1, imr[c]);
+    }
+}
+
 void vpic_set_irq(struct vpic *p, unsigned irq, bool level)
 {
     if (irq >= PIC_IRQS)

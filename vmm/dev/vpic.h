@@ -65,6 +65,15 @@ struct vpic {
 /* Power-on, as KVM's: both chips initialized, vector base 0, nothing masked, all edge. */
 void vpic_reset(struct vpic *p);
 
+/*
+ * The 8259s as SeaBIOS hands them to a boot loader (src/hw/pic.c pic_setup,
+ * src/clock.c clock_setup): both initialized (ICW1 0x11, edge, cascade,
+ * 8086 mode), vectors 0x08 and 0x70, and every IRQ masked but the cascade
+ * (IRQ 2) and the PIT's IRQ 0. SeaBIOS unmasks IRQ 8 as well for its RTC
+ * and IRQ 1 for a PS/2 keyboard: a VM here has neither.
+ */
+void vpic_bios_state(struct vpic *p);
+
 /* Drive IRQ line irq (0-15) high or low. */
 void vpic_set_irq(struct vpic *p, unsigned irq, bool level);
 

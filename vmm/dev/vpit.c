@@ -315,3 +315,10 @@ void vpit_write(struct vpit *p, uint16_t port, uint8_t value, uint64_t now)
         write_count(p, port - PIT_PORT_CHANNEL0, value, now);
     }
 }
+
+void vpit_bios_state(struct vpit *p, uint64_t now)
+{
+    vpit_write(p, PIT_PORT_MODE, PIT_WORD << CW_ACCESS_SHIFT | 2 << CW_MODE_SHIFT, now);
+    vpit_write(p, PIT_PORT_CHANNEL0, 0, now);
+    vpit_write(p, PIT_PORT_CHANNEL0, 0, now);
+}

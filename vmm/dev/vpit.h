@@ -89,6 +89,12 @@ struct vpit {
 /* Power-on: no channel counting, channels 0 and 1 gated on; the TSC runs at tsc_hz. */
 void vpit_reset(struct vpit *p, uint64_t tsc_hz);
 
+/*
+ * Channel 0 as SeaBIOS leaves it (src/hw/timer.c pit_setup): mode 2, binary,
+ * low then high byte, count 0 (65536: 18.2 Hz), counting from now.
+ */
+void vpit_bios_state(struct vpit *p, uint64_t now);
+
 /* A byte read or write of ports 0x40-0x43 or 0x61 (another port reads 0xff, writes nothing). */
 uint8_t vpit_read(struct vpit *p, uint16_t port, uint64_t now);
 void vpit_write(struct vpit *p, uint16_t port, uint8_t value, uint64_t now);

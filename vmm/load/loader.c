@@ -335,6 +335,35 @@ static uint8_t *put_mmap(uint8_t *p, uint64_t base, uint64_t len, uint32_t type)
     return p + MMAP_ENTRY;
 }
 
+#define BIOS_SEGMENT 0xf000u
+#define BIOS_EOI1_IP 0xfe00u /* the master's IRQs */
+#define BIOS_EOI2_IP 0xfe10u /* the slave's */
+#define IRQ0_VECTOR  0x08u
+#define IRQ8_VECTOR  0x70u
+#define IVT_ENTRIES  256u
+
+static void set_vector(uint8_t *mem, unsigned vector, uint16_t ip)
+{
+    put_le32(mem + vector * 4, (uint32_t)BIOS_SEGMENT << 16 | ip);
+}
+
+void bios_ivt_build(uint8_t *mem)
+{
+    /* push ax; mov al, 0x20 (EOI); out 0x20 (and 0xa0 first for the slave's); pop ax; iret */
+    static const uint8_t eoi1[] = {0x50, 0xb0, 0x20, 0xe6, 0x20, 0x58, 0xcf};
+    static const uint8_t eoi2[] = {0x50, 0xb0, 0x20, 0xe6, 0xa0, 0xe6, 0x20, 0x58, 0xcf};
+    uint8_t *bios = mem + (BIOS_SEGMENT << 4);
+    bios[BIOS_IRET_IP] = 0xcf;
+    memcpy(bios + BIOS_EOI1_IP, eoi1, sizeof(eoi1));
+    memcpy(bios + BIOS_EOI2_IP, eoi2, sizeof(eoi2));
+    for (unsigned v = 0; v < IVT_ENTRIES; v++)
+        set_vector(mem, v, BIOS_IRET_IP);
+    for (unsigned i = 0; i < 8; i++) {
+        set_vector(mem, IRQ0_VECTOR + i, BIOS_EOI1_IP);
+        set_vector(mem, IRQ8_VECTOR + i, BIOS_EOI2_IP);
+    }
+}
+
 size_t mbinfo_build(uint8_t *mem, uint64_t mem_size, uint32_t info_gpa, size_t max_len,
                     const char *cmdline)
 {

@@ -53,4 +53,17 @@ void image_load(const uint8_t *data, const struct guest_image *img, uint8_t *mem
 size_t mbinfo_build(uint8_t *mem, uint64_t mem_size, uint32_t info_gpa, size_t max_len,
                     const char *cmdline);
 
+/*
+ * The real-mode interrupt vector table a PC BIOS leaves (SeaBIOS's
+ * ivt_init), for a guest that enables interrupts in real mode without
+ * vectors of its own: every vector an IRET at F000:FF53 (the IBM PC's
+ * dummy handler, SeaBIOS's entry_iret_official), the 8259s' vectors
+ * (0x08-0x0f, 0x70-0x77, as the 8259s start: vmm/dev/vpic.c) a handler that
+ * sends the EOI (the slave's to both chips) and returns. The handlers sit
+ * in the BIOS area at 0xF0000, which the memory map leaves out. mem holds
+ * at least 1 MiB.
+ */
+#define BIOS_IRET_IP 0xff53u
+void bios_ivt_build(uint8_t *mem);
+
 #endif

@@ -138,7 +138,7 @@ static uint64_t guest_tsc(const struct vcpu *v)
  * The timer's interrupt goes in at this entry (te from vlapic_timer_entry):
  * with interrupts off and no lock held, wait for a deadline the advance
  * fired ahead of (KVM's __wait_lapic_expire), then account its lateness,
- * or, offered through V_IRQ, keep when for vcpu_offered_taken.
+ * or, offered through V_IRQ, keep when for vcpu_offer_end.
  */
 static void timer_entry(struct vcpu *v, struct vlapic_timer_entry te, bool offered)
 {
@@ -156,10 +156,10 @@ static void timer_entry(struct vcpu *v, struct vlapic_timer_entry te, bool offer
         vcpu_timer_late(v, te.due, at);
 }
 
-void vcpu_offered_taken(struct vcpu *v, uint8_t vector)
+void vcpu_offer_end(struct vcpu *v, int taken)
 {
-    uint64_t due = vlapic_timer_due(&v->lapic, vector);
-    vlapic_ack(&v->lapic, vector);
+    uint64_t due = taken >= 0 ? vlapic_timer_due(&v->lapic, (uint8_t)taken) : 0;
+    vlapic_offer_end(&v->lapic, taken);
     if (due)
         vcpu_timer_late(v, due, v->timer_offered_at);
 }
@@ -248,7 +248,9 @@ static bool prepare_entry(struct vcpu *v, bool *window)
     /*
      * One the guest cannot take now is offered to the CPU (SVM V_IRQ), which
      * delivers it when the guest can; it stays in IRR until then, so the next
-     * entry looks again. It lets Idle HLT see the interrupt behind STI; HLT.
+     * entry looks again, and the same vector sent before the exit that says
+     * whether the guest took it pends again if it did (vlapic_offer). It lets
+     * Idle HLT see the interrupt behind STI; HLT.
      */
     bool offered = false;
     if (extint) {
@@ -258,6 +260,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
         virt->set_interrupt_window(&v->hw, true);
     } else {
         offered = virt->offer_interrupt && virt->offer_interrupt(&v->hw, vector, v->lapic.tpr);
+        vlapic_offer(&v->lapic, offered ? vector : -1);
         if (!offered)
             virt->set_interrupt_window(&v->hw, vector >= 0);
         else

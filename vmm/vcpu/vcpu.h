@@ -79,11 +79,12 @@ void vcpu_kick_consumed(struct vcpu *v);
 void vcpu_timer_late(struct vcpu *v, uint64_t due, uint64_t at);
 
 /*
- * SVM V_IRQ: the guest took the offered vector during the last run (lock
- * held): it moves to ISR; the timer's is late by the time of the entry that
- * offered it.
+ * SVM V_IRQ, after the exit of a run with a vector offered (lock held):
+ * taken, the vector the guest took during the run (or -1), moves to ISR and
+ * pends again if it was accepted again meanwhile (vlapic_offer_end); the
+ * timer's is late by the time of the entry that offered it.
  */
-void vcpu_offered_taken(struct vcpu *v, uint8_t vector);
+void vcpu_offer_end(struct vcpu *v, int taken);
 
 /*
  * An AP takes its INIT (under its lock): its per-vCPU devices (local APIC,

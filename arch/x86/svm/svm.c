@@ -292,11 +292,12 @@ svm_enter_exit(struct svm_cpu *c, struct vcpu *v, struct svm_vcpu *s, uint64_t h
     if ((!reentry && s->offered >= 0) || (vmcb->exit_int_info & SVM_EVTINJ_VALID)) {
         struct svm_vintr_exit vx =
             svm_vintr_after_exit(s->offered, vmcb->vintr, vmcb->exit_int_info);
+        bool offered = s->offered >= 0;
         s->offered = vx.still_offered;
         s->reinject = vx.reinject;
-        if (vx.taken >= 0) {
+        if (offered) {
             uint64_t flags = spin_lock_irqsave(&v->se.lock);
-            vcpu_offered_taken(v, (uint8_t)vx.taken);
+            vcpu_offer_end(v, vx.taken);
             spin_unlock_irqrestore(&v->se.lock, flags);
         }
     }
