@@ -840,18 +840,21 @@ def timer_ticks(vm, vcpus, ticks, within=None):
 def timer_lateness(vm, vcpus):
     """@vm_stop's timer lateness per vCPU: every interrupt pollux raised was injected and
     measured (its histogram counts them all), the maximum lies in the histogram's top bucket;
-    the adaptive advance (the default) fired the TSC-deadline check's interrupt early and the
-    entry that injected it waited for the deadline (the guest says it was not early)."""
+    the adaptive advance (the default) tuned itself on every vCPU, and fired a TSC-deadline
+    check's interrupt early on some vCPU, the entry that injected it waiting for the deadline
+    (the guest says it was not early). Not on every vCPU: on Bochs ryzen vCPU 0's, whose timer
+    also serves the PIT's ticks, came after its deadline (docs/timers.md)."""
     def check(log):
         stop = [s for s in log.all("vm_stop") if s["vm"] == vm]
         assert len(stop) == 1, f"[{vm}] @vm_stop records: {len(stop)}"
-        for i in range(vcpus):
-            t = stop[0]["vcpus"][str(i)]["timer"]
+        timers = [stop[0]["vcpus"][str(i)]["timer"] for i in range(vcpus)]
+        for i, t in enumerate(timers):
             hist = {int(b): n for b, n in t["late_ns_log2"].items()}
             assert sum(hist.values()) == t["delivered"], f"[{vm}] vCPU {i}: {t}"
             top = max(hist)
             assert 2 ** top <= max(t["late_max_ns"], 1) < 2 ** (top + 1), f"[{vm}] vCPU {i}: {t}"
-            assert t["advance_ns"] > 0 and t["advance_wait_ns"] > 0, f"[{vm}] vCPU {i}: {t}"
+            assert t["advance_ns"] > 0, f"[{vm}] vCPU {i}: {t}"
+        assert any(t["advance_wait_ns"] > 0 for t in timers), f"[{vm}] no advance wait: {timers}"
     check.__name__ = f"timer_lateness({vm})"
     return check
 
