@@ -2077,15 +2077,18 @@ def tests(full=False):
         # past the 4 ms period and the polls catch the expiries. Not pingpong: under QEMU's one
         # thread an IPI hands the CPU to its target (sched_let_others_run), so the answer comes
         # before the sender's HLT and its vCPUs rarely halt (no successful poll in 2 runs of 5
-        # at 993ec70).
+        # at 993ec70). Under -icount: without it a loaded host held QEMU's timer thread back
+        # past whole poll windows (every poll failed, the expiries 4 ms late, in make test
+        # beside another emulator); qemu-haltpoll-off's idle exits likewise.
         Test("qemu-haltpoll", [polled("timer", 2), halts_replayed("timer", 2),
                                idle_exit_us(False), shutdown(0)], smp=2,
-             args="halt_poll_ns=8000000 trace=halt", guests="timer:vcpus=2:pin=0,1:args=60"),
+             args="halt_poll_ns=8000000 trace=halt", guests="timer:vcpus=2:pin=0,1:args=60",
+             icount=0),
         Test("qemu-haltpoll-off", GUESTS_HALTPOLL_OFF_CHECKS + [idle_exit_us(True),
                                                                 timer_idle_exit("idletick")],
              smp=2,
              args="halt_poll_ns=0 idle_exit_latency_us=50",
-             guests=GUESTS_HALTPOLL_OFF),
+             guests=GUESTS_HALTPOLL_OFF, icount=0),
         Test("bochs-skylake-haltpoll", GUESTS_HALTPOLL_CHECKS, emu="bochs", smp=3,
              args="trace=halt_poll", guests=GUESTS_HALTPOLL, timeout=400),
         # Spin detection and directed yield: 4 vCPUs on 2 CPUs with each detector; ple=off.
