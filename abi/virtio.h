@@ -91,6 +91,7 @@
 #define VIRTIO_F_RING_PACKED 34 /* never offered */
 #define VIRTIO_BIT(b)        (1ull << (b))
 
+#define VIRTIO_NET_F_MTU     3
 #define VIRTIO_NET_F_MAC     5
 #define VIRTIO_NET_F_STATUS  16
 #define VIRTIO_NET_S_LINK_UP 1

@@ -226,6 +226,9 @@ static void test_config_space_has_mac_and_link_up(void **state)
     const uint8_t mac[] = {0x02, 0x50, 0x4c, 0x58, 0x00, 0x01};
     assert_memory_equal(config, mac, sizeof(mac));
     assert_int_equal(config[6] | config[7] << 8, VIRTIO_NET_S_LINK_UP);
+    /* F_MTU's mtu: the switch's 1500, after max_virtqueue_pairs (no F_MQ: 0). */
+    assert_int_equal(config[8] | config[9] << 8, 0);
+    assert_int_equal(config[10] | config[11] << 8, 1500);
     assert_int_equal(reg_read(b, VIRTIO_MMIO_DEVICE_ID), VIRTIO_ID_NET);
     char text[18];
     virtio_net_mac_text(mac, text);

@@ -47,11 +47,12 @@
 
 #define NET_ETH_ALEN     6
 #define NET_FRAME_MIN    14   /* an Ethernet header: destination, source, type */
-#define NET_FRAME_MAX    1518 /* 1500 bytes of payload, the header and a VLAN tag; no FCS */
-#define NET_HOLD_MAX     32   /* frames a port holds for its device */
-#define NET_SWITCH_PORTS 16   /* ports on one switch */
-#define NET_SWITCHES_MAX 8    /* switches at once */
-#define NET_MAC_TABLE    64   /* learned MACs per switch */
+#define NET_MTU          1500 /* the payload a frame carries: the switch's, offered as F_MTU */
+#define NET_FRAME_MAX    (NET_MTU + 18) /* the payload, the header and a VLAN tag; no FCS */
+#define NET_HOLD_MAX     32             /* frames a port holds for its device */
+#define NET_SWITCH_PORTS 16             /* ports on one switch */
+#define NET_SWITCHES_MAX 8              /* switches at once */
+#define NET_MAC_TABLE    64             /* learned MACs per switch */
 
 struct net_port;
 struct net_switch;

@@ -26,14 +26,21 @@ void virtio_net_mac_text(const uint8_t mac[NET_ETH_ALEN], char out[18])
              mac[5]);
 }
 
-/* The configuration space (5.1.4): mac, then status, little-endian. */
+/*
+ * The configuration space (5.1.4), little-endian: mac, status, then
+ * max_virtqueue_pairs (0: VIRTIO_NET_F_MQ is not offered) and mtu, the
+ * switch's: a driver that negotiates F_MTU sends nothing longer, and Linux
+ * refuses a larger MTU (`ip link set mtu 9000`) instead of losing every
+ * frame the switch cannot carry.
+ */
 static void config_read(struct virtio_mmio *t, unsigned off, uint8_t *buf, unsigned len)
 {
     const struct virtio_net *n = net_of(t);
-    uint8_t config[VIRTIO_NET_CONFIG_LEN];
+    uint8_t config[VIRTIO_NET_CONFIG_LEN] = {0};
     memcpy(config, n->mac, NET_ETH_ALEN);
     config[6] = VIRTIO_NET_S_LINK_UP;
-    config[7] = 0;
+    config[10] = NET_MTU & 0xff;
+    config[11] = NET_MTU >> 8;
     memcpy(buf, config + off, len);
 }
 
@@ -195,7 +202,8 @@ static void reset(struct virtio_mmio *t)
 const struct virtio_device_ops virtio_net_ops = {
     .name = "net",
     .device_id = VIRTIO_ID_NET,
-    .features = VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS),
+    .features = VIRTIO_BIT(VIRTIO_NET_F_MAC) | VIRTIO_BIT(VIRTIO_NET_F_STATUS) |
+                VIRTIO_BIT(VIRTIO_NET_F_MTU),
     .nqueues = 2,
     .config_len = VIRTIO_NET_CONFIG_LEN,
     .config_read = config_read,

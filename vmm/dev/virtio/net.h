@@ -28,7 +28,7 @@
 
 #define VIRTIO_NET_RXQ        0
 #define VIRTIO_NET_TXQ        1
-#define VIRTIO_NET_CONFIG_LEN 8 /* mac[6], le16 status */
+#define VIRTIO_NET_CONFIG_LEN 12 /* mac[6], le16 status, le16 max_virtqueue_pairs, le16 mtu */
 
 struct json;
 
