@@ -82,6 +82,8 @@
 #define BLK_CFG_SEG_MAX  12 /* le32 */
 #define NET_CFG_MAC      0  /* 6 bytes */
 #define NET_CFG_STATUS   6  /* le16 */
+#define NET_CFG_MTU      10 /* le16, with VIRTIO_NET_F_MTU */
+#define NET_MTU          1500
 
 /* The offload features pollux must not offer (5.1.3): CSUM, GUEST_CSUM, the TSO/UFO family. */
 #define NET_OFFLOADS 0x3fc3ull
@@ -401,6 +403,9 @@ static void net_checks(bool bystander)
     vcheck(same(mac, prefix, sizeof(prefix)), "net-mac", "not 02:50:4c:58:00:<VM index>");
     vcheck(vdev_config8(&net, NET_CFG_STATUS) & VIRTIO_NET_S_LINK_UP, "net-link-up",
            "STATUS without LINK_UP");
+    uint32_t mtu = vdev_config8(&net, NET_CFG_MTU) | vdev_config8(&net, NET_CFG_MTU + 1) << 8;
+    vcheck((offered & VIRTIO_BIT(VIRTIO_NET_F_MTU)) && mtu == NET_MTU, "net-mtu",
+           "F_MTU not offered, or its mtu not the switch's 1500");
     vcheck(net_good(), "net-tx", "the transmit element did not come back with length 0");
     vcheck(net_send("vc-good", ETH_MIN, true), "net-tx-one-buffer",
            "a frame with its header in one buffer did not come back");

@@ -365,7 +365,7 @@ VIRTIOCHECK_GOOD = (
     "blk-probe blk-features blk-features-need-version-1 blk-start blk-capacity blk-seg-max "
     "blk-read-sector-0 blk-read-last-sector blk-read-two-sectors blk-write-read-back blk-flush "
     "blk-get-id blk-unsupported blk-beyond-disk blk-across-end blk-still-good net-probe "
-    "net-features net-features-need-version-1 net-start net-mac net-link-up net-tx "
+    "net-features net-features-need-version-1 net-start net-mac net-link-up net-mtu net-tx "
     "net-tx-one-buffer net-tx-oversized net-still-good").split()
 VIRTIOCHECK_HOSTILE = (VIRTIOCHECK_GOOD + ["peer-ready"]
                        + [scenario for scenario, _, _, _ in VIRTIO_HOSTILE] + ["peer-ack"])
