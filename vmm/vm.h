@@ -177,7 +177,7 @@ struct vcpu {
     struct gpt_fetch_memo fetch_memo;
     uint64_t exited_at;      /* host TSC of the last exit, for stats.exit_cycles */
     uint64_t profile_sample; /* profile_us=: host TSC of its next RIP sample, 0 = none */
-    uint8_t npf_slot;   /* the last npf exit's enum npf_slot, for stats.npf_cycles */
+    uint8_t npf_slot;        /* the last npf exit's enum npf_slot, for stats.npf_cycles */
     struct vcpu_stats stats;
 };
 

@@ -82,7 +82,7 @@ void vcpu_timer_update(struct vcpu *v)
      * Only while it runs, and only ahead: the sample is taken at the exit the
      * timer makes, and one already due waits for the exit under way.
      */
-    if (v->se.state == SCHED_RUNNING && v->profile_sample > rdtsc())
+    if (v->profile_sample && v->se.state == SCHED_RUNNING && v->profile_sample > rdtsc())
         host = earlier_deadline(host, v->profile_sample);
     if (host)
         timer_arm(&v->timer, v->se.cpu, host);
