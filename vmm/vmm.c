@@ -20,7 +20,6 @@
 #include "vmm/load/bzimage.h"
 #include "vmm/load/linux_loader.h"
 #include "vmm/load/loader.h"
-#include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/pause.h"
 #include "vmm/console/console_keys.h"
 #include "vmm/console/profile.h"
@@ -465,7 +464,6 @@ unsigned vmm_start(const struct boot_info *bi)
     unsigned rejected = 0;
     if (virt)
         cpu_model_init();
-    msr_owner_init();
     vcpu_stats_register();
     for (unsigned i = 0, number = 0; i < bi->mod_count; i++) {
         if (is_initrd_module(&bi->mods[i]) || is_disk_module(&bi->mods[i]))

@@ -28,7 +28,6 @@
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvmclock.h"
 #include "vmm/exit/mmio.h"
-#include "vmm/exit/msr_owner.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/vm_devices.h"
@@ -46,7 +45,49 @@ static void end_emulated_instruction(struct virt_vcpu *v)
     (void)v;
 }
 
-static const struct virt_ops test_ops = {.end_emulated_instruction = end_emulated_instruction};
+/* No feature of vmm/vcpu/guest_msrs.c offered: none of its MSRs is loaded. */
+struct guest_features guest_features;
+
+void guest_msrs_load(const struct guest_msrs *m)
+{
+    (void)m;
+    fail();
+}
+
+/* vmm/vcpu/vcpu.c's, which the device model does not link: the TSC written last. */
+static uint64_t tsc_written;
+
+void vcpu_write_tsc(struct vcpu *v, uint32_t index, uint64_t value)
+{
+    (void)v;
+    assert_int_equal(index, MSR_TSC);
+    tsc_written = value;
+}
+
+/* The vendor's MSRs: what it was asked, and PAT's value. */
+static unsigned vendor_reads, vendor_writes;
+static uint64_t vendor_pat = 0x0007040600070406ull;
+
+static enum msr_result vendor_msr_read(struct virt_vcpu *v, uint32_t index, uint64_t *value)
+{
+    (void)v;
+    vendor_reads++;
+    *value = vendor_pat;
+    return index == MSR_PAT ? MSR_DONE : MSR_NOT_MINE;
+}
+
+static enum msr_result vendor_msr_write(struct virt_vcpu *v, uint32_t index, uint64_t value)
+{
+    (void)v;
+    (void)index;
+    (void)value;
+    vendor_writes++;
+    return MSR_DONE;
+}
+
+static const struct virt_ops test_ops = {.end_emulated_instruction = end_emulated_instruction,
+                                         .msr_read = vendor_msr_read,
+                                         .msr_write = vendor_msr_write};
 const struct virt_ops *virt = &test_ops;
 
 void kprintf(const char *fmt, ...)
@@ -254,8 +295,8 @@ static void make_vm_with(bool pc, bool legacy_pic, bool ioapic)
         pc_msrs_reset(&vcpus[i].pc_msrs);
         vm.vcpus[i] = &vcpus[i];
     }
-    assert_int_equal(
-        vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
+    if (vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)))
+        fail_msg("%s", err);
     stops = failed_accesses = marker_writes = 0;
     stop_reason = 0;
 }
@@ -269,7 +310,6 @@ static void make_vm(bool pc, bool legacy_pic)
 static int setup_pc(void **state)
 {
     (void)state;
-    msr_owner_init();
     make_vm(true, false);
     return 0;
 }
@@ -286,7 +326,6 @@ static int setup_plain(void **state)
 static int setup_pc_legacy(void **state)
 {
     (void)state;
-    msr_owner_init();
     make_vm(true, true);
     return 0;
 }
@@ -607,7 +646,6 @@ static void test_every_msr_range_finds_its_device(void **state)
             uint32_t ends[] = {(uint32_t)dev->msrs.ranges[r].first,
                                (uint32_t)dev->msrs.ranges[r].last};
             for (unsigned i = 0; i < 2; i++) {
-                assert_int_equal(msr_owner(ends[i]), MSR_OWNER_DEVICE);
                 for (unsigned v = 0; v < NVCPUS; v++) {
                     struct dev_entry *d = vm_devices_find_msr(&vm, &vcpus[v], ends[i]);
                     assert_non_null(d);
@@ -617,10 +655,10 @@ static void test_every_msr_range_finds_its_device(void **state)
             }
         }
     }
-    /* The keepers pollux documents (vmm/exit/msr.h), by name. */
+    /* The owners pollux documents (vmm/exit/msr.h), by name. */
     static const struct {
         uint32_t index;
-        const char *device; /* NULL: no device's */
+        const char *device; /* "vendor": the VMCB's or VMCS's; NULL: nobody's */
     } known[] = {
         {0x1b, "lapic"},           /* IA32_APIC_BASE */
         {0x6e0, "lapic"},          /* IA32_TSC_DEADLINE */
@@ -629,22 +667,103 @@ static void test_every_msr_range_finds_its_device(void **state)
         {0x259, "pc-msrs"},        /* a fixed-range MTRR */
         {0x2ff, "pc-msrs"},        /* MTRR_DEF_TYPE */
         {0xc0010015u, "pc-msrs"},  /* AMD HWCR */
+        {0xc0010004u, "pc-msrs"},  /* AMD PERF_CTR0 */
+        {0x17a, "mce-msrs"},       /* IA32_MCG_STATUS */
         {0x4b564d01u, "kvm-msrs"}, /* MSR_KVM_SYSTEM_TIME_NEW */
-        {0x277, NULL},             /* PAT: the vendor's */
-        {0xc0000080u, NULL},       /* EFER: the vendor's */
-        {0x10, NULL},              /* the TSC: msr_read_own's */
-        {0x48, NULL},              /* IA32_SPEC_CTRL: vmm/vcpu/guest_msrs.c's */
+        {0x10, "cpu-msrs"},        /* the TSC */
+        {0x3a, "cpu-msrs"},        /* IA32_FEATURE_CONTROL */
+        {0x48, "cpu-msrs"},        /* IA32_SPEC_CTRL: vmm/vcpu/guest_msrs.c's */
+        {0xc1, "cpu-msrs"},        /* IA32_PMC0 */
+        {0xc0000103u, "cpu-msrs"}, /* IA32_TSC_AUX */
+        {0x174, "vendor"},         /* IA32_SYSENTER_CS */
+        {0x277, "vendor"},         /* PAT */
+        {0xc0000080u, "vendor"},   /* EFER */
+        {0xc0000084u, "vendor"},   /* SFMASK */
+        {0xc0000102u, "vendor"},   /* KERNEL_GS_BASE */
+        {0x277 + 1, NULL},         /* past PAT */
+        {0xc0000085u, NULL},       /* past SFMASK */
+        {0x40000000u, NULL},       /* Hyper-V's: outside the map */
+        {0xc0012000u, NULL},       /* past AMD's block */
     };
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+        unsigned owner = vm_devices_msr_owner(&vm.devices, known[k].index);
         struct dev_entry *d = vm_devices_find_msr(&vm, &vcpus[0], known[k].index);
-        if (known[k].device) {
+        if (!known[k].device) {
+            assert_int_equal(owner, 0);
+            assert_null(d);
+        } else if (!strcmp(known[k].device, "vendor")) {
+            assert_int_equal(owner, DEV_MSR_VENDOR);
+            assert_null(d);
+        } else {
             assert_non_null(d);
             assert_string_equal(d->dev->name, known[k].device);
-        } else {
-            assert_null(d);
-            assert_int_not_equal(msr_owner(known[k].index), MSR_OWNER_DEVICE);
         }
     }
+}
+
+/* Every MSR the PC's and the machine-check rules answer is claimed by their device. */
+static void test_rules_answer_only_their_devices_msrs(void **state)
+{
+    (void)state;
+    static const uint32_t blocks[] = {0, 0xc0000000u, 0xc0010000u, 0x4b564000u};
+    unsigned answered = 0;
+    for (unsigned b = 0; b < 4; b++) {
+        for (uint32_t i = blocks[b]; i < blocks[b] + DEV_MSR_BLOCK_SIZE; i++) {
+            uint64_t value;
+            const struct device *dev = 0;
+            if (pc_msrs_read(&vcpus[0].pc_msrs, i, &value) != MSR_NOT_MINE)
+                dev = &pc_msrs_device;
+            else if (mce_read(&vcpus[0].mce, i, &value) != MSR_NOT_MINE)
+                dev = &mce_msrs_device;
+            if (!dev)
+                continue;
+            struct dev_entry *d = vm_devices_find_msr(&vm, &vcpus[0], i);
+            assert_non_null(d);
+            assert_ptr_equal(d->dev, dev);
+            answered++;
+        }
+    }
+    assert_true(answered > 60);
+}
+
+/*
+ * RDMSR and WRMSR ask the MSR's one owner, and only it: the vendor only for
+ * its own MSRs (with canonical addresses), nobody for an MSR no one claims
+ * or one its device does not know (#GP).
+ */
+static void test_msr_exits_ask_one_owner(void **state)
+{
+    (void)state;
+    struct vcpu *v = &vcpus[1];
+    uint64_t value = 0;
+    vendor_reads = vendor_writes = 0;
+    assert_int_equal(msr_read(v, MSR_PAT, &value), 0);
+    assert_int_equal(value, vendor_pat);
+    assert_int_equal(vendor_reads, 1);
+    /* Nobody's, or not known in a device's block: #GP, the vendor not asked. */
+    static const uint32_t nobodys[] = {0x1234, 0x40000000u, 0x4b564d7fu, 0xc0010114u, 0x210};
+    for (size_t i = 0; i < sizeof(nobodys) / sizeof(nobodys[0]); i++) {
+        assert_int_equal(msr_read(v, nobodys[i], &value), -1);
+        assert_int_equal(msr_write(v, nobodys[i], 0), -1);
+    }
+    /* A device's and pollux's own: the vendor not asked. */
+    assert_int_equal(msr_read(v, MSR_MTRR_CAP, &value), 0);
+    assert_int_equal(value, MTRR_CAP_VALUE);
+    assert_int_equal(msr_read(v, 0x3a, &value), 0); /* IA32_FEATURE_CONTROL: locked */
+    assert_int_equal(value, 1);
+    assert_int_equal(msr_write(v, 0x3a, 1), -1);
+    assert_int_equal(msr_read(v, 0xc1, &value), 0); /* IA32_PMC0 */
+    assert_int_equal(value, 0);
+    assert_int_equal(msr_write(v, 0xc1, 5), 0);
+    assert_int_equal(msr_read(v, 0xc0010004u, &value), 0); /* AMD's PERF_CTR0 */
+    assert_int_equal(msr_write(v, 0xc0010004u, 5), 0);
+    assert_int_equal(vendor_reads, 1);
+    assert_int_equal(vendor_writes, 0);
+    /* The vendor's address MSRs take canonical values only. */
+    assert_int_equal(msr_write(v, MSR_LSTAR, 0x0000800000000000ull), -1);
+    assert_int_equal(vendor_writes, 0);
+    assert_int_equal(msr_write(v, MSR_LSTAR, 0xffff800000000000ull), 0);
+    assert_int_equal(vendor_writes, 1);
 }
 
 static uint64_t rd(unsigned v, uint32_t index)
@@ -676,7 +795,7 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(vcpus[1].poll_control, 0);
     assert_int_equal(rd(0, MSR_KVM_POLL_CONTROL), KVM_POLL_CONTROL_RESET);
     assert_int_equal(wr(0, MSR_KVM_POLL_CONTROL, 2), DEV_FAULT);
-    /* In a claimed block, an MSR the rules do not know goes on to the next keeper. */
+    /* In a claimed block, an MSR the rules do not know is not the device's (#GP). */
     uint64_t value;
     assert_int_equal(vm_devices_msr(&vcpus[0], 0x4b564d7fu, false, &value), DEV_NOT_MINE);
     assert_int_equal(vm_devices_msr(&vcpus[0], 0xc0010114u, false, &value), DEV_NOT_MINE);
@@ -990,6 +1109,11 @@ static const struct dev_range kvm_msr[] = {{0x4b564cffu, 0x4b564d00u}};
 static const struct device port_thief = {.name = "thief", .ports = {com1_scratch, 1, 0, 0}};
 static const struct device mmio_thief = {.name = "thief", .mmio = {in_the_ioapic_page, 1, 0, 0}};
 static const struct device msr_thief = {.name = "thief", .msrs = {kvm_msr, 1, 0, 0}};
+static const struct dev_range pat[] = {{MSR_PAT, MSR_PAT}}, tsc[] = {{0x10, 0x10}};
+static const struct dev_range hyperv[] = {{0x40000000u, 0x40000000u}};
+static const struct device pat_thief = {.name = "thief", .msrs = {pat, 1, 0, 0}};
+static const struct device tsc_thief = {.name = "thief", .msrs = {tsc, 1, 0, 0}};
+static const struct device hyperv_msr = {.name = "hyperv", .msrs = {hyperv, 1, 0, 0}};
 
 static void assert_refused(const struct device *first, const struct device *second,
                            const char *what)
@@ -1013,6 +1137,12 @@ static void test_overlapping_claims_are_refused(void **state)
     assert_refused(&mmio_thief, &ioapic_device, "guest-physical");
     assert_refused(&kvm_msrs_device, &msr_thief, "MSR");
     assert_refused(&msr_thief, &kvm_msrs_device, "MSR");
+    assert_refused(&cpu_msrs_device, &tsc_thief, "MSR 0x10");
+    /* The vendor's MSRs are claimed before any device's. */
+    assert_refused(&pat_thief, &pat_thief, "devices vendor and thief both claim MSR 0x277");
+    /* An MSR outside the map could be no one's. */
+    assert_refused(&hyperv_msr, &hyperv_msr,
+                   "device hyperv: MSR 0x40000000 is outside the MSR map");
     /* Neighbours that do not overlap are fine. */
     static const struct dev_range next_to_com1[] = {{VUART_BASE + 8, VUART_BASE + 8}};
     static const struct device neighbour = {.name = "neighbour", .ports = {next_to_com1, 1, 0, 0}};
@@ -1053,8 +1183,8 @@ static void test_virtio_blk_page(void **state)
     vm.virtio[VIRTIO_SLOT_BLK] = NULL;
     memset(&vm.devices, 0, sizeof(vm.devices));
     char err[256];
-    assert_int_equal(
-        vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
+    if (vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)))
+        fail_msg("%s", err);
     assert_null(vm_devices_find_mmio(&vm, &vcpus[0], page));
     assert_null(vm.virtio[VIRTIO_SLOT_BLK]);
 }
@@ -1203,8 +1333,8 @@ static void test_virtio_net_page(void **state)
     assert_null(vm.virtio[VIRTIO_SLOT_NET]);
     memset(&vm.devices, 0, sizeof(vm.devices));
     vm.cfg.net[0] = '\0';
-    assert_int_equal(
-        vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)), 0);
+    if (vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)))
+        fail_msg("%s", err);
     assert_null(vm_devices_find_mmio(&vm, &vcpus[0], page));
     /* A name no switch can have: the VM is refused, naming net=. */
     strcpy(vm.cfg.net, "");
@@ -1337,6 +1467,8 @@ int main(void)
         PC(test_ioapic_page),
         PC(test_virtio_blk_page),
         PC(test_every_msr_range_finds_its_device),
+        PC(test_rules_answer_only_their_devices_msrs),
+        PC(test_msr_exits_ask_one_owner),
         PC(test_msrs_reach_the_vcpus_entry),
         PC(test_tsc_deadline_within_the_advance_fires_at_once),
         PC(test_unclaimed_ports_are_unhandled_io),

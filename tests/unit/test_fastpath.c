@@ -114,7 +114,6 @@ unsigned long vmm_hypercall(struct vcpu *hv, unsigned cpl)
 /* handle_msr_read and msr_read are inline too; these tests take no RDMSR exit. */
 struct guest_features guest_features;
 
-/* msr_owner.c's table: no device claims an MSR here. */
 /* INIT's device reset: the fast path never takes an INIT. */
 void vm_devices_reset_vcpu(struct vm *hvm, struct vcpu *hv)
 {
@@ -123,32 +122,11 @@ void vm_devices_reset_vcpu(struct vm *hvm, struct vcpu *hv)
     fail();
 }
 
-bool builtin_devices_claim_msr(uint32_t i)
-{
-    (void)i;
-    return false;
-}
-
 enum dev_result vm_devices_msr(struct vcpu *hv, uint32_t i, bool write, uint64_t *val)
 {
     (void)hv, (void)i, (void)write, (void)val;
     fail_msg("these tests take no RDMSR exit");
     return DEV_FAULT;
-}
-
-enum msr_result guest_msrs_read(const struct guest_features *f, const struct guest_msrs *m,
-                                uint32_t i, uint64_t *val)
-{
-    (void)f, (void)m, (void)i, (void)val;
-    fail_msg("these tests take no RDMSR exit");
-    return MSR_FAULT;
-}
-
-int msr_read_own(struct vcpu *hv, uint32_t i, uint64_t *val)
-{
-    (void)hv, (void)i, (void)val;
-    fail_msg("these tests take no RDMSR exit");
-    return -1;
 }
 
 /* handle_io is inline too: the port's read or write is what it calls. */

@@ -101,14 +101,12 @@ UNIT_TESTS += ioapic
 unit_ioapic_SRCS := vmm/dev/vioapic.c
 UNIT_TESTS += pc_msrs
 unit_pc_msrs_SRCS := vmm/dev/pc_msr_state.c
-UNIT_TESTS += msr_owner
-unit_msr_owner_SRCS := vmm/exit/msr_owner.c
 UNIT_TESTS += svm_intr
 unit_svm_intr_SRCS := arch/x86/svm/svm_intr.c vmm/dev/vlapic.c
 UNIT_TESTS += hlt_intercept
 unit_hlt_intercept_SRCS := vmm/vcpu/hlt_intercept.c
 UNIT_TESTS += fastpath
-unit_fastpath_SRCS := sched/entity.c vmm/exit/msr_owner.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c vmm/vcpu/nmi.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c vmm/dev/steal_time.c \
+unit_fastpath_SRCS := sched/entity.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c vmm/vcpu/nmi.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c vmm/dev/steal_time.c \
 	vmm/console/trace.c sched/halt_poll.c sched/yield.c lib/json.c
 UNIT_TESTS += stats
 # The statistics tables and what they link against (also make stats-doc's).
@@ -117,7 +115,7 @@ STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_sta
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
 unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
-	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
+	vmm/vcpu/nmi.c vmm/vcpu/guest_msrs.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
 UNIT_TESTS += serial_mux

@@ -17,6 +17,7 @@ const struct device *const builtin_devices[] = {
     [BUILTIN_KVM_MSRS] = &kvm_msrs_device,
     [BUILTIN_PC_MSRS] = &pc_msrs_device,
     [BUILTIN_MCE_MSRS] = &mce_msrs_device,
+    [BUILTIN_CPU_MSRS] = &cpu_msrs_device,
     [BUILTIN_TRACE_MARKER] = &trace_marker_device,
     [BUILTIN_VIRTIO_NET] = &virtio_net_device,
     [BUILTIN_VIRTIO_BLK] = &virtio_blk_device,

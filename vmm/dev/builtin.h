@@ -20,6 +20,7 @@ extern const struct device lapic_device;         /* per vCPU: the xAPIC page, th
 extern const struct device kvm_msrs_device;      /* per vCPU: 0x4b564d00-0x4b564dff */
 extern const struct device pc_msrs_device;       /* per vCPU: the MTRRs, AMD's 0xc001xxxx */
 extern const struct device mce_msrs_device;      /* per vCPU: the machine-check bank */
+extern const struct device cpu_msrs_device;      /* the TSC, guest_msrs.c's, a boot allow-list */
 extern const struct device virtio_blk_device;    /* virtio slot VIRTIO_SLOT_BLK (disk= VMs) */
 extern const struct device virtio_net_device;    /* virtio slot VIRTIO_SLOT_NET (net= VMs) */
 
@@ -43,6 +44,7 @@ enum builtin_device {
     BUILTIN_KVM_MSRS,
     BUILTIN_PC_MSRS,
     BUILTIN_MCE_MSRS,
+    BUILTIN_CPU_MSRS,
     BUILTIN_TRACE_MARKER,
     BUILTIN_VIRTIO_NET,
     BUILTIN_VIRTIO_BLK,

@@ -39,11 +39,15 @@ static int add_entry(struct vm_devices *t, const struct device *dev, unsigned in
     return 0;
 }
 
-static void conflict(const struct vm_devices *t, unsigned other, const struct device *dev,
-                     const char *space, uint64_t addr, char *err, size_t errlen)
+static void conflict(const char *other, const struct device *dev, const char *space, uint64_t addr,
+                     char *err, size_t errlen)
 {
-    snprintf(err, errlen, "devices %s and %s both claim %s 0x%lx", t->entries[other].dev->name,
-             dev->name, space, addr);
+    snprintf(err, errlen, "devices %s and %s both claim %s 0x%lx", other, dev->name, space, addr);
+}
+
+static const char *entry_name(const struct vm_devices *t, unsigned entry)
+{
+    return t->entries[entry].dev->name;
 }
 
 static int claim_ports(struct vm_devices *t, unsigned entry, char *err, size_t errlen)
@@ -58,7 +62,7 @@ static int claim_ports(struct vm_devices *t, unsigned entry, char *err, size_t e
         const struct dev_range *range = &dev->ports.ranges[r];
         for (uint64_t p = range->first; p <= range->last && p < DEV_PORTS; p++) {
             if (t->port[p]) {
-                conflict(t, t->port[p] - 1u, dev, "port", p, err, errlen);
+                conflict(entry_name(t, t->port[p] - 1u), dev, "port", p, err, errlen);
                 return -1;
             }
             t->port[p] = (uint8_t)(entry + 1);
@@ -83,11 +87,11 @@ static int claim_ranges(struct vm_devices *t, unsigned entry, const struct dev_s
         while (i < *n && claims[i].first <= range->first)
             i++;
         if (i > 0 && claims[i - 1].last >= range->first) {
-            conflict(t, claims[i - 1].entry, dev, space, range->first, err, errlen);
+            conflict(entry_name(t, claims[i - 1].entry), dev, space, range->first, err, errlen);
             return -1;
         }
         if (i < *n && claims[i].first <= range->last) {
-            conflict(t, claims[i].entry, dev, space, claims[i].first, err, errlen);
+            conflict(entry_name(t, claims[i].entry), dev, space, claims[i].first, err, errlen);
             return -1;
         }
         for (unsigned k = *n; k > i; k--)
@@ -98,12 +102,51 @@ static int claim_ranges(struct vm_devices *t, unsigned entry, const struct dev_s
     return 0;
 }
 
+/*
+ * The MSRs both backends keep in the VMCB or VMCS (arch/x86/svm/svm_msr.h,
+ * arch/x86/vmx/vmx_msr.h), served through the seam's msr_read and msr_write:
+ * claimed in the map like a device's, so that no device claims one too.
+ */
+static const struct dev_range vendor_ranges[] = {{MSR_SYSENTER_CS, MSR_SYSENTER_EIP},
+                                                 {MSR_PAT, MSR_PAT},
+                                                 {MSR_EFER, MSR_SFMASK},
+                                                 {MSR_FS_BASE, MSR_KERNEL_GS_BASE}};
+static const struct device vendor_msrs = {.name = "vendor", .msrs = {vendor_ranges, 4, 0, 0}};
+
+/* Mark dev's MSRs in the map as owner's (entry + 1, or DEV_MSR_VENDOR). */
+static int claim_msrs(struct vm_devices *t, const struct device *dev, unsigned owner, char *err,
+                      size_t errlen)
+{
+    if (dev->msrs.count && owner >= DEV_MSR_VENDOR && dev != &vendor_msrs) {
+        snprintf(err, errlen, "device %s: MSRs need a device among the first 254", dev->name);
+        return -1;
+    }
+    for (unsigned r = 0; r < dev->msrs.count; r++) {
+        const struct dev_range *range = &dev->msrs.ranges[r];
+        for (uint64_t i = range->first; i <= range->last; i++) {
+            int b = i >> 32 ? -1 : dev_msr_block((uint32_t)i);
+            if (b < 0) {
+                snprintf(err, errlen, "device %s: MSR 0x%lx is outside the MSR map", dev->name, i);
+                return -1;
+            }
+            uint8_t *slot = &t->msr[b][i & (DEV_MSR_BLOCK_SIZE - 1)];
+            if (*slot) {
+                conflict(*slot == DEV_MSR_VENDOR ? vendor_msrs.name : entry_name(t, *slot - 1u),
+                         dev, "MSR", i, err, errlen);
+                return -1;
+            }
+            *slot = (uint8_t)owner;
+        }
+    }
+    return 0;
+}
+
 static int claim(struct vm_devices *t, unsigned entry, char *err, size_t errlen)
 {
     const struct device *dev = t->entries[entry].dev;
     if (claim_ports(t, entry, err, errlen) ||
         claim_ranges(t, entry, &dev->mmio, t->mmio, &t->nmmio, "guest-physical", err, errlen) ||
-        claim_ranges(t, entry, &dev->msrs, t->msrs, &t->nmsrs, "MSR", err, errlen))
+        claim_msrs(t, dev, entry + 1, err, errlen))
         return -1;
     return 0;
 }
@@ -112,6 +155,8 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
                       size_t errlen)
 {
     struct vm_devices *t = &vm->devices;
+    if (claim_msrs(t, &vendor_msrs, DEV_MSR_VENDOR, err, errlen))
+        return -1;
     /* VM-wide devices first: their entry numbers are what the port index holds. */
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned k = 0; k < n; k++) {
@@ -188,22 +233,23 @@ static const struct dev_claim *find(const struct dev_claim *claims, unsigned n, 
     return &claims[lo - 1];
 }
 
-static struct dev_entry *entry_of(struct vm_devices *t, const struct dev_claim *c, struct vcpu *v)
+/* Entry `entry`'s device for vCPU v: a per-vCPU device's entry names its vCPU 0's. */
+static struct dev_entry *entry_of(struct vm_devices *t, unsigned entry, struct vcpu *v)
 {
-    if (!c)
-        return 0;
-    struct dev_entry *d = &t->entries[c->entry];
+    struct dev_entry *d = &t->entries[entry];
     return d->dev->per_vcpu ? d + v->hw.id : d;
 }
 
 struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa)
 {
-    return entry_of(&vm->devices, find(vm->devices.mmio, vm->devices.nmmio, gpa), v);
+    const struct dev_claim *c = find(vm->devices.mmio, vm->devices.nmmio, gpa);
+    return c ? entry_of(&vm->devices, c->entry, v) : 0;
 }
 
 struct dev_entry *vm_devices_find_msr(struct vm *vm, struct vcpu *v, uint32_t index)
 {
-    return entry_of(&vm->devices, find(vm->devices.msrs, vm->devices.nmsrs, index), v);
+    unsigned owner = vm_devices_msr_owner(&vm->devices, index);
+    return owner && owner != DEV_MSR_VENDOR ? entry_of(&vm->devices, owner - 1, v) : 0;
 }
 
 /* addr's offset in the device's range that holds it. */
@@ -266,15 +312,4 @@ void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_ent
     if (!op.write)
         mmio_load_done(v, &op, a.value);
     vcpu_advance(v, op.len);
-}
-
-bool builtin_devices_claim_msr(uint32_t index)
-{
-    for (unsigned k = 0; k < builtin_device_count; k++) {
-        const struct dev_space_ops *m = &builtin_devices[k]->msrs;
-        for (unsigned r = 0; r < m->count; r++)
-            if (index >= m->ranges[r].first && index <= m->ranges[r].last)
-                return true;
-    }
-    return false;
 }

@@ -11,11 +11,14 @@
  *
  * A device that exists once per vCPU (per_vcpu: the local APIC) has an
  * entry per vCPU; its claims are made once and an access reaches the
- * entry of the vCPU that made it. Lookup: a device number per port (64 Ki
- * bytes per VM), sorted range arrays (binary search) for MMIO and MSRs.
- * Two devices that claim one address are refused when the VM is created.
- * An access nobody claims is the caller's: unhandled I/O for ports, the
- * unbacked= policy for MMIO, the next MSR keeper for MSRs.
+ * entry of the vCPU that made it. Lookup: an owner number per port (64 Ki
+ * bytes per VM) and per MSR (the MSR map: DEV_MSR_BLOCKS blocks of 8 Ki,
+ * where every MSR a guest may reach lies), a sorted range array (binary
+ * search) for MMIO. The MSRs the vendor keeps in the VMCB or VMCS are
+ * claimed in the same map, by DEV_MSR_VENDOR. Two owners that claim one
+ * address are refused when the VM is created. An access nobody claims is
+ * the caller's: unhandled I/O for ports, the unbacked= policy for MMIO, #GP
+ * for MSRs.
  */
 #ifndef POLLUX_VMM_DEV_DEVICE_H
 #define POLLUX_VMM_DEV_DEVICE_H
@@ -35,27 +38,21 @@ struct json;
 #define DEV_VM_MAX      24 /* VM-wide devices (the port index holds their numbers) */
 #define DEV_VCPU_MAX    4  /* per-vCPU devices */
 #define DEV_ENTRIES_MAX (DEV_VM_MAX + DEV_VCPU_MAX * VM_MAX_VCPUS)
-#define DEV_RANGES_MAX  32  /* MMIO claims, and MSR claims, per VM */
+#define DEV_RANGES_MAX  32  /* MMIO claims per VM */
 #define DEV_STATE_BYTES 256 /* the VM-wide devices' own state, all together */
 #define DEV_PORTS       0x10000
 
 /* What a callback answers. */
 enum dev_result {
     DEV_DONE,
-    DEV_NOT_MINE, /* ports: counted as unhandled I/O; MSRs: the next keeper (vmm/exit/msr.h) */
+    DEV_NOT_MINE, /* ports: counted as unhandled I/O; MSRs: #GP, as DEV_FAULT */
     DEV_FAULT,    /* MSRs: #GP */
 };
 
-/* A keeper's answer (vmm/dev/kvm_pv.h, vmm/dev/pc_msr_state.h) as a device's, and back
- * (vmm/exit/msr.h). */
+/* An MSR rule's answer (vmm/dev/kvm_pv.h, vmm/dev/pc_msr_state.h) as a device's. */
 static inline enum dev_result dev_result_of_msr(enum msr_result r)
 {
     return r == MSR_DONE ? DEV_DONE : r == MSR_FAULT ? DEV_FAULT : DEV_NOT_MINE;
-}
-
-static inline enum msr_result msr_result_of_dev(enum dev_result r)
-{
-    return r == DEV_DONE ? MSR_DONE : r == DEV_FAULT ? MSR_FAULT : MSR_NOT_MINE;
 }
 
 /* One access, as decoded. */
@@ -105,6 +102,31 @@ struct dev_entry {
     unsigned index; /* the device's place in the list the table was built from */
 };
 
+/*
+ * The MSR map's blocks: 0-0x1fff, 0xc0000000-0xc0001fff, 0xc0010000-0xc0011fff
+ * (as SVM's permission map splits MSRs) and KVM's, around 0x4b564d00-0x4b564dff.
+ * A claim outside them is refused: an MSR there is nobody's.
+ */
+#define DEV_MSR_BLOCKS     4
+#define DEV_MSR_BLOCK_SIZE 0x2000u
+#define DEV_MSR_VENDOR     0xff /* the map's owner of the vendor's MSRs (vmm/exit/msr.h) */
+
+static inline int dev_msr_block(uint32_t index)
+{
+    switch (index & ~(DEV_MSR_BLOCK_SIZE - 1)) {
+    case 0:
+        return 0;
+    case 0xc0000000u:
+        return 1;
+    case 0xc0010000u:
+        return 2;
+    case 0x4b564000u:
+        return 3;
+    default:
+        return -1;
+    }
+}
+
 struct dev_claim {
     uint64_t first, last;
     uint16_t entry; /* a per-vCPU device's: its vCPU 0 entry */
@@ -113,9 +135,11 @@ struct dev_claim {
 struct vm_devices {
     struct dev_entry entries[DEV_ENTRIES_MAX];
     unsigned count;
-    struct dev_claim mmio[DEV_RANGES_MAX], msrs[DEV_RANGES_MAX]; /* sorted by first */
-    unsigned nmmio, nmsrs;
+    struct dev_claim mmio[DEV_RANGES_MAX]; /* sorted by first */
+    unsigned nmmio;
     uint8_t port[DEV_PORTS]; /* entry + 1 of the port's device, 0 for none */
+    /* The MSR map: entry + 1 of the MSR's device, DEV_MSR_VENDOR, or 0 for none. */
+    uint8_t msr[DEV_MSR_BLOCKS][DEV_MSR_BLOCK_SIZE];
     _Alignas(8) uint8_t storage[DEV_STATE_BYTES];
     size_t storage_used;
 };
@@ -142,7 +166,14 @@ void vm_devices_reset_all(struct vm *vm);
 /* Each device's statistics hook, as an object named after the device; false if none has one. */
 bool vm_devices_stats(struct vm *vm, struct json *j);
 
-/* The entry claiming an address for vCPU v, or NULL. */
+/* The MSR's owner in the map: entry + 1, DEV_MSR_VENDOR, or 0 for nobody. */
+static inline unsigned vm_devices_msr_owner(const struct vm_devices *t, uint32_t index)
+{
+    int b = dev_msr_block(index);
+    return b < 0 ? 0 : t->msr[b][index & (DEV_MSR_BLOCK_SIZE - 1)];
+}
+
+/* The entry claiming an address for vCPU v, or NULL (an MSR of the vendor's included). */
 struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa);
 struct dev_entry *vm_devices_find_msr(struct vm *vm, struct vcpu *v, uint32_t index);
 
@@ -164,8 +195,5 @@ enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint6
  */
 struct exit_record;
 void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d);
-
-/* Is MSR index claimed by a built-in device? (vmm/exit/msr_owner.c's table) */
-bool builtin_devices_claim_msr(uint32_t index);
 
 #endif

@@ -3,8 +3,7 @@
  * KVM's block of MSRs (0x4b564d00-0x4b564dff), per vCPU: kvmclock's
  * (vmm/dev/kvmclock.h), MSR_KVM_POLL_CONTROL and MSR_KVM_STEAL_TIME;
  * vmm/dev/kvm_pv.c has the rules.
- * An MSR of the block that KVM's rules do not know goes on to the next
- * keeper (vmm/exit/msr.h), as before: the vendor's, then #GP.
+ * An MSR of the block that KVM's rules do not know is a #GP (vmm/exit/msr.h).
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"

@@ -60,12 +60,6 @@ bool kvm_pv_cpuid(uint32_t leaf, uint32_t features, struct cpuid_regs *r);
 /* Is the feature (KVM_FEATURE_*) served to v? KVM's guest_pv_has: offered, or pv_enforce off. */
 bool kvm_pv_has(const struct vcpu *v, unsigned feature);
 
-/* KVM's block of MSRs, 0x4b564d00-0x4b564dff. */
-static inline bool kvm_pv_msr_in_range(uint32_t index)
-{
-    return (index >> 8) == 0x4b564du;
-}
-
 /* The KVM MSRs; MSR_NOT_MINE for any other index. */
 enum msr_result kvm_pv_msr_read(struct vcpu *v, uint32_t index, uint64_t *value);
 enum msr_result kvm_pv_msr_write(struct vcpu *v, uint32_t index, uint64_t value);

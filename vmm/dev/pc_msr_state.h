@@ -11,7 +11,8 @@
  *   McStatusWrEn, and 24, TscFreqSel, which reads 1 as KVM reports it);
  *   SYSCFG (0xC0010010, read by the MTRR code), NB_CFG, TSEG base and mask,
  *   INT_PENDING_MSG (0xC0010055, the E400 check), MMIO_CONF_BASE, DE_CFG
- *   and BU_CFG2 read 0 and ignore writes, as KVM's do.
+ *   and BU_CFG2 read 0 and ignore writes, as KVM's do, and so do the
+ *   performance counters (no PMU is offered).
  * Pure rules: no vCPU, host unit tests.
  */
 #ifndef POLLUX_VMM_DEV_PC_MSR_STATE_H
@@ -43,18 +44,6 @@ struct pc_msrs {
 };
 
 #define MSR_MTRR_FIXED_LAST 0x26f /* the last fixed-range MTRR */
-
-/*
- * The blocks the PC's MSRs lie in: MTRRCAP, the variable and fixed MTRRs
- * (0x200-0x26f, not PAT at 0x277: the vendor's), MTRR_DEF_TYPE and AMD's
- * 0xc001xxxx.
- */
-static inline bool pc_msrs_in_range(uint32_t index)
-{
-    return index == MSR_MTRR_CAP || index == MSR_MTRR_DEF_TYPE ||
-           index - MSR_MTRR_PHYS_BASE <= MSR_MTRR_FIXED_LAST - MSR_MTRR_PHYS_BASE ||
-           (index >> 16) == 0xc001;
-}
 
 void pc_msrs_reset(struct pc_msrs *m);
 

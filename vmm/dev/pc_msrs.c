@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The PC's MSRs (vmm/dev/pc_msr_state.h has the rules), per vCPU: the MTRRs and
- * AMD's 0xc001xxxx block. An MSR of the blocks that the rules do not know
- * goes on to the next keeper (vmm/exit/msr.h): the vendor's, then #GP.
+ * AMD's block at 0xc0010000. An MSR of the blocks that the rules do not know
+ * is a #GP (vmm/exit/msr.h).
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
@@ -27,11 +27,11 @@ static void *state(struct vm *vm, struct vcpu *v)
     return &v->pc_msrs;
 }
 
-/* pc_msrs_in_range's blocks; not PAT (0x277), the vendor's. */
+/* Not PAT (0x277), the vendor's. */
 static const struct dev_range msrs[] = {{MSR_MTRR_CAP, MSR_MTRR_CAP},
                                         {MSR_MTRR_PHYS_BASE, MSR_MTRR_FIXED_LAST},
                                         {MSR_MTRR_DEF_TYPE, MSR_MTRR_DEF_TYPE},
-                                        {0xc0010000u, 0xc001ffffu}};
+                                        {0xc0010000u, 0xc0011fffu}};
 
 /* No reset: INIT keeps the MTRRs (creation resets them, vmm/vmm.c). */
 const struct device pc_msrs_device = {

@@ -50,11 +50,4 @@ bool vlapic_dev_send(struct vcpu *src, struct vcpu *target, const struct vlapic_
 /* An interrupt message from a device (the I/O APIC) to the local APICs it addresses. */
 void vlapic_dev_interrupt(struct vm *vm, const struct vlapic_ipi *msg);
 
-/* The MSRs the local APIC owns: IA32_APIC_BASE, TSC_DEADLINE, the x2APIC range. */
-static inline bool vlapic_dev_owns_msr(uint32_t index)
-{
-    return index == MSR_IA32_APIC_BASE || index == MSR_TSC_DEADLINE ||
-           (index >= MSR_X2APIC_FIRST && index <= MSR_X2APIC_LAST);
-}
-
 #endif

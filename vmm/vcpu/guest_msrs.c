@@ -19,11 +19,12 @@ bool guest_canonical(const struct guest_features *f, uint64_t address)
     return (uint64_t)((int64_t)(address << shift) >> shift) == address;
 }
 
-static bool holds_address(uint32_t index)
+bool guest_msr_canonical(const struct guest_features *f, uint32_t index, uint64_t value)
 {
-    return index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_KERNEL_GS_BASE ||
-           index == MSR_LSTAR || index == MSR_CSTAR || index == MSR_SYSENTER_ESP ||
-           index == MSR_SYSENTER_EIP;
+    bool address = index == MSR_FS_BASE || index == MSR_GS_BASE || index == MSR_KERNEL_GS_BASE ||
+                   index == MSR_LSTAR || index == MSR_CSTAR || index == MSR_SYSENTER_ESP ||
+                   index == MSR_SYSENTER_EIP;
+    return !address || guest_canonical(f, value);
 }
 
 enum msr_result guest_msrs_read(const struct guest_features *f, const struct guest_msrs *m,
@@ -73,8 +74,6 @@ enum msr_result guest_msrs_write(const struct guest_features *f, struct guest_ms
                                  uint32_t index, uint64_t value, bool *ibpb)
 {
     *ibpb = false;
-    if (holds_address(index))
-        return guest_canonical(f, value) ? MSR_NOT_MINE : MSR_FAULT;
     switch (index) {
     case MSR_TSC_AUX:
         if (!f->tsc_aux)

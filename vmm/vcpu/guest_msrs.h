@@ -5,8 +5,9 @@
  * (XSAVES), IA32_PKRS (supervisor protection keys), IA32_SPEC_CTRL, and
  * IA32_MISC_ENABLE; IA32_PRED_CMD is a command (an IBPB on the host). Each
  * exists only where the guest's CPUID offers its feature (vmm/exit/cpuid.h).
- * Also the one rule every MSR that holds a linear address shares: the value
- * must be canonical, for 57-bit addresses where LA57 is offered.
+ * Also the one rule every MSR that holds a linear address shares (all of
+ * them the vendor's): the value must be canonical, for 57-bit addresses where
+ * LA57 is offered.
  *
  * The rules are pure (host unit tests); guest_msrs_load, _enter and _exit
  * put the values in the CPU. The host uses none of TSC_AUX, XSS or PKRS
@@ -62,9 +63,8 @@ static inline bool guest_msrs_kept(uint32_t index)
 
 /*
  * RDMSR/WRMSR of index under the features f: MSR_NOT_MINE for MSRs these
- * rules do not own (an address MSR with a canonical value included: its
- * owner stores it), MSR_FAULT for #GP. A write to IA32_PRED_CMD that asks
- * for a barrier sets *ibpb.
+ * rules do not own (or whose feature is not offered), MSR_FAULT for #GP. A
+ * write to IA32_PRED_CMD that asks for a barrier sets *ibpb.
  */
 enum msr_result guest_msrs_read(const struct guest_features *f, const struct guest_msrs *m,
                                 uint32_t index, uint64_t *value);
@@ -73,6 +73,10 @@ enum msr_result guest_msrs_write(const struct guest_features *f, struct guest_ms
 
 /* Canonical for the guest's linear-address width (57 bits with LA57, else 48). */
 bool guest_canonical(const struct guest_features *f, uint64_t address);
+
+/* May MSR index take value? False only for an MSR that holds a linear address and a value
+ * not canonical. */
+bool guest_msr_canonical(const struct guest_features *f, uint32_t index, uint64_t value);
 
 /* The host's IA32_SPEC_CTRL, which guest_msrs_exit restores; read at boot. */
 extern uint64_t host_spec_ctrl;
