@@ -27,8 +27,6 @@ static void test_reset_and_capabilities(void **state)
     }
     /* Past the last bank, and MCG_CAP written: not this model's, and #GP. */
     assert_int_equal(mce_read(&m, MCE_MSR_LAST + 1, &v), MSR_NOT_MINE);
-    assert_false(mce_msr_in_range(MCE_MSR_LAST + 1));
-    assert_true(mce_msr_in_range(MCE_MSR_LAST));
     assert_int_equal(mce_write(&m, MSR_IA32_MCG_CAP, MCE_BANKS, false), MSR_FAULT);
 }
 

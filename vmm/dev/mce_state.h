@@ -37,13 +37,6 @@ struct mce_msrs {
     uint64_t banks[4 * MCE_BANKS]; /* per bank: CTL, STATUS, ADDR, MISC */
 };
 
-/* The MSRs the rules own: IA32_MCG_CAP..IA32_MCG_CTL and the banks. */
-static inline bool mce_msr_in_range(uint32_t index)
-{
-    return (index >= MSR_IA32_MCG_CAP && index <= MSR_IA32_MCG_CTL) ||
-           (index >= MSR_IA32_MC0_CTL && index <= MCE_MSR_LAST);
-}
-
 void mce_reset(struct mce_msrs *m);
 enum msr_result mce_read(const struct mce_msrs *m, uint32_t index, uint64_t *value);
 /* status_writable: the guest set HWCR.McStatusWrEn (KVM's can_set_mci_status). */
