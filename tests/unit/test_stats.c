@@ -13,7 +13,6 @@
 #include "tools/stats_tables.h"
 
 uint64_t tsc_khz = 1000000; /* a cycle is a ns */
-const struct virt_ops svm_ops, vmx_ops;
 /* npf_exits' slot names: the devices' (vmm/dev/builtin.c links the devices themselves). */
 static const struct device lapic_named = {.name = "lapic"}, net_named = {.name = "virtio-net"};
 const struct device *const builtin_devices[BUILTIN_DEVICE_COUNT] = {
