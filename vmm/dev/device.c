@@ -103,8 +103,8 @@ static int claim_ranges(struct vm_devices *t, unsigned entry, const struct dev_s
 }
 
 /*
- * The MSRs both backends keep in the VMCB or VMCS (arch/x86/svm/svm_msr.h,
- * arch/x86/vmx/vmx_msr.h), served through the seam's msr_read and msr_write:
+ * The MSRs both backends keep in the VMCB or VMCS (backend/svm/svm_msr.h,
+ * backend/vmx/vmx_msr.h), served through the seam's msr_read and msr_write:
  * claimed in the map like a device's, so that no device claims one too.
  */
 static const struct dev_range vendor_ranges[] = {{MSR_SYSENTER_CS, MSR_SYSENTER_EIP},
