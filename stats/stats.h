@@ -7,6 +7,7 @@
  * field: cycles shown as microseconds, a sum of two exit counters), so that
  * adding a statistic is one row. The tables belong to the code that owns the
  * structs: vmm/vcpu/vcpu_stats.c over a vCPU, sched/cpu_stats.c over a host CPU,
+ * each device's over its state (vmm/dev/device.h: the `devices` records),
  * and this file's own (each record's head, and the global record); they are
  * registered at boot (stats/report.h) and read with a base pointer. The
  * `@stats` JSON records, the human tables on COM1, `@vm_stop` and
