@@ -111,10 +111,12 @@ unit_fastpath_SRCS := sched/entity.c vmm/vcpu/vcpu_events.c vmm/dev/vlapic.c vmm
 UNIT_TESTS += stats
 # The statistics tables and what they link against (also make stats-doc's).
 STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_stats.c sched/spin.c \
-	vmm/vcpu/hlt_intercept.c arch/x86/virt.c
+	vmm/vcpu/hlt_intercept.c arch/x86/virt.c \
+	vmm/dev/vpic.c vmm/dev/vpit.c vmm/dev/virtio/blk.c vmm/dev/virtio/net.c vmm/net/switch.c \
+	vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c sched/deferred.c
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
-unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
+unit_devices_SRCS := $(wildcard vmm/dev/*.c) stats/stats.c vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
 	vmm/vcpu/nmi.c vmm/vcpu/guest_msrs.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
@@ -134,7 +136,7 @@ UNIT_TESTS += net_switch
 unit_net_switch_SRCS := vmm/net/switch.c
 UNIT_TESTS += virtio_net
 unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
-	vmm/dev/virtio/virtqueue.c lib/json.c
+	vmm/dev/virtio/virtqueue.c lib/json.c stats/stats.c
 UNIT_TESTS += pit
 unit_pit_SRCS := vmm/dev/vpit.c
 UNIT_TESTS += pic

@@ -4,7 +4,7 @@
  * devices. A device claims port ranges, guest-physical MMIO ranges and MSR
  * ranges, each with read and write callbacks that get the vCPU and the
  * access as decoded; it may have a reset (a VM-wide device's at creation, a
- * per-vCPU device's at INIT too, and the unit tests') and a statistics hook.
+ * per-vCPU device's at INIT too, and the unit tests') and statistics rows.
  * Its state lives in the device: a slice of the table's own storage, or,
  * for the few whose state the rest of vmm/ reads directly (the 16550, the
  * local APIC, the per-vCPU MSR keepers), where its `state` hook says.
@@ -34,6 +34,7 @@ struct vm;
 struct vcpu;
 struct mmio_op;
 struct json;
+struct stats_table;
 
 #define DEV_VM_MAX      24 /* VM-wide devices (the port index holds their numbers) */
 #define DEV_VCPU_MAX    4  /* per-vCPU devices */
@@ -90,8 +91,8 @@ struct device {
     void *(*state)(struct vm *vm, struct vcpu *v);
     /* VM-wide: power-on state, at creation. Per vCPU: INIT's, under the vCPU's lock. */
     void (*reset)(struct dev_entry *d);
-    /* Its statistics, as keys of an open JSON object; none written, no object. */
-    void (*stats)(const struct dev_entry *d, struct json *j);
+    /* Its statistics' rows, over its state (virtio's: the device, its transport first). */
+    const struct stats_table *stats;
 };
 
 struct dev_entry {
@@ -163,7 +164,7 @@ void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v);
 /* Every device's reset, VM-wide and per vCPU (creation, the unit tests). */
 void vm_devices_reset_all(struct vm *vm);
 
-/* Each device's statistics hook, as an object named after the device; false if none has one. */
+/* Each device's rows, as an object named after it (none if no row is present); false if none. */
 bool vm_devices_stats(struct vm *vm, struct json *j);
 
 /* The MSR's owner in the map: entry + 1, DEV_MSR_VENDOR, or 0 for nobody. */
