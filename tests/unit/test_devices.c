@@ -851,7 +851,7 @@ static void test_linux_vm_has_no_pic(void **state)
     out(0, VUART_BASE + 1, 1, 0x02);
     assert_true(vm.ioapic.lines >> VUART_IRQ & 1);
     assert_false(vm.extint);
-    assert_int_equal(vm.pit_deadline, 0);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 0);
 }
 
 /* A bundled guest's VM: vCPU 0's LINT0 is in ExtINT mode from power-on (and INIT), no other's. */
@@ -892,17 +892,17 @@ static void test_pic_and_pit_through_the_ports(void **state)
     out(1, PIT_PORT_MODE, 1, 0x34); /* channel 0, low then high, mode 2 */
     out(1, PIT_PORT_CHANNEL0, 1, 1193 & 0xff);
     out(1, PIT_PORT_CHANNEL0, 1, 1193 >> 8);
-    uint64_t due = vm.pit_deadline;
+    uint64_t due = vm_devices_deadline(&vm.devices);
     assert_int_equal(due, vpit_irq_deadline(&vm.pit));
     assert_int_not_equal(due, 0);
-    assert_false(vm_pit_expire(&vm, due - 1));
+    assert_false(vm_devices_expire(&vm, due - 1));
     assert_false(vm.extint);
-    assert_true(vm_pit_expire(&vm, due));
+    assert_true(vm_devices_expire(&vm, due));
     assert_true(vm.extint);
-    assert_true(vm.pit_deadline > due);
+    assert_true(vm_devices_deadline(&vm.devices) > due);
     assert_true(vcpu_extint_pending(&vcpus[0]));
     assert_false(vcpu_extint_pending(&vcpus[1]));
-    assert_int_equal(vm_pic_ack(&vm), 0x20);
+    assert_int_equal(vm_devices_intack(&vm), 0x20);
     assert_false(vm.extint);
     out(0, 0x20, 1, 0x0b); /* read the ISR */
     assert_int_equal(in(0, 0x20, 1), 0x01);
@@ -910,7 +910,7 @@ static void test_pic_and_pit_through_the_ports(void **state)
     assert_int_equal(in(0, 0x20, 1), 0x00);
     /* Masked, the edge waits in IRR; unmasked, it asks. */
     out(0, 0x21, 1, 0xff);
-    assert_false(vm_pit_expire(&vm, vm.pit_deadline));
+    assert_false(vm_devices_expire(&vm, vm_devices_deadline(&vm.devices)));
     assert_false(vm.extint);
     out(0, 0x20, 1, 0x0a); /* read the IRR */
     assert_int_equal(in(1, 0x20, 1), 0x01);
@@ -930,7 +930,7 @@ static void test_pic_and_pit_through_the_ports(void **state)
     assert_int_equal(vm.unhandled_io_reads, 2);
     /* A control word stops channel 0: no deadline. */
     out(0, PIT_PORT_MODE, 1, 0x34);
-    assert_int_equal(vm.pit_deadline, 0);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 0);
 }
 
 /* COM1's interrupt is IRQ 4 too, as on a PC: edge, or level through the ELCR. */
@@ -941,12 +941,12 @@ static void test_com1_on_irq4(void **state)
     out(0, VUART_BASE + 4, 1, 0x08); /* MCR OUT2 */
     out(0, VUART_BASE + 1, 1, 0x02); /* IER: THR empty, which it is */
     assert_true(vm.extint);
-    assert_int_equal(vm_pic_ack(&vm), 0x24);
+    assert_int_equal(vm_devices_intack(&vm), 0x24);
     out(0, 0x20, 1, 0x20);
     assert_false(vm.extint); /* the line is still high: an edge asks once */
     out(0, PIC_ELCR_MASTER, 1, 0x10);
     assert_true(vm.extint); /* level: it asks while the line is high */
-    assert_int_equal(vm_pic_ack(&vm), 0x24);
+    assert_int_equal(vm_devices_intack(&vm), 0x24);
     out(0, 0x20, 1, 0x20);
     assert_true(vm.extint);
     assert_int_equal(in(0, VUART_BASE + 2, 1), 0x02); /* IIR: THR empty, acknowledged */
@@ -971,9 +971,9 @@ static void test_legacy_stats(void **state)
     out(0, PIT_PORT_MODE, 1, 0x34);
     out(0, PIT_PORT_CHANNEL0, 1, 0);
     out(0, PIT_PORT_CHANNEL0, 1, 0);
-    assert_true(vm_pit_expire(&vm, vm.pit_deadline));
-    vm_pic_ack(&vm);
-    vm_pic_ack(&vm); /* nothing left: spurious */
+    assert_true(vm_devices_expire(&vm, vm_devices_deadline(&vm.devices)));
+    vm_devices_intack(&vm);
+    vm_devices_intack(&vm); /* nothing left: spurious */
     json_begin(&j, buf, sizeof(buf));
     vm_devices_stats(&vm, &j);
     json_end(&j);
@@ -1107,6 +1107,97 @@ static void test_reset_reaches_every_device_with_one(void **state)
         reached += resets[i];
     }
     assert_int_equal(reached, 2); /* vCPU 1's local APIC and its KVM MSRs */
+}
+
+/*
+ * The run loop's hooks reach the devices that have them and no other: a
+ * vCPU's load, put and TSC write its own per-vCPU entries, vCPU 0's timer the
+ * devices whose deadline is due, its entry's acknowledge the INTA's device.
+ */
+static unsigned loads[DEV_ENTRIES_MAX], put_calls[DEV_ENTRIES_MAX], tsc_writes[DEV_ENTRIES_MAX];
+static enum sched_run_result put_result;
+static uint64_t expired_at;
+
+static void count_load(struct dev_entry *d)
+{
+    loads[d - d->vm->devices.entries]++;
+}
+
+static void count_put(struct dev_entry *d, enum sched_run_result r)
+{
+    put_calls[d - d->vm->devices.entries]++;
+    put_result = r;
+}
+
+static void count_tsc_write(struct dev_entry *d)
+{
+    tsc_writes[d - d->vm->devices.entries]++;
+}
+
+static bool note_expiry(struct dev_entry *d, uint64_t now)
+{
+    expired_at = now;
+    dev_set_deadline(d, 0);
+    return true;
+}
+
+static uint8_t inta(struct dev_entry *d)
+{
+    (void)d;
+    return 0x42;
+}
+
+static void test_vcpu_hooks_reach_their_devices(void **state)
+{
+    (void)state;
+    const struct device *list[20];
+    unsigned with_load = 0;
+    for (unsigned k = 0; k < builtin_device_count; k++) {
+        counted[k] = *builtin_devices[k];
+        if (counted[k].vcpu_load) {
+            counted[k].vcpu_load = count_load;
+            counted[k].vcpu_put = count_put;
+            counted[k].tsc_written = count_tsc_write;
+            with_load++;
+        }
+        if (counted[k].expire)
+            counted[k].expire = note_expiry;
+        if (counted[k].intack)
+            counted[k].intack = inta;
+        list[k] = &counted[k];
+    }
+    assert_int_equal(with_load, 1); /* the KVM MSRs' steal time */
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    memset(loads, 0, sizeof(loads));
+    memset(put_calls, 0, sizeof(put_calls));
+    memset(tsc_writes, 0, sizeof(tsc_writes));
+    char err[256];
+    assert_int_equal(vm_devices_create(&vm, list, builtin_device_count, err, sizeof(err)), 0);
+    vm_devices_vcpu_load(&vcpus[1]);
+    vm_devices_vcpu_put(&vcpus[1], SCHED_RUN_PREEMPTED);
+    vm_devices_tsc_written(&vcpus[1]);
+    for (unsigned i = 0; i < vm.devices.count; i++) {
+        const struct dev_entry *d = &vm.devices.entries[i];
+        bool mine = d->vcpu == &vcpus[1] && d->dev->vcpu_load;
+        assert_int_equal(loads[i], mine);
+        assert_int_equal(put_calls[i], mine);
+        assert_int_equal(tsc_writes[i], mine);
+        if (mine)
+            assert_string_equal(d->dev->name, "kvm-msrs");
+    }
+    assert_int_equal(put_result, SCHED_RUN_PREEMPTED);
+    /* The PIT's deadline, as its expire hook keeps it; expired once due, and not before. */
+    struct dev_entry *pit = vm_devices_find_port(&vm.devices, PIT_PORT_MODE);
+    assert_string_equal(pit->dev->name, "pit");
+    dev_set_deadline(pit, 1000);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 1000);
+    assert_false(vm_devices_expire(&vm, 999));
+    assert_int_equal(expired_at, 0);
+    assert_true(vm_devices_expire(&vm, 1001));
+    assert_int_equal(expired_at, 1001);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 0);
+    assert_false(vm_devices_expire(&vm, 2000));
+    assert_int_equal(vm_devices_intack(&vm), 0x42);
 }
 
 /* The real hooks: each device's state is back at power-on. */
@@ -1357,6 +1448,7 @@ int main(void)
         PC(test_overlapping_claims_are_refused),
         PC(test_reset_reaches_every_device_with_one),
         PC(test_reset_hooks_reset_the_state),
+        PLAIN(test_vcpu_hooks_reach_their_devices),
         PC(test_stats_hook),
         PC(test_virtio_page_pin_and_warning),
     };

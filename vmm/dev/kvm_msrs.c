@@ -9,6 +9,7 @@
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/kvm_pv.h"
+#include "vmm/dev/kvm_pv_sched.h"
 #include "vmm/vm.h"
 
 static enum dev_result msr_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a)
@@ -35,6 +36,24 @@ static void reset(struct dev_entry *d)
     kvm_pv_vcpu_reset(d->vcpu);
 }
 
+/* Steal time: its record at the first entry, the preempted mark when it leaves still runnable. */
+static void vcpu_load(struct dev_entry *d)
+{
+    kvm_pv_sched_in(d->vcpu);
+}
+
+static void vcpu_put(struct dev_entry *d, enum sched_run_result r)
+{
+    kvm_pv_sched_out(d->vcpu, r);
+}
+
+/* kvmclock's structure holds the vCPU's TSC at kvmclock 0: before its next entry, the fast path's
+ * too. */
+static void tsc_written(struct dev_entry *d)
+{
+    kvmclock_update(d->vcpu);
+}
+
 static const struct dev_range msrs[] = {{0x4b564d00u, 0x4b564dffu}};
 
 /* Creation sets MSR_KVM_POLL_CONTROL (vmm/vmm.c). */
@@ -43,5 +62,8 @@ const struct device kvm_msrs_device = {
     .per_vcpu = true,
     .msrs = {msrs, 1, msr_read, msr_write},
     .reset = reset,
+    .vcpu_load = vcpu_load,
+    .vcpu_put = vcpu_put,
+    .tsc_written = tsc_written,
     .state = state,
 };

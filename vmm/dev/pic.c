@@ -5,8 +5,9 @@
  * accesses, under the VM's devices lock. Its INT goes to vCPU 0 only, as a
  * PC wires it to the BSP's LINT0: vm->extint follows it for vCPU 0's entry
  * and halt (vcpu_extint_pending), and a rise tells vCPU 0 (vcpu_notify).
- * vCPU 0's entry then takes the vector with the interrupt acknowledge
- * (vm_pic_ack) and injects it itself (vmm/vcpu/vcpu.c, prepare_entry).
+ * vCPU 0's entry then takes the vector with the interrupt acknowledge (the
+ * intack hook, vm_devices_intack) and injects it itself (vmm/vcpu/vcpu.c,
+ * prepare_entry).
  * A legacy_pic=off VM has the masks only (vmm/dev/pic_masks.c) instead.
  */
 #include "lib/json.h"
@@ -36,8 +37,13 @@ void vm_pic_kick(struct vm *vm)
     spin_unlock_irqrestore(&v->se.lock, flags);
 }
 
-uint8_t vm_pic_ack(struct vm *vm)
+/*
+ * vCPU 0's interrupt acknowledge, at the entry that injects it (under its
+ * lock): the vector, IRR to ISR. KVM's kvm_cpu_get_extint.
+ */
+static uint8_t intack(struct dev_entry *d)
 {
+    struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
     uint8_t vector = vpic_ack(&vm->pic);
     vm_pic_changed(vm); /* it can only have fallen: the caller sees it again */
@@ -121,5 +127,6 @@ const struct device pic_device = {
     .ports = {ports, 3, port_read, port_write},
     .state = state,
     .reset = reset,
+    .intack = intack,
     .stats = stats,
 };

@@ -44,7 +44,8 @@ void vcpu_trace_update(void);
  * (vlapic_accept_pic_intr). The INT is read without devices_lock: the
  * device stores it before it tells vCPU 0 (vm_pic_kick), so a halt that
  * misses it is woken, and the entry that acts on it acknowledges under
- * the lock (vm_pic_ack), which finds the real state (spurious if it fell).
+ * the lock (vm_devices_intack), which finds the real state (spurious if it
+ * fell).
  */
 static inline bool vcpu_extint_pending(const struct vcpu *v)
 {
