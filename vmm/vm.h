@@ -28,9 +28,6 @@
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/exit/gpt_memo.h"
 #include "vmm/vcpu/guest_msrs.h"
-#include "vmm/dev/vioapic.h"
-#include "vmm/dev/vpic.h"
-#include "vmm/dev/vpit.h"
 #include "vmm/vcpu/nmi.h"
 #include "vmm/vcpu/tsc_sync.h"
 #include "vmm/dev/mce_state.h"
@@ -199,10 +196,6 @@ struct vm {
     struct vcpu *vcpus[VM_MAX_VCPUS];
     unsigned nvcpus;
     struct vuart uart;
-    struct ioapic ioapic;
-    /* legacy_pic=on: the 8259s and the 8254 (vmm/dev/pic.c, vmm/dev/pit.c). */
-    struct vpic pic;
-    struct vpit pit;
     /*
      * The PIC's INT as vCPU 0 reads it without devices_lock, stored under it
      * (vcpu_extint_pending).

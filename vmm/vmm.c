@@ -438,7 +438,6 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
         reject(vm->cfg.name, err);
         goto fail;
     }
-    vm_devices_init(vm);
     pause_vm_init(vm);
     vm->group.pivot = vm->cfg.policy.yield_pivot;
     for (unsigned i = 0; i < vm->cfg.vcpus; i++)

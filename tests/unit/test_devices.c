@@ -32,6 +32,8 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/vpic.h"
+#include "vmm/dev/vpit.h"
 #include "vmm/dev/virtio/virtio_vm.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
@@ -244,7 +246,6 @@ static void make_vm_with(bool pc, bool legacy_pic, bool ioapic)
     strcpy(vm.cfg.net, "lan0");
     char err[256];
     assert_int_equal(virtio_net_create(&vm, err, sizeof(err)), 0);
-    ioapic_reset(&vm.ioapic);
     for (unsigned i = 0; i < NVCPUS; i++) {
         vcpus[i].vm = &vm;
         vcpus[i].hw.id = i;
@@ -743,7 +744,7 @@ static void test_xapic_page_moves_with_apic_base(void **state)
     assert_int_equal(wr(1, MSR_IA32_APIC_BASE, IOAPIC_BASE | EN), DEV_DONE);
     assert_int_equal(npf(1, IOAPIC_BASE + 0x20, false, 4, 0), 1u << 24);
     npf(0, IOAPIC_BASE + IOAPIC_REGSEL, true, 4, 0x10);
-    assert_int_equal(vm.ioapic.regsel, 0x10);
+    assert_int_equal(vm_ioapic(&vm)->regsel, 0x10);
     /* Reserved bits and addresses past MAXPHYADDR fault, and the page stays. */
     assert_int_equal(wr(1, MSR_IA32_APIC_BASE, MOVED_BASE | EN | 0x200), DEV_FAULT);
     assert_int_equal(wr(1, MSR_IA32_APIC_BASE, 1ull << MAXPHYADDR | EN), DEV_FAULT);
@@ -825,6 +826,12 @@ static void test_ioapic_off(void **state)
     vm.cfg.unbacked = UNBACKED_IGNORE;
     assert_int_equal(npf(0, IOAPIC_BASE + IOAPIC_WINDOW, false, 4, 0), 0xffffffffu);
     assert_int_equal(vm.unbacked.reads, 1);
+    /* No I/O APIC: COM1's pin goes nowhere, and a level-triggered EOI has nothing to end. */
+    assert_null(vm_ioapic(&vm));
+    out(0, VUART_BASE + 4, 1, 0x08);
+    out(0, VUART_BASE + 1, 1, 0x02);
+    vm_devices_eoi(&vm, 0x40);
+    assert_int_equal(stops + failed_accesses, 0);
 }
 
 /* ---------------------------------------------------------------- legacy_pic */
@@ -849,7 +856,7 @@ static void test_linux_vm_has_no_pic(void **state)
     /* COM1's interrupt reaches the I/O APIC's pin only. */
     out(0, VUART_BASE + 4, 1, 0x08);
     out(0, VUART_BASE + 1, 1, 0x02);
-    assert_true(vm.ioapic.lines >> VUART_IRQ & 1);
+    assert_true(vm_ioapic(&vm)->lines >> VUART_IRQ & 1);
     assert_false(vm.extint);
     assert_int_equal(vm_devices_deadline(&vm.devices), 0);
 }
@@ -893,7 +900,7 @@ static void test_pic_and_pit_through_the_ports(void **state)
     out(1, PIT_PORT_CHANNEL0, 1, 1193 & 0xff);
     out(1, PIT_PORT_CHANNEL0, 1, 1193 >> 8);
     uint64_t due = vm_devices_deadline(&vm.devices);
-    assert_int_equal(due, vpit_irq_deadline(&vm.pit));
+    assert_int_equal(due, vpit_irq_deadline(vm_devices_entry(&vm.devices, BUILTIN_PIT)->state));
     assert_int_not_equal(due, 0);
     assert_false(vm_devices_expire(&vm, due - 1));
     assert_false(vm.extint);
@@ -1217,7 +1224,7 @@ static void test_reset_hooks_reset_the_state(void **state)
     assert_int_equal(in(0, 0xcf8, 4), 0);
     assert_int_equal(in(0, FWCFG_PORT_DATA, 1), 'Q');
     assert_int_equal(in(0, VUART_BASE + 7, 1), 0);
-    assert_int_equal(vm.ioapic.regsel, 0);
+    assert_int_equal(vm_ioapic(&vm)->regsel, 0);
     assert_int_equal(vcpus[1].lapic.tpr, 0);
     assert_int_equal(vcpus[1].lapic.apic_base, apic_base); /* INIT keeps IA32_APIC_BASE */
     const char *rest = "hutdown"; /* the 'S' before the reset is forgotten */
@@ -1350,6 +1357,14 @@ static const struct device virtio_test_device = {
     .reset = virtio_test_power_on,
 };
 
+static bool never(const struct vm *v)
+{
+    (void)v;
+    return false;
+}
+
+static const struct device absent_device = {.name = "absent", .present = never};
+
 static void test_virtio_page_pin_and_warning(void **state)
 {
     (void)state;
@@ -1358,9 +1373,14 @@ static void test_virtio_page_pin_and_warning(void **state)
     vm.hw.mem = virtio_ram;
     vm.hw.mem_size = vm.cfg.mem = sizeof(virtio_ram);
     memset(&vm.devices, 0, sizeof(vm.devices));
-    const struct device *list[] = {&virtio_test_device};
+    /* The device and the I/O APIC its pin drives, in the I/O APIC's place (vm_ioapic). */
+    const struct device *list[BUILTIN_DEVICE_COUNT];
+    for (unsigned k = 0; k < BUILTIN_DEVICE_COUNT; k++)
+        list[k] = &absent_device;
+    list[0] = &virtio_test_device;
+    list[BUILTIN_IOAPIC] = &ioapic_device;
     char err[256];
-    assert_int_equal(vm_devices_create(&vm, list, 1, err, sizeof(err)), 0);
+    assert_int_equal(vm_devices_create(&vm, list, BUILTIN_DEVICE_COUNT, err, sizeof(err)), 0);
     assert_ptr_equal(vm.virtio[VIRTIO_TEST_SLOT], &virtio_transport);
     assert_ptr_equal(virtio_transport.ram.base, virtio_ram);
     assert_int_equal(virtio_transport.ram.size, sizeof(virtio_ram));
@@ -1373,10 +1393,10 @@ static void test_virtio_page_pin_and_warning(void **state)
                      VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
 
     /* The pin, edge-triggered to vector 0x40 on vCPU 1, and that vCPU's APIC on. */
-    ioapic_write(&vm.ioapic, IOAPIC_REGSEL, 0x10 + 2 * pin, &(struct ioapic_msg){0});
-    ioapic_write(&vm.ioapic, IOAPIC_WINDOW, 0x40, &(struct ioapic_msg){0});
-    ioapic_write(&vm.ioapic, IOAPIC_REGSEL, 0x11 + 2 * pin, &(struct ioapic_msg){0});
-    ioapic_write(&vm.ioapic, IOAPIC_WINDOW, 1u << 24, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_REGSEL, 0x10 + 2 * pin, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_WINDOW, 0x40, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_REGSEL, 0x11 + 2 * pin, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_WINDOW, 1u << 24, &(struct ioapic_msg){0});
     vcpus[1].lapic.svr |= 0x100;
 
     /* A queue that breaks: DEVICE_NEEDS_RESET, the warning, and an edge on the pin. */
@@ -1387,7 +1407,7 @@ static void test_virtio_page_pin_and_warning(void **state)
     assert_string_equal(last_event, "@warning {\"kind\":\"virtio\",\"vm\":\"test\",\"device\":"
                                     "\"test\",\"queue\":0,\"fault\":\"loop\"}");
     assert_int_equal(vlapic_highest_pending(&vcpus[1].lapic), 0x40);
-    assert_false(vm.ioapic.lines >> pin & 1); /* pulsed: down again */
+    assert_false(vm_ioapic(&vm)->lines >> pin & 1); /* pulsed: down again */
     assert_true(npf(0, base + VIRTIO_MMIO_STATUS, false, 4, 0) & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
     assert_int_equal(npf(0, base + VIRTIO_MMIO_INTERRUPT_STATUS, false, 4, 0),
                      VIRTIO_MMIO_INT_CONFIG);

@@ -139,6 +139,10 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
                       size_t errlen)
 {
     struct vm_devices *t = &vm->devices;
+    if (n > DEV_LIST_MAX) {
+        snprintf(err, errlen, "too many devices in the list (%u)", n);
+        return -1;
+    }
     /* VM-wide devices first: their entry numbers are what the port index holds. */
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned k = 0; k < n; k++) {
@@ -152,6 +156,8 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
                     return -1;
             if (copies && (claim(t, first, err, errlen) || hook(t, first, err, errlen)))
                 return -1;
+            if (copies)
+                t->of_index[k] = (uint16_t)(first + 1);
         }
     }
     /* The VM-wide devices; the per-vCPU ones are set up with their vCPUs (vmm/vmm.c). */

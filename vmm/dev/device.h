@@ -40,7 +40,8 @@ struct json;
 #define DEV_TIMED_MAX   2  /* VM-wide devices with an expire hook */
 #define DEV_ENTRIES_MAX (DEV_VM_MAX + DEV_VCPU_MAX * VM_MAX_VCPUS)
 #define DEV_RANGES_MAX  32  /* MMIO claims, and MSR claims, per VM */
-#define DEV_STATE_BYTES 256 /* the VM-wide devices' own state, all together */
+#define DEV_STATE_BYTES 768 /* the VM-wide devices' own state, all together */
+#define DEV_LIST_MAX    32  /* the devices of the list a table is built from */
 #define DEV_PORTS       0x10000
 
 /* What a callback answers. */
@@ -141,6 +142,7 @@ struct vm_devices {
     uint16_t per_vcpu[DEV_VCPU_MAX], timed[DEV_TIMED_MAX];
     unsigned nper_vcpu, ntimed;
     struct dev_entry *intack;
+    uint16_t of_index[DEV_LIST_MAX]; /* a list place's (vCPU 0) entry + 1; 0: the VM lacks it */
     struct dev_claim mmio[DEV_RANGES_MAX], msrs[DEV_RANGES_MAX]; /* sorted by first */
     unsigned nmmio, nmsrs;
     uint8_t port[DEV_PORTS]; /* entry + 1 of the port's device, 0 for none */
@@ -211,6 +213,18 @@ bool vm_devices_stats(struct vm *vm, struct json *j);
 /* The entry claiming an address for vCPU v, or NULL. */
 struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa);
 struct dev_entry *vm_devices_find_msr(struct vm *vm, struct vcpu *v, uint32_t index);
+
+/*
+ * The VM-wide device at place index of the table's list (enum
+ * builtin_device), or NULL if the VM does not have it: how devices wired to
+ * each other find one another's state (the PIT's and COM1's IRQ lines into
+ * the PIC).
+ */
+static inline struct dev_entry *vm_devices_entry(struct vm_devices *t, unsigned index)
+{
+    unsigned n = t->of_index[index];
+    return n ? &t->entries[n - 1] : 0;
+}
 
 static inline struct dev_entry *vm_devices_find_port(struct vm_devices *t, uint16_t port)
 {

@@ -16,6 +16,7 @@
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/vpit.h"
 
 #define PIT_IRQ 0
 
@@ -77,12 +78,6 @@ static void reset(struct dev_entry *d)
     deadline_changed(d);
 }
 
-static void *state(struct vm *vm, struct vcpu *v)
-{
-    (void)v;
-    return &vm->pit;
-}
-
 static bool present(const struct vm *vm)
 {
     return vm->cfg.legacy_pic;
@@ -107,7 +102,7 @@ const struct device pit_device = {
     .name = "pit",
     .present = present,
     .ports = {ports, 2, port_read, port_write},
-    .state = state,
+    .state_size = sizeof(struct vpit),
     .reset = reset,
     .expire = expire,
     .stats = stats,

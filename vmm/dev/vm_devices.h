@@ -15,9 +15,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/vioapic.h"
 #include "vmm/vm.h"
 
-void vm_devices_init(struct vm *vm);
+/* The I/O APIC's registers, in the table's storage; NULL with ioapic=off. */
+static inline struct ioapic *vm_ioapic(struct vm *vm)
+{
+    struct dev_entry *d = vm_devices_entry(&vm->devices, BUILTIN_IOAPIC);
+    return d ? d->state : 0;
+}
 
 /*
  * Under vm->devices_lock, after an access that may have changed the UART:
