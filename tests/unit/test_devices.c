@@ -191,6 +191,9 @@ void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 #define NVCPUS     2
 #define MAXPHYADDR 40 /* the vCPUs' physical address bits */
 
+/* The guest's CPU (vmm/exit/cpu_model.c decides it): the local APIC's power-on reads it. */
+struct guest_features guest_features = {.maxphyaddr = MAXPHYADDR};
+
 static struct vm vm;
 static struct vcpu vcpus[NVCPUS];
 
@@ -249,10 +252,7 @@ static void make_vm_with(bool pc, bool legacy_pic, bool ioapic)
     for (unsigned i = 0; i < NVCPUS; i++) {
         vcpus[i].vm = &vm;
         vcpus[i].hw.id = i;
-        vcpus[i].poll_control = KVM_POLL_CONTROL_RESET;
         vcpus[i].sipi_vector = -1;
-        vlapic_dev_power_on(&vcpus[i], MAXPHYADDR);
-        pc_msrs_reset(&vcpus[i].pc_msrs);
         vm.vcpus[i] = &vcpus[i];
     }
     assert_int_equal(
@@ -686,7 +686,7 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(wr(1, MSR_KVM_SYSTEM_TIME_NEW, 1ull << 40 | 1),
                      DEV_DONE); /* outside RAM: kept */
     assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 1ull << 40 | 1);
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 0);
     assert_int_equal(vcpus[1].poll_control, 0);
 }
@@ -736,7 +736,7 @@ static void test_xapic_page_moves_with_apic_base(void **state)
     assert_int_equal(npf(0, MOVED_BASE + 0x20, false, 4, 0), 0xffffffffu);
     assert_int_equal(vm.unbacked.reads, 2);
     /* INIT keeps the base where the guest put it. */
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     assert_int_equal(rd(1, MSR_IA32_APIC_BASE), MOVED_BASE | EN);
     assert_int_equal(npf(1, MOVED_BASE + 0x20, false, 4, 0), 1u << 24);
     /* Onto the I/O APIC's page: the vCPU's own APIC comes first, as in KVM; the other's
@@ -868,10 +868,10 @@ static void test_lint0_extint_on_vcpu0(void **state)
     assert_int_equal(vcpus[0].lapic.lvt_lint0, 0x700);
     assert_true(vlapic_accept_pic_intr(&vcpus[0].lapic));
     assert_int_equal(vcpus[1].lapic.lvt_lint0, LVT_MASKED);
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     assert_int_equal(vcpus[1].lapic.lvt_lint0, LVT_MASKED);
     vcpus[0].lapic.lvt_lint0 = LVT_MASKED;
-    vm_devices_reset_vcpu(&vm, &vcpus[0]);
+    vm_devices_init_vcpu(&vm, &vcpus[0]);
     assert_int_equal(vcpus[0].lapic.lvt_lint0, 0x700);
     assert_string_equal(vm_devices_find_port(&vm.devices, 0x21)->dev->name, "pic");
     assert_string_equal(vm_devices_find_port(&vm.devices, PIT_PORT_B)->dev->name, "pit");
@@ -1068,8 +1068,11 @@ static void test_virtio_blk_page(void **state)
 
 /* ---------------------------------------------------------------- reset and statistics */
 
-/* Every device that has a reset hook is reset by vm_devices_reset_all; INIT resets a vCPU's own. */
-static unsigned resets[DEV_ENTRIES_MAX];
+/*
+ * Every device that has a reset hook, per-vCPU ones included, is reset at
+ * creation and by vm_devices_reset_all; INIT runs a vCPU's own init hooks only.
+ */
+static unsigned resets[DEV_ENTRIES_MAX], inits[DEV_ENTRIES_MAX];
 static struct device counted[20];
 
 static void count_reset(struct dev_entry *d)
@@ -1077,11 +1080,16 @@ static void count_reset(struct dev_entry *d)
     resets[d - d->vm->devices.entries]++;
 }
 
+static void count_init(struct dev_entry *d)
+{
+    inits[d - d->vm->devices.entries]++;
+}
+
 static void test_reset_reaches_every_device_with_one(void **state)
 {
     (void)state;
     const struct device *list[20];
-    unsigned with_reset = 0;
+    unsigned with_reset = 0, with_init = 0;
     assert_true(builtin_device_count <= 20);
     for (unsigned k = 0; k < builtin_device_count; k++) {
         counted[k] = *builtin_devices[k];
@@ -1089,29 +1097,40 @@ static void test_reset_reaches_every_device_with_one(void **state)
             counted[k].reset = count_reset;
             with_reset++;
         }
+        if (counted[k].init) {
+            counted[k].init = count_init;
+            with_init++;
+        }
         list[k] = &counted[k];
     }
-    assert_int_equal(with_reset, 12); /* all but debug-exit, acpi-pm and pc-msrs */
+    assert_int_equal(with_reset, 14); /* all but debug-exit, acpi-pm and the trace marker */
+    assert_int_equal(with_init, 2);   /* the local APIC and the KVM MSRs */
     memset(&vm.devices, 0, sizeof(vm.devices));
     memset(resets, 0, sizeof(resets));
+    memset(inits, 0, sizeof(inits));
     char err[256];
     assert_int_equal(vm_devices_create(&vm, list, builtin_device_count, err, sizeof(err)), 0);
-    /* Creation resets the VM-wide devices only. */
+    /* Creation is power-on: every entry's reset, each vCPU's devices' too; no INIT. */
+    unsigned per_vcpu = 0;
     for (unsigned i = 0; i < vm.devices.count; i++) {
         const struct dev_entry *d = &vm.devices.entries[i];
-        assert_int_equal(resets[i], !d->vcpu && d->dev->reset ? 1 : 0);
+        assert_int_equal(resets[i], d->dev->reset ? 1 : 0);
+        assert_int_equal(inits[i], 0);
+        per_vcpu += d->vcpu && resets[i];
     }
+    assert_int_equal(per_vcpu, 4 * NVCPUS); /* the local APIC, KVM's, the PC's and the MCE MSRs */
     memset(resets, 0, sizeof(resets));
     vm_devices_reset_all(&vm);
     for (unsigned i = 0; i < vm.devices.count; i++)
         assert_int_equal(resets[i], vm.devices.entries[i].dev->reset ? 1 : 0);
     memset(resets, 0, sizeof(resets));
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     unsigned reached = 0;
     for (unsigned i = 0; i < vm.devices.count; i++) {
         const struct dev_entry *d = &vm.devices.entries[i];
-        assert_int_equal(resets[i], d->vcpu == &vcpus[1] && d->dev->reset ? 1 : 0);
-        reached += resets[i];
+        assert_int_equal(inits[i], d->vcpu == &vcpus[1] && d->dev->init ? 1 : 0);
+        assert_int_equal(resets[i], 0);
+        reached += inits[i];
     }
     assert_int_equal(reached, 2); /* vCPU 1's local APIC and its KVM MSRs */
 }
@@ -1218,7 +1237,10 @@ static void test_reset_hooks_reset_the_state(void **state)
     out(0, VUART_BASE + 7, 1, 0x77);
     npf(0, IOAPIC_BASE + IOAPIC_REGSEL, true, 4, 0x10);
     npf(1, VLAPIC_BASE_DEFAULT + 0x80, true, 4, 0x40);
-    uint64_t apic_base = vcpus[1].lapic.apic_base;
+    uint64_t apic_base = vcpus[1].lapic.apic_base, def_type = rd(1, MSR_MTRR_DEF_TYPE);
+    assert_int_equal(wr(1, MSR_IA32_APIC_BASE, MOVED_BASE | EN), DEV_DONE);
+    assert_int_equal(wr(1, MSR_KVM_POLL_CONTROL, 0), DEV_DONE);
+    assert_int_equal(wr(1, MSR_MTRR_DEF_TYPE, 0x806), DEV_DONE);
     vm_devices_reset_all(&vm);
     assert_int_equal(in(0, 0x21, 1), 0);
     assert_int_equal(in(0, 0xcf8, 4), 0);
@@ -1226,7 +1248,10 @@ static void test_reset_hooks_reset_the_state(void **state)
     assert_int_equal(in(0, VUART_BASE + 7, 1), 0);
     assert_int_equal(vm_ioapic(&vm)->regsel, 0);
     assert_int_equal(vcpus[1].lapic.tpr, 0);
-    assert_int_equal(vcpus[1].lapic.apic_base, apic_base); /* INIT keeps IA32_APIC_BASE */
+    /* Power-on, unlike INIT, puts IA32_APIC_BASE back; poll control and the MTRRs too. */
+    assert_int_equal(vcpus[1].lapic.apic_base, apic_base);
+    assert_int_equal(rd(1, MSR_KVM_POLL_CONTROL), KVM_POLL_CONTROL_RESET);
+    assert_int_equal(rd(1, MSR_MTRR_DEF_TYPE), def_type);
     const char *rest = "hutdown"; /* the 'S' before the reset is forgotten */
     for (unsigned i = 0; rest[i]; i++)
         out(0, SHUTDOWN_PORT, 1, (uint8_t)rest[i]);

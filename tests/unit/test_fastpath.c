@@ -115,8 +115,8 @@ unsigned long vmm_hypercall(struct vcpu *hv, unsigned cpl)
 struct guest_features guest_features;
 
 /* msr_owner.c's table: no device claims an MSR here. */
-/* INIT's device reset: the fast path never takes an INIT. */
-void vm_devices_reset_vcpu(struct vm *hvm, struct vcpu *hv)
+/* INIT's device hooks: the fast path never takes an INIT. */
+void vm_devices_init_vcpu(struct vm *hvm, struct vcpu *hv)
 {
     (void)hvm;
     (void)hv;

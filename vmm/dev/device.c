@@ -160,10 +160,7 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
                 t->of_index[k] = (uint16_t)(first + 1);
         }
     }
-    /* The VM-wide devices; the per-vCPU ones are set up with their vCPUs (vmm/vmm.c). */
-    for (unsigned i = 0; i < t->count; i++)
-        if (!t->entries[i].vcpu && t->entries[i].dev->reset)
-            t->entries[i].dev->reset(&t->entries[i]);
+    vm_devices_reset_all(vm);
     return 0;
 }
 
@@ -181,13 +178,13 @@ static struct dev_entry *vcpu_entry(struct vm_devices *t, unsigned k, const stru
     return &t->entries[t->per_vcpu[k] + v->hw.id];
 }
 
-void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v)
+void vm_devices_init_vcpu(struct vm *vm, struct vcpu *v)
 {
     struct vm_devices *t = &vm->devices;
     for (unsigned k = 0; k < t->nper_vcpu; k++) {
         struct dev_entry *d = vcpu_entry(t, k, v);
-        if (d->dev->reset)
-            d->dev->reset(d);
+        if (d->dev->init)
+            d->dev->init(d);
     }
 }
 

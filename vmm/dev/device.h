@@ -3,8 +3,8 @@
  * The device model (docs/architecture.md): each VM has a table of
  * devices. A device claims port ranges, guest-physical MMIO ranges and MSR
  * ranges, each with read and write callbacks that get the vCPU and the
- * access as decoded; it may have a reset (a VM-wide device's at creation, a
- * per-vCPU device's at INIT too, and the unit tests'), hooks for its vCPU's
+ * access as decoded; it may have a reset (power-on, at creation, and the
+ * unit tests') and, per vCPU, an INIT state, hooks for its vCPU's
  * life (loaded on a CPU, put off it, its TSC written), timed work on vCPU 0's
  * timer, and a statistics hook. The run loop calls the hooks, never a device.
  * Its state lives in the device: a slice of the table's own storage, or,
@@ -96,8 +96,11 @@ struct device {
     size_t state_size;                      /* its own state, in the table (VM-wide only) */
     /* Or where its state lives instead (NULL: the table's slice above). */
     void *(*state)(struct vm *vm, struct vcpu *v);
-    /* VM-wide: power-on state, at creation. Per vCPU: INIT's, under the vCPU's lock. */
+    /* Power-on state: at creation (every device, VM-wide and per vCPU) and the unit tests'. */
     void (*reset)(struct dev_entry *d);
+    /* Per vCPU: INIT's state, under the vCPU's lock (KVM's kvm_vcpu_reset with init_event); NULL:
+     * INIT keeps it. */
+    void (*init)(struct dev_entry *d);
     /*
      * Per vCPU, on its CPU: it is loaded on the CPU (vcpu_run's start) and
      * put off it (r: why it leaves), KVM's vcpu_load and vcpu_put; once per
@@ -155,16 +158,15 @@ extern const struct device *const builtin_devices[];
 extern const unsigned builtin_device_count;
 
 /*
- * Build the VM's table from `list` (its vCPUs exist already) and reset its
- * VM-wide devices (a per-vCPU device's power-on state is its vCPU's, set up
- * with it; its reset hook is INIT's). 0, or -1 with why in err (two devices claim one address: both
- * names; or a table is full).
+ * Build the VM's table from `list` (its vCPUs exist already) and reset every
+ * device, VM-wide and per vCPU, to its power-on state. 0, or -1 with why in
+ * err (two devices claim one address: both names; or a table is full).
  */
 int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned n, char *err,
                       size_t errlen);
 
-/* A per-vCPU device's entry for vCPU v: INIT (vmm/vcpu/vcpu.c) resets them. */
-void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v);
+/* INIT of vCPU v (vmm/vcpu/vcpu_events.c, under its lock): its per-vCPU devices' init hooks. */
+void vm_devices_init_vcpu(struct vm *vm, struct vcpu *v);
 
 /* The vCPU life hooks of v's per-vCPU devices (vmm/vcpu/vcpu.c), on v's CPU. */
 void vm_devices_vcpu_load(struct vcpu *v);

@@ -30,8 +30,15 @@ static void *state(struct vm *vm, struct vcpu *v)
     return v; /* poll_control, kvm_system_time, pvclock_version: read by the halt path too */
 }
 
-/* INIT turns kvmclock and steal time off (and drops a pending PV kick); poll control stays. */
+/* Power-on: host polling allowed, kvmclock and steal time off. */
 static void reset(struct dev_entry *d)
+{
+    d->vcpu->poll_control = KVM_POLL_CONTROL_RESET;
+    kvm_pv_vcpu_reset(d->vcpu);
+}
+
+/* INIT turns kvmclock and steal time off (and drops a pending PV kick); poll control stays. */
+static void init(struct dev_entry *d)
 {
     kvm_pv_vcpu_reset(d->vcpu);
 }
@@ -56,12 +63,12 @@ static void tsc_written(struct dev_entry *d)
 
 static const struct dev_range msrs[] = {{0x4b564d00u, 0x4b564dffu}};
 
-/* Creation sets MSR_KVM_POLL_CONTROL (vmm/vmm.c). */
 const struct device kvm_msrs_device = {
     .name = "kvm-msrs",
     .per_vcpu = true,
     .msrs = {msrs, 1, msr_read, msr_write},
     .reset = reset,
+    .init = init,
     .vcpu_load = vcpu_load,
     .vcpu_put = vcpu_put,
     .tsc_written = tsc_written,

@@ -88,9 +88,10 @@ void vcpu_timer_late(struct vcpu *v, uint64_t due, uint64_t at);
 void vcpu_offer_end(struct vcpu *v, int taken);
 
 /*
- * An AP takes its INIT (under its lock): its per-vCPU devices (local APIC,
- * KVM's and the PC's MSRs) return to their power-on state and every NMI sent
- * or latched for it is dropped, as KVM's kvm_vcpu_reset does.
+ * An AP takes its INIT (under its lock): its per-vCPU devices take their
+ * INIT state (their init hooks: the local APIC's registers, KVM's kvmclock
+ * and steal time) and every NMI sent or latched for it is dropped, as KVM's
+ * kvm_vcpu_reset does.
  */
 void vcpu_init_reset(struct vcpu *v);
 
