@@ -23,9 +23,9 @@ HOSTCFLAGS := -std=c11 $(WARN) -g -O1 -I. -DHOST_TEST -fsanitize=address,undefin
 	-fno-sanitize-recover=undefined
 
 # Hypervisor sources, by folder.
-KSRCS_C := $(wildcard boot/*.c arch/x86/*.c arch/x86/svm/*.c arch/x86/vmx/*.c vmm/*.c vmm/*/*.c \
+KSRCS_C := $(wildcard boot/*.c arch/x86/*.c backend/svm/*.c backend/vmx/*.c vmm/*.c vmm/*/*.c \
 	vmm/dev/virtio/*.c sched/*.c stats/*.c drivers/*.c lib/*.c)
-KSRCS_S := $(wildcard boot/*.S arch/x86/*.S arch/x86/svm/*.S arch/x86/vmx/*.S)
+KSRCS_S := $(wildcard boot/*.S arch/x86/*.S backend/svm/*.S backend/vmx/*.S)
 # The guest CPUID policy: the table in docs/cpuid.md, turned into C.
 CPUID_TABLE := $(BUILD)/gen/cpuid_table.c
 # The guests' DSDT: ASL compiled by iasl, its AML embedded by an .incbin.
@@ -227,10 +227,10 @@ floor:
 		$(BUILD)/floor/pollux.elf
 
 # The counting build (arch/x86/exit_counts.h): its own build, for `make bench` only. Each
-# load and store of arch/x86/svm/ calls arch/x86/exit_counts.c, which counts the VMCB's.
+# load and store of backend/svm/ calls arch/x86/exit_counts.c, which counts the VMCB's.
 VMCB_COUNT_CFLAGS := -fsanitize=thread --param tsan-instrument-func-entry-exit=0
 SVM_CFLAGS ?=
-$(BUILD)/k/arch/x86/svm/%.o: KCFLAGS += $(SVM_CFLAGS)
+$(BUILD)/k/backend/svm/%.o: KCFLAGS += $(SVM_CFLAGS)
 .PHONY: counts
 counts:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/counts KDEFS=-DPOLLUX_EXIT_COUNTS \

@@ -17,6 +17,7 @@
 #include "arch/x86/tsc.h"
 #include "arch/x86/virt.h"
 #include "arch/x86/bootinfo.h"
+#include "backend/backend.h"
 #include "boot/integrity.h"
 #include "stats/report.h"
 #include "vmm/console/console_keys.h"
@@ -294,7 +295,7 @@ void kernel_main(uint32_t magic, uint32_t info)
     struct virt_features features;
     features_read(&raw);
     features_decode(&raw, &features);
-    virt_select(&features);
+    virt_select(&features, backend_ops(features.backend));
     l0_steal_enable();
     kprintf("pollux: %s, virtualization backend: %s%s%s\n", raw.vendor,
             virt_backend_name(virt_features.backend),

@@ -95,13 +95,12 @@ static const struct stats_exit_breakdown *exit_split(const struct stats_record *
 static void report_devices(const struct round *r, const struct stats_vm *vm)
 {
     struct json j;
+    const struct stats_head head = {stats_scope_names[STATS_SCOPE_DEVICES], r->number, r->t};
     if (!vm->devices)
         return;
     json_begin(&j, scratch.json, sizeof(scratch.json));
-    json_str(&j, "scope", "devices");
+    stats_event_json(&j, &stats_head_table, &head);
     json_str(&j, "vm", vm->name);
-    json_u64(&j, "round", r->number);
-    json_u64(&j, "t", r->t);
     if (vm->devices(vm->owner, &j))
         kprintf("@stats %s\n", json_end(&j));
 }

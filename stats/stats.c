@@ -6,15 +6,13 @@
 #include "lib/string.h"
 
 const char *const stats_scope_names[STATS_SCOPE_COUNT] = {
-    [STATS_SCOPE_VCPU] = "vcpu",
-    [STATS_SCOPE_VM] = "vm",
-    [STATS_SCOPE_CPU] = "cpu",
-    [STATS_SCOPE_GLOBAL] = "global",
+    [STATS_SCOPE_VCPU] = "vcpu",     [STATS_SCOPE_VM] = "vm",           [STATS_SCOPE_CPU] = "cpu",
+    [STATS_SCOPE_GLOBAL] = "global", [STATS_SCOPE_DEVICES] = "devices",
 };
 
 static const struct stats_desc head_rows[] = {
     STATS_ROW(scope, STRING, NONE, S_ALL, struct stats_head, scope,
-              "`vcpu`, `vm`, `cpu` or `global`"),
+              "`vcpu`, `vm`, `cpu`, `global` or `devices`"),
     STATS_ROW(round, COUNTER, NONE, S_ALL, struct stats_head, round,
               "the output round: every record of one round has it"),
     STATS_ROW(t, GAUGE, NS, S_ALL, struct stats_head, t, "when the round was taken, ns since boot"),
@@ -79,6 +77,7 @@ unsigned stats_row_slots(const struct stats_table *t, const struct stats_desc *d
         return names ? names->count : 0;
     }
     case STATS_OBJECT:
+    case STATS_INLINE:
         return 0;
     default:
         return 1;
@@ -169,6 +168,7 @@ static void emit_value(struct json *j, const struct stats_table *t, const struct
         break;
     }
     case STATS_OBJECT:
+    case STATS_INLINE:
     case STATS_REF: /* stats_event_json prints these through their tables */
         break;
     }
@@ -252,6 +252,10 @@ void stats_event_json(struct json *j, const struct stats_table *t, const void *b
         }
         if (d->present && !d->present(base))
             continue;
+        if (d->kind == STATS_INLINE) {
+            stats_event_json(j, d->sub, (const char *)base + d->offset);
+            continue;
+        }
         if (d->kind == STATS_OBJECT) {
             json_object(j, d->name);
             stats_event_json(j, d->sub, (const char *)base + d->offset);
@@ -280,6 +284,7 @@ static const char *const unit_names[] = {
     [STATS_UNIT_NONE] = "",
     [STATS_UNIT_NS] = "ns",
     [STATS_UNIT_US] = "us",
+    [STATS_UNIT_CYCLES] = "cycles",
 };
 
 /* The scopes of every row named name, in all the tables. */
@@ -305,7 +310,7 @@ void stats_doc(const struct stats_table *const *tables, unsigned n,
             if (!d->doc)
                 continue;
             unsigned in = scopes_of(tables, n, d->name);
-            char scopes[32] = "";
+            char scopes[48] = "";
             size_t len = 0;
             for (unsigned s = 0; s < STATS_SCOPE_COUNT; s++)
                 if (in & (1u << s))

@@ -7,6 +7,7 @@
  * field: cycles shown as microseconds, a sum of two exit counters), so that
  * adding a statistic is one row. The tables belong to the code that owns the
  * structs: vmm/vcpu/vcpu_stats.c over a vCPU, sched/cpu_stats.c over a host CPU,
+ * each device's over its state (vmm/dev/device.h: the `devices` records),
  * and this file's own (each record's head, and the global record); they are
  * registered at boot (stats/report.h) and read with a base pointer. The
  * `@stats` JSON records, the human tables on COM1, `@vm_stop` and
@@ -38,6 +39,7 @@ enum stats_kind {
     STATS_INT,    /* a signed integer */
     STATS_HEX,    /* "0x..." */
     STATS_OBJECT, /* a nested object: the rows of .sub over the field */
+    STATS_INLINE, /* the rows of .sub over the field, as this table's own (a device's transport) */
     STATS_REF,    /* the row of .sub with this key, over the same base, printed as there */
 };
 
@@ -45,6 +47,7 @@ enum stats_unit {
     STATS_UNIT_NONE,
     STATS_UNIT_NS,
     STATS_UNIT_US,
+    STATS_UNIT_CYCLES, /* of the TSC */
 };
 
 enum stats_scope {
@@ -52,15 +55,17 @@ enum stats_scope {
     STATS_SCOPE_VM,
     STATS_SCOPE_CPU,
     STATS_SCOPE_GLOBAL,
+    STATS_SCOPE_DEVICES, /* one per VM: an object per device (vmm/dev/device.h) */
     STATS_SCOPE_COUNT
 };
 
-#define S_VCPU   (1u << STATS_SCOPE_VCPU)
-#define S_VM     (1u << STATS_SCOPE_VM)
-#define S_CPU    (1u << STATS_SCOPE_CPU)
-#define S_GLOBAL (1u << STATS_SCOPE_GLOBAL)
-#define S_ALL    (S_VCPU | S_VM | S_CPU | S_GLOBAL)
-#define S_GUEST  (S_VCPU | S_VM) /* per vCPU, and their sum per VM */
+#define S_VCPU    (1u << STATS_SCOPE_VCPU)
+#define S_VM      (1u << STATS_SCOPE_VM)
+#define S_CPU     (1u << STATS_SCOPE_CPU)
+#define S_GLOBAL  (1u << STATS_SCOPE_GLOBAL)
+#define S_DEVICES (1u << STATS_SCOPE_DEVICES)
+#define S_ALL     (S_VCPU | S_VM | S_CPU | S_GLOBAL | S_DEVICES)
+#define S_GUEST   (S_VCPU | S_VM) /* per vCPU, and their sum per VM */
 
 /* The names of the slots of a STATS_BY_REASON value (exit reasons, or a row's own). */
 struct stats_reasons {

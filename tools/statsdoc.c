@@ -6,7 +6,6 @@
 
 /* What the tables' sources link against in the hypervisor; the doc calls none of it. */
 uint64_t tsc_khz = 1000000;
-const struct virt_ops svm_ops, vmx_ops;
 const struct device *const builtin_devices[BUILTIN_DEVICE_COUNT]; /* npf_exits' slot names */
 
 void kprintf(const char *fmt, ...)

@@ -546,7 +546,7 @@ void vmm_report_vm(struct vm *vm, bool tables)
 {
     const void *bases[VM_MAX_VCPUS];
     struct stats_vm g;
-    vcpu_stats_vm_devices(vm, bases, &g);
+    vcpu_stats_vm(vm, bases, &g);
     stats_report_vm(&g, tables);
 }
 

@@ -32,7 +32,7 @@ static void vmcb_access(const volatile void *p, unsigned long size, unsigned kin
 
 /*
  * What GCC's -fsanitize=thread calls before each load and store of the
- * files compiled with it (arch/x86/svm/ in this build), and in place of
+ * files compiled with it (backend/svm/ in this build), and in place of
  * their atomic operations. Unlike -fsanitize=kernel-address, it checks
  * every access, not only the first to an address in a basic block.
  */

@@ -7,12 +7,12 @@
  * counted where they happen, not where they are called from, so the
  * counts follow any change to the exit path:
  *
- * - VMREAD and VMWRITE in their helpers (arch/x86/vmx/vmx_insn.h) and the
+ * - VMREAD and VMWRITE in their helpers (backend/vmx/vmx_insn.h) and the
  *   entry stub's HOST_RSP write (vmentry.S);
  * - RDMSR and WRMSR in their helpers (arch/x86/cpu.h), XSETBV in the FPU's;
  * - VMLOAD and VMSAVE in the SVM entry stub (vmrun.S), which also notes
  *   the VMCB it runs;
- * - VMCB field reads and writes: the counting build compiles arch/x86/svm/
+ * - VMCB field reads and writes: the counting build compiles backend/svm/
  *   with every load and store reported to a callback (GCC's
  *   -fsanitize=thread), and arch/x86/exit_counts.c counts those that fall
  *   in the VMCB this CPU last ran, one per 8 bytes. These are the loads and

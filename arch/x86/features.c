@@ -3,7 +3,7 @@
 
 #include "abi/kvm.h"
 #include "arch/x86/regs.h"
-#include "arch/x86/vmx/vmcs.h"
+#include "arch/x86/vmcs.h"
 #include "lib/string.h"
 
 #ifndef HOST_TEST
@@ -33,7 +33,7 @@
 /* VM_CR */
 #define VM_CR_LOCK   (1u << 3)
 #define VM_CR_SVMDIS (1u << 4)
-/* A VMX control bit (arch/x86/vmx/vmcs.h) in the allowed-1 (high) half of its capability MSR. */
+/* A VMX control bit (arch/x86/vmcs.h) in the allowed-1 (high) half of its capability MSR. */
 #define ALLOWED1(bit) ((uint64_t)(bit) << 32)
 
 const char *virt_backend_name(enum virt_backend b)

@@ -60,10 +60,10 @@ const char *exit_reason_name(enum exit_reason r)
     return (unsigned)r < EXIT_REASON_COUNT ? reason_names[r] : "?";
 }
 
-void virt_select(const struct virt_features *f)
+void virt_select(const struct virt_features *f, const struct virt_ops *ops)
 {
     virt_features = *f;
-    virt = f->backend == VIRT_SVM ? &svm_ops : f->backend == VIRT_VMX ? &vmx_ops : 0;
+    virt = ops;
 }
 
 bool virt_cpu_enable(void)

@@ -262,7 +262,7 @@ struct virt_ops {
      * IRR to ISR once the CPU took it. vmm offers only vectors deliverable
      * under the full PPR. False: the backend cannot (VMX, or an SVM CPU whose
      * V_IRQ priority check is wrong): vmm injects at entry instead. NULL on VMX.
-     * tpr: the local APIC's TPR, which V_TPR carries (arch/x86/svm/svm_intr.h).
+     * tpr: the local APIC's TPR, which V_TPR carries (backend/svm/svm_intr.h).
      */
     bool (*offer_interrupt)(struct virt_vcpu *v, int vector, uint32_t tpr);
     /*
@@ -309,15 +309,12 @@ struct virt_ops {
 extern const struct virt_ops *virt;
 extern struct virt_features virt_features;
 
-/* Pick the backend for the detected features; NULL ops when none. */
-void virt_select(const struct virt_features *f);
+/* The detected features and their backend's ops, NULL for none: boot/ picks them (backend_ops). */
+void virt_select(const struct virt_features *f, const struct virt_ops *ops);
 /*
  * CPU bring-up, on every CPU once it is set up: turn the backend on here.
  * False (after a line saying why) if there is none or it would not start.
  */
 bool virt_cpu_enable(void);
-
-extern const struct virt_ops svm_ops;
-extern const struct virt_ops vmx_ops;
 
 #endif

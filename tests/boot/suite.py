@@ -1825,9 +1825,10 @@ def rounds(log):
     return [got[r] for r in sorted(got)]
 
 
-def devices_record_consistent(e, last):
+def devices_record_consistent(e, last, kinds):
     """A devices record: its head (docs/console.md), then one object of integer counters per
-    device, none lower than in the VM's last record."""
+    device, each a counter of scope devices in docs/stats.md, none lower than in the VM's last
+    record."""
     head = {"scope", "vm", "round", "t"}
     assert head <= set(e.body), f"@stats devices: no {head - set(e.body)}"
     for dev, counters in e.body.items():
@@ -1836,6 +1837,7 @@ def devices_record_consistent(e, last):
         assert isinstance(counters, dict), f"@stats devices {dev}={counters!r}"
         for k, v in counters.items():
             who = ("devices", e["vm"], dev, k)
+            assert kinds.get(k) == ("counter", ["devices"]), f"{who}: docs/stats.md has {kinds.get(k)}"
             assert isinstance(v, int) and not isinstance(v, bool), f"{who}={v!r}"
             assert v >= last.get(who, 0), f"{who} fell to {v}"
             last[who] = v
@@ -1854,7 +1856,7 @@ def stats_rounds_consistent(log):
         for e in records:
             scope = e["scope"]
             if scope == "devices":
-                devices_record_consistent(e, last)
+                devices_record_consistent(e, last, kinds)
                 continue
             want = {k for k, (_, scopes) in kinds.items() if scope in scopes}
             assert set(e.body) == want, f"@stats {scope}: keys {set(e.body) ^ want} differ"

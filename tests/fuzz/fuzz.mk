@@ -29,7 +29,7 @@ FUZZ_TARGETS += virtio_blk
 fuzz_virtio_blk_SRCS := vmm/dev/virtio/blk.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c vmm/dev/virtio/virtqueue.c
 FUZZ_TARGETS += virtio_net
 fuzz_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
-	vmm/dev/virtio/virtqueue.c lib/json.c
+	vmm/dev/virtio/virtqueue.c
 
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 

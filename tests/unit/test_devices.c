@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "lib/json.h"
+#include "stats/stats.h"
 #include "vmm/load/acpi_tables.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/fwcfg.h"
@@ -1258,24 +1259,43 @@ static void test_reset_hooks_reset_the_state(void **state)
     assert_int_equal(stops, 0);
 }
 
-static void stats_hook(const struct dev_entry *d, struct json *j)
+/* A device's rows over its state: the VM-wide one's, its vCPU's for a per-vCPU one. */
+static struct vcpu seven = {.hw.id = 7};
+
+static void *vcpu_state(struct vm *m, struct vcpu *v)
 {
-    json_u64(j, d->vcpu ? "vcpu" : "vm", d->vcpu ? d->vcpu->hw.id : 7);
+    (void)m;
+    return v ? v : &seven;
 }
 
-static void silent_hook(const struct dev_entry *d, struct json *j)
+static bool never(const void *base)
 {
-    (void)d, (void)j;
+    (void)base;
+    return false;
 }
 
-/* Each device's object, a per-vCPU one's entries in one; a hook that writes nothing, none. */
-static void test_stats_hook(void **state)
+static const struct stats_desc vm_rows[] = {
+    STATS_ROW(vm, GAUGE, NONE, S_DEVICES, struct vcpu, hw.id, "7"),
+};
+static const struct stats_desc vcpu_rows[] = {
+    STATS_ROW(vcpu, GAUGE, NONE, S_DEVICES, struct vcpu, hw.id, "its id"),
+};
+static const struct stats_desc silent_rows[] = {
+    STATS_ROW(vcpu, GAUGE, NONE, S_DEVICES, struct vcpu, hw.id, "its id", .present = never),
+};
+static const struct stats_table vm_table = STATS_TABLE(vm_rows, 0),
+                                vcpu_table = STATS_TABLE(vcpu_rows, 0),
+                                silent_table = STATS_TABLE(silent_rows, 0);
+
+/* Each device's object, a per-vCPU one's entries in one; rows of which none is present, none. */
+static void test_stats_rows(void **state)
 {
     (void)state;
-    static const struct device vm_wide = {.name = "a", .stats = stats_hook};
-    static const struct device per_vcpu = {.name = "b", .per_vcpu = true, .stats = stats_hook};
+    static const struct device vm_wide = {.name = "a", .state = vcpu_state, .stats = &vm_table};
+    static const struct device per_vcpu = {
+        .name = "b", .per_vcpu = true, .state = vcpu_state, .stats = &vcpu_table};
     static const struct device quiet = {.name = "c"};
-    static const struct device silent = {.name = "d", .stats = silent_hook};
+    static const struct device silent = {.name = "d", .state = vcpu_state, .stats = &silent_table};
     const struct device *list[] = {&vm_wide, &silent, &quiet, &per_vcpu};
     memset(&vm.devices, 0, sizeof(vm.devices));
     char err[256], buf[256];
@@ -1382,13 +1402,13 @@ static const struct device virtio_test_device = {
     .reset = virtio_test_power_on,
 };
 
-static bool never(const struct vm *v)
+static bool nowhere(const struct vm *v)
 {
     (void)v;
     return false;
 }
 
-static const struct device absent_device = {.name = "absent", .present = never};
+static const struct device absent_device = {.name = "absent", .present = nowhere};
 
 static void test_virtio_page_pin_and_warning(void **state)
 {
@@ -1442,7 +1462,7 @@ static void test_virtio_page_pin_and_warning(void **state)
     char buf[256];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
-    virtio_vm_stats(&virtio_transport, &j);
+    stats_event_json(&j, &virtio_mmio_stats_table, &virtio_transport);
     assert_string_equal(json_end(&j),
                         "{\"notifies\":0,\"notifies_ignored\":1,\"interrupts\":1,\"faults\":1,"
                         "\"budget_stops\":0,\"deferred_passes\":0}");
@@ -1494,7 +1514,7 @@ int main(void)
         PC(test_reset_reaches_every_device_with_one),
         PC(test_reset_hooks_reset_the_state),
         PLAIN(test_vcpu_hooks_reach_their_devices),
-        PC(test_stats_hook),
+        PC(test_stats_rows),
         PC(test_virtio_page_pin_and_warning),
     };
     return cmocka_run_group_tests(tests, 0, 0);

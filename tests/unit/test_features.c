@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "arch/x86/features.h"
-#include "arch/x86/svm/svm_sched.h"
+#include "backend/svm/svm_sched.h"
 #include "sched/spin.h"
 
 /* QEMU 7.2 TCG -cpu max: 8000_000A EDX = NP + VGIF + VMCB-address check. */

@@ -13,7 +13,6 @@
 #include "tools/stats_tables.h"
 
 uint64_t tsc_khz = 1000000; /* a cycle is a ns */
-const struct virt_ops svm_ops, vmx_ops;
 /* npf_exits' slot names: the devices' (vmm/dev/builtin.c links the devices themselves). */
 static const struct device lapic_named = {.name = "lapic"}, net_named = {.name = "virtio-net"};
 const struct device *const builtin_devices[BUILTIN_DEVICE_COUNT] = {
@@ -393,6 +392,84 @@ static void test_vm_stop_keys(void **state)
         strncmp(text, "{\"vm\":\"vm1\",\"code\":0,\"reason\":\"debug-exit\",\"run_us\":", 52), 0);
 }
 
+/* The devices' rows as the devices record prints them (vm_devices_stats), one device's. */
+static const char *device_json(const struct stats_table *t, const void *state, char *buf,
+                               size_t cap)
+{
+    struct json j;
+    json_begin(&j, buf, cap);
+    stats_event_json(&j, t, state);
+    return json_end(&j);
+}
+
+/*
+ * Each device's rows read the fields they name (set here by name, each its
+ * own value), its transport's inlined in its object; the PIC and the PIT
+ * have no keys until they have counted something.
+ */
+static void test_device_rows_read_their_fields(void **state)
+{
+    (void)state;
+    static char buf[1024];
+    static struct vpic pic;
+    static struct vpit pit;
+    static struct virtio_blk blk;
+    static struct virtio_net net;
+    assert_string_equal(device_json(&vpic_stats_table, &pic, buf, sizeof(buf)), "{}");
+    assert_string_equal(device_json(&vpit_stats_table, &pit, buf, sizeof(buf)), "{}");
+    pic.stats.spurious = 3;
+    assert_string_equal(device_json(&vpic_stats_table, &pic, buf, sizeof(buf)),
+                        "{\"raised\":0,\"acked\":0,\"spurious\":3}");
+    pic.stats.raised = 1;
+    pic.stats.acked = 2;
+    assert_string_equal(device_json(&vpic_stats_table, &pic, buf, sizeof(buf)),
+                        "{\"raised\":1,\"acked\":2,\"spurious\":3}");
+    pit.stats.coalesced = 5;
+    assert_string_equal(device_json(&vpit_stats_table, &pit, buf, sizeof(buf)), "{}");
+    pit.stats.irqs = 4;
+    assert_string_equal(device_json(&vpit_stats_table, &pit, buf, sizeof(buf)),
+                        "{\"irqs\":4,\"coalesced\":5}");
+    blk.stats = (struct virtio_blk_stats){.reads = 11,
+                                          .writes = 12,
+                                          .flushes = 13,
+                                          .get_ids = 14,
+                                          .read_bytes = 15,
+                                          .write_bytes = 16,
+                                          .errors = 17};
+    blk.transport.notifies = 21;
+    blk.transport.notifies_ignored = 22;
+    blk.transport.interrupts = 23;
+    blk.transport.faults = 24;
+    blk.transport.budget_stops = 25;
+    blk.transport.deferred_passes = 26;
+    assert_string_equal(device_json(&virtio_blk_stats_table, &blk, buf, sizeof(buf)),
+                        "{\"reads\":11,\"writes\":12,\"flushes\":13,\"get_ids\":14,"
+                        "\"read_bytes\":15,\"write_bytes\":16,\"errors\":17,\"notifies\":21,"
+                        "\"notifies_ignored\":22,\"interrupts\":23,\"faults\":24,"
+                        "\"budget_stops\":25,\"deferred_passes\":26}");
+    net.port.stats = (struct net_port_stats){.tx_packets = 31,
+                                             .tx_bytes = 32,
+                                             .tx_drops = 33,
+                                             .rx_packets = 34,
+                                             .rx_bytes = 35,
+                                             .rx_drops = 36,
+                                             .rx_drops_full = 37,
+                                             .rx_drops_reset = 38,
+                                             .rx_drops_device = 39,
+                                             .rx_held = 40,
+                                             .tx_lock_waits = 41,
+                                             .tx_lock_wait_cycles = 42};
+    net.transport = blk.transport;
+    net.transport.deferred_passes = 43;
+    assert_string_equal(device_json(&virtio_net_stats_table, &net, buf, sizeof(buf)),
+                        "{\"tx_packets\":31,\"tx_bytes\":32,\"tx_drops\":33,\"rx_packets\":34,"
+                        "\"rx_bytes\":35,\"rx_drops\":36,\"rx_drops_full\":37,"
+                        "\"rx_drops_reset\":38,\"rx_drops_device\":39,\"rx_held\":40,"
+                        "\"tx_lock_waits\":41,\"tx_lock_wait_cycles\":42,\"notifies\":21,"
+                        "\"notifies_ignored\":22,\"interrupts\":23,\"faults\":24,"
+                        "\"budget_stops\":25,\"deferred_passes\":43}");
+}
+
 /* A record of the test's own table: one row of each kind. */
 struct test_base {
     uint64_t count, gauge, hist[STATS_HIST_BUCKETS], by[4];
@@ -441,6 +518,10 @@ static void test_every_key_is_described(void **state)
             const struct stats_desc *d = &tab->rows[k];
             assert_non_null(d->name);
             assert_true(d->scopes != 0);
+            if (d->kind == STATS_INLINE) { /* not a key: its table's rows are */
+                assert_null(d->doc);
+                continue;
+            }
             assert_true(stats_row_slots(tab, d) <= 64);
             /* An array read as it is must be as long as its slots. */
             if ((d->kind == STATS_HIST || d->kind == STATS_BY_REASON) && !d->number)
@@ -729,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_every_vcpu_row_reads_its_field),
         cmocka_unit_test(test_cpu_and_global_rows),
         cmocka_unit_test(test_vm_stop_keys),
+        cmocka_unit_test(test_device_rows_read_their_fields),
         cmocka_unit_test(test_json_escapes_names),
         cmocka_unit_test(test_json_counters_are_plain_integers),
         cmocka_unit_test(test_every_key_is_described),

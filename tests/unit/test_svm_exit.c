@@ -8,9 +8,9 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "arch/x86/svm/svm_exit.h"
-#include "arch/x86/svm/svm_sched.h"
 #include "arch/x86/insn.h"
+#include "backend/svm/svm_exit.h"
+#include "backend/svm/svm_sched.h"
 
 static struct vmcb vmcb;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The SVM HLT intercept bits and the V_IRQ protocol (arch/x86/svm/svm_intr.c)
+ * The SVM HLT intercept bits and the V_IRQ protocol (backend/svm/svm_intr.c)
  * together with the local APIC's IRR/ISR (vmm/dev/vlapic.c). No emulator here
  * has Idle HLT, and none can cut a V_IRQ delivery short on demand, so these
  * are the checks of both.
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "arch/x86/svm/svm_intr.h"
-#include "arch/x86/svm/vmcb.h"
+#include "arch/x86/vmcb.h"
+#include "backend/svm/svm_intr.h"
 #include "vmm/dev/vlapic.h"
 
 _Static_assert(offsetof(struct vmcb, intercept_misc1) == 0x0c, "HLT intercept word");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The SVM rules scheduling brings in (arch/x86/svm/svm_sched.c): which ASID
+ * The SVM rules scheduling brings in (backend/svm/svm_sched.c): which ASID
  * a vCPU runs with as it moves between CPUs, what is flushed and which VMCB
  * clean bits are cleared, ASID generations, and the pause-filter fields.
  * No emulator here checks these (none keeps TLB entries per ASID: QEMU TCG
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "arch/x86/svm/svm_sched.h"
+#include "backend/svm/svm_sched.h"
 
 /* A fresh ASID for v; flushed: the wrap's TLB_CONTROL_FLUSH_ALL_ASID; moved: clean bits cleared. */
 static void assert_fresh(struct svm_asid_entry e, const struct svm_asid_vcpu *v, uint32_t asid,

@@ -15,14 +15,14 @@
 #include <string.h>
 
 #include "arch/x86/guest_regs.h"
-#include "arch/x86/virt.h"
-#include "arch/x86/vmx/ept.h"
-#include "arch/x86/vmx/vmcs.h"
-#include "arch/x86/vmx/vmx_check.h"
-#include "arch/x86/vmx/vmx_controls.h"
-#include "arch/x86/vmx/vmx_exit.h"
-#include "arch/x86/vmx/vmx_timer.h"
 #include "arch/x86/insn.h"
+#include "arch/x86/virt.h"
+#include "arch/x86/vmcs.h"
+#include "backend/vmx/ept.h"
+#include "backend/vmx/vmx_check.h"
+#include "backend/vmx/vmx_controls.h"
+#include "backend/vmx/vmx_exit.h"
+#include "backend/vmx/vmx_timer.h"
 #include "sched/spin.h"
 
 static uint64_t cap(uint32_t forced, uint32_t allowed)

@@ -14,7 +14,7 @@ unit_acpi_SRCS := drivers/acpi.c
 UNIT_TESTS += format
 unit_format_SRCS := lib/format.c
 UNIT_TESTS += features
-unit_features_SRCS := arch/x86/features.c arch/x86/svm/svm_sched.c sched/spin.c
+unit_features_SRCS := arch/x86/features.c backend/svm/svm_sched.c sched/spin.c
 UNIT_TESTS += pagetable
 unit_pagetable_SRCS := arch/x86/pagetable.c
 UNIT_TESTS += percpu
@@ -34,7 +34,7 @@ unit_gpt_memo_SRCS := vmm/exit/gpt.c
 UNIT_TESTS += guest_access
 unit_guest_access_SRCS := vmm/exit/guest_access.c vmm/exit/gpt.c arch/x86/insn.c
 UNIT_TESTS += svm_exit
-unit_svm_exit_SRCS := arch/x86/svm/svm_exit.c arch/x86/svm/svm_sched.c
+unit_svm_exit_SRCS := backend/svm/svm_exit.c backend/svm/svm_sched.c
 UNIT_TESTS += cpuid
 unit_cpuid_SRCS := vmm/exit/cpuid.c vmm/dev/kvm_pv.c vmm/dev/kvmclock.c vmm/dev/steal_time.c $(CPUID_TABLE)
 UNIT_TESTS += cpuid_cache
@@ -55,8 +55,8 @@ unit_halt_poll_SRCS := sched/halt_poll.c
 UNIT_TESTS += halt_replay
 unit_halt_replay_SRCS := tools/halt_replay.c sched/halt_poll.c
 UNIT_TESTS += vmx
-unit_vmx_SRCS := arch/x86/guest_regs.c arch/x86/vmx/vmx_controls.c arch/x86/vmx/vmx_check.c arch/x86/vmx/vmx_exit.c \
-	arch/x86/vmx/vmx_timer.c arch/x86/vmx/ept.c arch/x86/pagetable.c sched/spin.c
+unit_vmx_SRCS := arch/x86/guest_regs.c backend/vmx/vmx_controls.c backend/vmx/vmx_check.c backend/vmx/vmx_exit.c \
+	backend/vmx/vmx_timer.c backend/vmx/ept.c arch/x86/pagetable.c sched/spin.c
 UNIT_TESTS += spin
 unit_spin_SRCS := sched/spin.c
 UNIT_TESTS += yield
@@ -70,7 +70,7 @@ unit_stagger_SRCS := sched/stagger.c
 UNIT_TESTS += balance
 unit_balance_SRCS := sched/balance.c
 UNIT_TESTS += svm_sched
-unit_svm_sched_SRCS := arch/x86/svm/svm_sched.c
+unit_svm_sched_SRCS := backend/svm/svm_sched.c
 UNIT_TESTS += unbacked
 unit_unbacked_SRCS := vmm/exit/unbacked.c
 UNIT_TESTS += checksum
@@ -104,7 +104,7 @@ unit_pc_msrs_SRCS := vmm/dev/pc_msr_state.c
 UNIT_TESTS += msr_owner
 unit_msr_owner_SRCS := vmm/exit/msr_owner.c
 UNIT_TESTS += svm_intr
-unit_svm_intr_SRCS := arch/x86/svm/svm_intr.c vmm/dev/vlapic.c
+unit_svm_intr_SRCS := backend/svm/svm_intr.c vmm/dev/vlapic.c
 UNIT_TESTS += hlt_intercept
 unit_hlt_intercept_SRCS := vmm/vcpu/hlt_intercept.c
 UNIT_TESTS += fastpath
@@ -113,10 +113,12 @@ unit_fastpath_SRCS := sched/entity.c vmm/exit/msr_owner.c vmm/vcpu/vcpu_events.c
 UNIT_TESTS += stats
 # The statistics tables and what they link against (also make stats-doc's).
 STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_stats.c sched/spin.c \
-	vmm/vcpu/hlt_intercept.c arch/x86/virt.c
+	vmm/vcpu/hlt_intercept.c arch/x86/virt.c \
+	vmm/dev/vpic.c vmm/dev/vpit.c vmm/dev/virtio/blk.c vmm/dev/virtio/net.c vmm/net/switch.c \
+	vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c sched/deferred.c
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
-unit_devices_SRCS := $(wildcard vmm/dev/*.c) vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
+unit_devices_SRCS := $(wildcard vmm/dev/*.c) stats/stats.c vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
 	vmm/vcpu/nmi.c vmm/exit/msr_owner.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
@@ -136,7 +138,7 @@ UNIT_TESTS += net_switch
 unit_net_switch_SRCS := vmm/net/switch.c
 UNIT_TESTS += virtio_net
 unit_virtio_net_SRCS := vmm/dev/virtio/net.c vmm/net/switch.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
-	vmm/dev/virtio/virtqueue.c lib/json.c
+	vmm/dev/virtio/virtqueue.c lib/json.c stats/stats.c
 UNIT_TESTS += pit
 unit_pit_SRCS := vmm/dev/vpit.c
 UNIT_TESTS += pic

@@ -3,6 +3,7 @@
 
 #include "lib/format.h"
 #include "lib/json.h"
+#include "stats/stats.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/exit/mmio.h"
 #include "vmm/vcpu/vcpu.h"
@@ -262,12 +263,12 @@ bool vm_devices_stats(struct vm *vm, struct json *j)
         if (!dev->stats || (i > 0 && t->entries[i - 1].dev == dev))
             continue;
         /*
-         * One object per device; a per-vCPU device's hook runs once per entry
-         * inside it. A hook that writes nothing leaves no object.
+         * One object per device, a per-vCPU one's rows in it once per entry; read
+         * without the devices' locks: each counter is one aligned word.
          */
         json_object(j, dev->name);
         for (unsigned k = i; k < t->count && t->entries[k].dev == dev; k++)
-            dev->stats(&t->entries[k], j);
+            stats_event_json(j, dev->stats, t->entries[k].state);
         size_t len = j->len;
         json_close_or_drop(j);
         any |= j->len > len;

@@ -6,7 +6,7 @@
  * access as decoded; it may have a reset (power-on, at creation, and the
  * unit tests') and, per vCPU, an INIT state, hooks for its vCPU's
  * life (loaded on a CPU, put off it, its TSC written), timed work on vCPU 0's
- * timer, and a statistics hook. The run loop calls the hooks, never a device.
+ * timer, and statistics rows. The run loop calls the hooks, never a device.
  * Its state lives in the device: a slice of the table's own storage, or,
  * for the few whose state the rest of vmm/ reads directly (the 16550, the
  * local APIC, the per-vCPU MSR keepers), where its `state` hook says.
@@ -34,6 +34,7 @@ struct vm;
 struct vcpu;
 struct mmio_op;
 struct json;
+struct stats_table;
 
 #define DEV_VM_MAX      24 /* VM-wide devices (the port index holds their numbers) */
 #define DEV_VCPU_MAX    4  /* per-vCPU devices */
@@ -120,8 +121,8 @@ struct device {
      * 8259's), at vCPU 0's entry that injects it, under vCPU 0's lock.
      */
     uint8_t (*intack)(struct dev_entry *d);
-    /* Its statistics, as keys of an open JSON object; none written, no object. */
-    void (*stats)(const struct dev_entry *d, struct json *j);
+    /* Its statistics' rows, over its state (virtio's: the device, its transport first). */
+    const struct stats_table *stats;
 };
 
 struct dev_entry {
@@ -209,7 +210,7 @@ uint8_t vm_devices_intack(struct vm *vm);
 /* Every device's reset, VM-wide and per vCPU (creation, the unit tests). */
 void vm_devices_reset_all(struct vm *vm);
 
-/* Each device's statistics hook, as an object named after the device; false if none has one. */
+/* Each device's rows, as an object named after it (none if no row is present); false if none. */
 bool vm_devices_stats(struct vm *vm, struct json *j);
 
 /* The entry claiming an address for vCPU v, or NULL. */

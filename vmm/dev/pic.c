@@ -10,7 +10,6 @@
  * prepare_entry).
  * A legacy_pic=off VM has the masks only (vmm/dev/pic_masks.c) instead.
  */
-#include "lib/json.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/vm_devices.h"
@@ -101,21 +100,6 @@ static bool present(const struct vm *vm)
     return vm->cfg.legacy_pic;
 }
 
-/*
- * Read without the lock: each counter is one aligned word, a snapshot is
- * enough. Nothing until the PIC has counted something: most guests never
- * use it, and every record's bytes cost time on an emulated serial line.
- */
-static void stats(const struct dev_entry *d, struct json *j)
-{
-    const struct vpic *p = d->state;
-    if (!p->stats.raised && !p->stats.acked && !p->stats.spurious)
-        return;
-    json_u64(j, "raised", p->stats.raised);
-    json_u64(j, "acked", p->stats.acked);
-    json_u64(j, "spurious", p->stats.spurious);
-}
-
 static const struct dev_range ports[] = {
     {PIC_MASTER, PIC_MASTER + 1},
     {PIC_SLAVE, PIC_SLAVE + 1},
@@ -129,5 +113,5 @@ const struct device pic_device = {
     .state_size = sizeof(struct vpic),
     .reset = reset,
     .intack = intack,
-    .stats = stats,
+    .stats = &vpic_stats_table,
 };

@@ -12,7 +12,6 @@
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
-#include "lib/json.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/vm_devices.h"
@@ -83,16 +82,6 @@ static bool present(const struct vm *vm)
     return vm->cfg.legacy_pic;
 }
 
-/* As the PIC's (vmm/dev/pic.c): nothing until IRQ 0 has been raised. */
-static void stats(const struct dev_entry *d, struct json *j)
-{
-    const struct vpit *p = d->state;
-    if (!p->stats.irqs)
-        return;
-    json_u64(j, "irqs", p->stats.irqs);
-    json_u64(j, "coalesced", p->stats.coalesced);
-}
-
 static const struct dev_range ports[] = {
     {PIT_PORT_CHANNEL0, PIT_PORT_MODE},
     {PIT_PORT_B, PIT_PORT_B},
@@ -105,5 +94,5 @@ const struct device pit_device = {
     .state_size = sizeof(struct vpit),
     .reset = reset,
     .expire = expire,
-    .stats = stats,
+    .stats = &vpit_stats_table,
 };

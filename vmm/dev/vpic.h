@@ -34,6 +34,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stats/stats.h"
+
 #define PIC_MASTER      0x20 /* command; data at + 1 */
 #define PIC_SLAVE       0xa0
 #define PIC_ELCR_MASTER 0x4d0
@@ -56,11 +58,11 @@ struct vpic {
     struct vpic_chip chip[2]; /* master, slave */
     bool output;              /* the master's INT */
     struct {
-        uint64_t raised;   /* requests latched in IRR by a line's rise */
-        uint64_t acked;    /* acknowledges that gave an IRQ's vector */
-        uint64_t spurious; /* acknowledges that found nothing to give (IRQ 7 or 15) */
+        uint64_t raised, acked, spurious; /* vpic_stats_table */
     } stats;
 };
+
+extern const struct stats_table vpic_stats_table; /* the rows of its statistics */
 
 /* Power-on, as KVM's: both chips initialized, vector base 0, nothing masked, all edge. */
 void vpic_reset(struct vpic *p);

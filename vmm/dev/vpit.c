@@ -2,6 +2,7 @@
 #include "vmm/dev/vpit.h"
 
 #include "lib/string.h"
+#include "stats/stats.h"
 
 #define CW_CHANNEL_SHIFT 6
 #define CW_READ_BACK     3 /* the channel field of a read-back command */
@@ -322,3 +323,17 @@ void vpit_bios_state(struct vpit *p, uint64_t now)
     vpit_write(p, PIT_PORT_CHANNEL0, 0, now);
     vpit_write(p, PIT_PORT_CHANNEL0, 0, now);
 }
+
+/* As the PIC's (vpic.c): no keys until IRQ 0 has been raised. */
+static bool raised(const void *base)
+{
+    return ((const struct vpit *)base)->stats.irqs != 0;
+}
+
+#define ROW(key, doc)                                                                              \
+    STATS_ROW(key, COUNTER, NONE, S_DEVICES, struct vpit, stats.key, doc, .present = raised)
+static const struct stats_desc rows[] = {
+    ROW(irqs, "`pit`: rising edges of OUT0 sent to IRQ 0"),
+    ROW(coalesced, "`pit`: periodic edges passed over (late, or within the minimum period)"),
+};
+const struct stats_table vpit_stats_table = STATS_TABLE(rows, 0);

@@ -38,6 +38,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stats/stats.h"
+
 #define PIT_HZ            1193182u
 #define PIT_PORT_CHANNEL0 0x40
 #define PIT_PORT_MODE     0x43
@@ -81,10 +83,11 @@ struct vpit {
     uint64_t irq_edge; /* channel 0's next OUT rising edge, in its ticks ... */
     uint64_t irq_time; /* ... and as a TSC value; 0: none */
     struct {
-        uint64_t irqs;      /* rising edges of OUT0 sent to IRQ 0 */
-        uint64_t coalesced; /* periodic edges passed over (late, or within the minimum period) */
+        uint64_t irqs, coalesced; /* vpit_stats_table */
     } stats;
 };
+
+extern const struct stats_table vpit_stats_table; /* the rows of its statistics */
 
 /* Power-on: no channel counting, channels 0 and 1 gated on; the TSC runs at tsc_hz. */
 void vpit_reset(struct vpit *p, uint64_t tsc_hz);

@@ -66,18 +66,11 @@ enum net_rx {
 
 typedef enum net_rx (*net_deliver_fn)(struct net_port *p, const uint8_t *frame, unsigned len);
 
-/* A port's counters (@stats, docs/console.md), the frames each way. */
+/* A port's counters, the frames each way: virtio_net_stats_table (vmm/dev/virtio/net.h). */
 struct net_port_stats {
-    uint64_t tx_packets, tx_bytes; /* frames the port sent that the switch took */
-    uint64_t tx_drops;             /* frames the port sent of a length no Ethernet frame has */
-    uint64_t rx_packets, rx_bytes; /* frames delivered into the device's buffers */
-    uint64_t rx_drops;             /* frames for the port that never reached the guest: */
-    uint64_t rx_drops_full;        /*   the hold queue was full */
-    uint64_t rx_drops_reset;       /*   held when the device was reset, or the port left */
-    uint64_t rx_drops_device;      /*   the device refused it (net_rx NET_RX_DROPPED) */
-    uint64_t rx_held;              /* frames that waited in the hold queue */
-    uint64_t tx_lock_waits;        /* sends that found the switch's lock held ... */
-    uint64_t tx_lock_wait_cycles;  /*   and the TSC cycles they waited for it */
+    uint64_t tx_packets, tx_bytes, tx_drops;
+    uint64_t rx_packets, rx_bytes, rx_drops, rx_drops_full, rx_drops_reset, rx_drops_device;
+    uint64_t rx_held, tx_lock_waits, tx_lock_wait_cycles;
 };
 
 struct net_held_frame {

@@ -65,7 +65,8 @@ static uint64_t halt_exits(const void *field, unsigned i)
  * adding the current state's share could count it twice.
  */
 static const struct stats_desc vcpu_rows[] = {
-    STATS_FN(vm, STRING, NONE, S_GUEST, "the VM's name", .string = vm_name),
+    /* The devices record has it too (stats/report.c): */
+    STATS_FN(vm, STRING, NONE, S_GUEST | S_DEVICES, "the VM's name", .string = vm_name),
     ROW(vcpu, GAUGE, NONE, S_VCPU, hw.id, "the vCPU's id"),
     ROW(cpu, GAUGE, NONE, S_VCPU, se.cpu, "the host CPU (for a vCPU: the one it is on)", TABLE),
     STATS_FN(vcpus, GAUGE, NONE, S_VM, "the VM's vCPUs", .number = vm_vcpus),
@@ -283,13 +284,6 @@ static const struct stats_desc vm_stop_rows[] = {
 };
 const struct stats_table vm_stop_table = STATS_TABLE(vm_stop_rows, &vcpu_exit_reasons);
 
-void vcpu_stats_vm(const struct vm *vm, const void *bases[VM_MAX_VCPUS], struct stats_vm *out)
-{
-    for (unsigned i = 0; i < vm->nvcpus; i++)
-        bases[i] = vm->vcpus[i];
-    *out = (struct stats_vm){vm->cfg.name, bases, vm->nvcpus, NULL, NULL};
-}
-
 #ifndef HOST_TEST
 /* The devices' counters are read racily, as every round's are: each is one aligned load. */
 static bool devices_stats(const void *vm, struct json *j)
@@ -297,12 +291,11 @@ static bool devices_stats(const void *vm, struct json *j)
     return vm_devices_stats((struct vm *)vm, j);
 }
 
-void vcpu_stats_vm_devices(const struct vm *vm, const void *bases[VM_MAX_VCPUS],
-                           struct stats_vm *out)
+void vcpu_stats_vm(const struct vm *vm, const void *bases[VM_MAX_VCPUS], struct stats_vm *out)
 {
-    vcpu_stats_vm(vm, bases, out);
-    out->devices = devices_stats;
-    out->owner = vm;
+    for (unsigned i = 0; i < vm->nvcpus; i++)
+        bases[i] = vm->vcpus[i];
+    *out = (struct stats_vm){vm->cfg.name, bases, vm->nvcpus, devices_stats, vm};
 }
 
 struct visit {
@@ -315,7 +308,7 @@ static void visit_vm(struct vm *vm, void *ctx)
     const struct visit *v = ctx;
     const void *bases[VM_MAX_VCPUS];
     struct stats_vm g;
-    vcpu_stats_vm_devices(vm, bases, &g);
+    vcpu_stats_vm(vm, bases, &g);
     v->fn(&g, v->ctx);
 }
 

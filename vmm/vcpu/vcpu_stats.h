@@ -17,12 +17,8 @@ extern const struct stats_table vcpu_stats_table;
 /* @vm_stop: the VM's keys (over struct vm), then `vcpus`, each over struct vcpu. */
 extern const struct stats_table vm_stop_table, vm_stop_vcpu_table;
 
-/* vm as stats/ reads it: bases holds its vCPUs' pointers. */
+/* vm as stats/ reads it: bases holds its vCPUs' pointers; its devices' rows (vm_devices_stats). */
 void vcpu_stats_vm(const struct vm *vm, const void *bases[VM_MAX_VCPUS], struct stats_vm *out);
-
-/* The same, with its devices' statistics hooks (vm_devices_stats): the hypervisor's rounds. */
-void vcpu_stats_vm_devices(const struct vm *vm, const void *bases[VM_MAX_VCPUS],
-                           struct stats_vm *out);
 
 /* At boot: the vCPU table and the live VMs, for the rounds. */
 void vcpu_stats_register(void);

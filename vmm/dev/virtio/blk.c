@@ -4,6 +4,7 @@
 
 #include "lib/bytes.h"
 #include "lib/string.h"
+#include "stats/stats.h"
 
 static struct virtio_blk *blk_of(struct virtio_mmio *t)
 {
@@ -195,3 +196,18 @@ const struct virtio_device_ops virtio_blk_ops = {
     .reset = reset,
     .deferred = deferred,
 };
+
+#define ROW(key, doc)                                                                              \
+    STATS_ROW(key, COUNTER, NONE, S_DEVICES, struct virtio_blk, stats.key, "`virtio-blk`: " doc)
+static const struct stats_desc rows[] = {
+    ROW(reads, "IN requests answered OK"),
+    ROW(writes, "OUT requests answered OK"),
+    ROW(flushes, "FLUSH requests answered OK"),
+    ROW(get_ids, "GET_ID requests answered OK"),
+    ROW(read_bytes, "bytes the reads moved"),
+    ROW(write_bytes, "bytes the writes moved"),
+    ROW(errors, "requests answered IOERR or UNSUPP"),
+    STATS_ROW(transport, INLINE, NONE, S_DEVICES, struct virtio_blk, transport, 0,
+              .sub = &virtio_mmio_stats_table),
+};
+const struct stats_table virtio_blk_stats_table = STATS_TABLE(rows, 0);

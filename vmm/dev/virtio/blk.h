@@ -49,11 +49,9 @@
 #define VIRTIO_BLK_CONFIG_LEN                                                                      \
     24 /* capacity, size_max, seg_max, geometry (unused), blk_size (5.2.4) */
 
-/* Statistics (@stats, docs/console.md), under the queue's lock. */
+/* Statistics (virtio_blk_stats_table), under the queue's lock. */
 struct virtio_blk_stats {
-    uint64_t reads, writes, flushes, get_ids; /* requests answered OK */
-    uint64_t read_bytes, write_bytes;         /* data moved by them */
-    uint64_t errors;                          /* requests answered IOERR or UNSUPP */
+    uint64_t reads, writes, flushes, get_ids, read_bytes, write_bytes, errors;
 };
 
 struct virtio_blk {
@@ -90,5 +88,7 @@ int virtio_blk_request(struct virtio_blk *b, const struct virtq_chain *c, uint32
  * work.
  */
 extern const struct virtio_device_ops virtio_blk_ops;
+
+extern const struct stats_table virtio_blk_stats_table; /* its rows, its transport's */
 
 #endif

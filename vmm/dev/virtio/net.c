@@ -4,8 +4,8 @@
 
 #include "abi/virtio.h"
 #include "lib/format.h"
-#include "lib/json.h"
 #include "lib/string.h"
+#include "stats/stats.h"
 
 static struct virtio_net *net_of(struct virtio_mmio *t)
 {
@@ -225,19 +225,23 @@ void virtio_net_leave(struct virtio_net *n)
     net_switch_leave(&n->port);
 }
 
-void virtio_net_stats(const struct virtio_net *n, struct json *j)
-{
-    const struct net_port_stats *s = &n->port.stats;
-    json_u64(j, "tx_packets", s->tx_packets);
-    json_u64(j, "tx_bytes", s->tx_bytes);
-    json_u64(j, "tx_drops", s->tx_drops);
-    json_u64(j, "rx_packets", s->rx_packets);
-    json_u64(j, "rx_bytes", s->rx_bytes);
-    json_u64(j, "rx_drops", s->rx_drops);
-    json_u64(j, "rx_drops_full", s->rx_drops_full);
-    json_u64(j, "rx_drops_reset", s->rx_drops_reset);
-    json_u64(j, "rx_drops_device", s->rx_drops_device);
-    json_u64(j, "rx_held", s->rx_held);
-    json_u64(j, "tx_lock_waits", s->tx_lock_waits);
-    json_u64(j, "tx_lock_wait_cycles", s->tx_lock_wait_cycles);
-}
+#define ROW(key, unit, doc)                                                                        \
+    STATS_ROW(key, COUNTER, unit, S_DEVICES, struct virtio_net, port.stats.key,                    \
+              "`virtio-net`: " doc)
+static const struct stats_desc rows[] = {
+    ROW(tx_packets, NONE, "frames the guest sent that the switch took"),
+    ROW(tx_bytes, NONE, "their bytes, without the virtio header"),
+    ROW(tx_drops, NONE, "frames the guest sent of a length no Ethernet frame has"),
+    ROW(rx_packets, NONE, "frames delivered into the guest's buffers"),
+    ROW(rx_bytes, NONE, "their bytes"),
+    ROW(rx_drops, NONE, "frames for the VM that never reached it, the sum of the next three"),
+    ROW(rx_drops_full, NONE, "... the hold queue was full"),
+    ROW(rx_drops_reset, NONE, "... held when the device was reset, or the VM stopped"),
+    ROW(rx_drops_device, NONE, "... the device refused it: not running, or its buffer too short"),
+    ROW(rx_held, NONE, "frames that had to wait for a buffer"),
+    ROW(tx_lock_waits, NONE, "sends that found the lock all of a switch's senders share held"),
+    ROW(tx_lock_wait_cycles, CYCLES, "the TSC cycles they spun for it"),
+    STATS_ROW(transport, INLINE, NONE, S_DEVICES, struct virtio_net, transport, 0,
+              .sub = &virtio_mmio_stats_table),
+};
+const struct stats_table virtio_net_stats_table = STATS_TABLE(rows, 0);

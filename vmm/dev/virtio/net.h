@@ -30,8 +30,6 @@
 #define VIRTIO_NET_TXQ        1
 #define VIRTIO_NET_CONFIG_LEN 12 /* mac[6], le16 status, le16 max_virtqueue_pairs, le16 mtu */
 
-struct json;
-
 struct virtio_net {
     struct virtio_mmio transport; /* first: the transport's callbacks find the device from it */
     struct net_port port;
@@ -57,7 +55,6 @@ int virtio_net_join(struct virtio_net *n, const uint8_t mac[NET_ETH_ALEN], const
 /* Leave the switch: afterwards no other VM touches n or its owner's RAM. */
 void virtio_net_leave(struct virtio_net *n);
 
-/* The port's counters each way as @stats keys (docs/console.md). */
-void virtio_net_stats(const struct virtio_net *n, struct json *j);
+extern const struct stats_table virtio_net_stats_table; /* its port's rows, its transport's */
 
 #endif

@@ -9,7 +9,6 @@
 
 #include "arch/x86/mm.h"
 #include "lib/format.h"
-#include "lib/json.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/virtio/virtio_vm.h"
 
@@ -69,14 +68,6 @@ static void reset(struct dev_entry *d)
     virtio_vm_init(d->state, d->vm, &virtio_net_ops, VIRTIO_SLOT_NET);
 }
 
-/* Read without the locks: each counter is one aligned word, a snapshot is enough. */
-static void stats(const struct dev_entry *d, struct json *j)
-{
-    const struct virtio_net *n = d->vm->net;
-    virtio_net_stats(n, j);
-    virtio_vm_stats(&n->transport, j);
-}
-
 static const struct dev_range mmio[] = {VIRTIO_VM_RANGE(VIRTIO_SLOT_NET)};
 
 const struct device virtio_net_device = {
@@ -86,5 +77,5 @@ const struct device virtio_net_device = {
     .mmio = {mmio, 1, virtio_vm_mmio_read, virtio_vm_mmio_write},
     .state = state,
     .reset = reset,
-    .stats = stats,
+    .stats = &virtio_net_stats_table,
 };

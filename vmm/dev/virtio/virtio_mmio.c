@@ -6,6 +6,7 @@
 #include "vmm/dev/virtio/virtio_mmio.h"
 
 #include "lib/string.h"
+#include "stats/stats.h"
 
 /*
  * Bits 24-41 are the transport's (6): only these three are offered, whatever
@@ -329,3 +330,15 @@ void virtio_mmio_fail(struct virtio_mmio *t, unsigned queue, enum virtq_fault f)
     t->env->fault(t, queue, f);
     interrupt_driver(t, VIRTIO_MMIO_INT_CONFIG);
 }
+
+#define ROW(key, doc)                                                                              \
+    STATS_ROW(key, COUNTER, NONE, S_DEVICES, struct virtio_mmio, key, "virtio's transport: " doc)
+static const struct stats_desc rows[] = {
+    ROW(notifies, "QueueNotify writes passed to the device"),
+    ROW(notifies_ignored, "those ignored: the device not live, or no such ready queue"),
+    ROW(interrupts, "interrupts raised, VRING and CONFIG"),
+    ROW(faults, "queues the driver broke (each with its `@warning`)"),
+    ROW(budget_stops, "passes over a queue that stopped at their budget with work left"),
+    ROW(deferred_passes, "passes run as deferred work, between vCPU entries"),
+};
+const struct stats_table virtio_mmio_stats_table = STATS_TABLE(rows, 0);

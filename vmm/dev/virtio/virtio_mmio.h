@@ -28,6 +28,7 @@
 #include "arch/x86/spinlock.h"
 #include "abi/virtio.h"
 #include "sched/deferred.h"
+#include "stats/stats.h"
 #include "vmm/dev/virtio/virtqueue.h"
 
 #define VIRTIO_QUEUES_MAX 2
@@ -95,12 +96,7 @@ struct virtio_mmio {
     uint64_t driver_features;
     struct virtio_queue queues[VIRTIO_QUEUES_MAX];
     struct deferred_work work; /* the device's passes after its budget (ops->deferred) */
-    /*
-     * Statistics (@stats, docs/console.md): QueueNotify writes passed to the
-     * device, those ignored (the device not live, or no such ready queue),
-     * interrupts raised, queue faults, passes that stopped at their budget
-     * with work left, passes run as deferred work.
-     */
+    /* Statistics: virtio_mmio_stats_table. */
     uint64_t notifies, notifies_ignored, interrupts, faults;
     uint64_t budget_stops, deferred_passes;
 };
@@ -146,5 +142,7 @@ void virtio_mmio_used(struct virtio_mmio *t, unsigned queue);
  * CONFIG bit (4.2.2: how a driver learns of the status change).
  */
 void virtio_mmio_fail(struct virtio_mmio *t, unsigned queue, enum virtq_fault f);
+
+extern const struct stats_table virtio_mmio_stats_table; /* every virtio device's has them */
 
 #endif

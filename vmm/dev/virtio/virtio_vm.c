@@ -89,13 +89,3 @@ enum dev_result virtio_vm_mmio_write(struct dev_entry *d, struct vcpu *v, struct
     virtio_mmio_write(d->state, a->offset, a->size, (uint32_t)a->value);
     return DEV_DONE;
 }
-
-void virtio_vm_stats(const struct virtio_mmio *t, struct json *j)
-{
-    json_u64(j, "notifies", __atomic_load_n(&t->notifies, __ATOMIC_RELAXED));
-    json_u64(j, "notifies_ignored", __atomic_load_n(&t->notifies_ignored, __ATOMIC_RELAXED));
-    json_u64(j, "interrupts", __atomic_load_n(&t->interrupts, __ATOMIC_RELAXED));
-    json_u64(j, "faults", __atomic_load_n(&t->faults, __ATOMIC_RELAXED));
-    json_u64(j, "budget_stops", __atomic_load_n(&t->budget_stops, __ATOMIC_RELAXED));
-    json_u64(j, "deferred_passes", __atomic_load_n(&t->deferred_passes, __ATOMIC_RELAXED));
-}

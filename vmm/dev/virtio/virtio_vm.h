@@ -3,11 +3,10 @@
  * A VM's side of its virtio-mmio devices (vmm/dev/virtio/virtio_mmio.h is
  * the pure transport): the env (pulse the slot's I/O APIC pin, report a
  * queue's fault as @warning {"kind":"virtio"}), the VM's RAM as the walker
- * sees it, and the MMIO callbacks and statistics a device's `struct device`
- * uses. A device (vmm/dev/virtio/net.c, blk.c) calls virtio_vm_init from its
- * reset, claims VIRTIO_VM_RANGE(slot) with virtio_vm_mmio_read/write, and
- * its `state` hook returns the transport, which the callbacks find in
- * d->state.
+ * sees it, and the MMIO callbacks a device's `struct device` uses. A
+ * device (vmm/dev/virtio/net.c, blk.c) calls virtio_vm_init from its reset,
+ * claims VIRTIO_VM_RANGE(slot) with virtio_vm_mmio_read/write, and its
+ * `state` hook returns the transport, which the callbacks find in d->state.
  */
 #ifndef POLLUX_VMM_DEV_VIRTIO_VIRTIO_VM_H
 #define POLLUX_VMM_DEV_VIRTIO_VIRTIO_VM_H
@@ -16,7 +15,6 @@
 #include "vmm/dev/virtio/virtio_mmio.h"
 
 struct vm;
-struct json;
 
 /* The MMIO claim of slot's page (abi/virtio.h), as a struct dev_range initialiser. */
 #define VIRTIO_VM_RANGE(slot)                                                                      \
@@ -45,8 +43,5 @@ void virtio_vm_cancel(struct vm *vm);
  */
 enum dev_result virtio_vm_mmio_read(struct dev_entry *d, struct vcpu *v, struct dev_access *a);
 enum dev_result virtio_vm_mmio_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a);
-
-/* The transport's counters as keys of the device's open statistics object. */
-void virtio_vm_stats(const struct virtio_mmio *t, struct json *j);
 
 #endif
