@@ -28,9 +28,6 @@
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/exit/gpt_memo.h"
 #include "vmm/vcpu/guest_msrs.h"
-#include "vmm/dev/vioapic.h"
-#include "vmm/dev/vpic.h"
-#include "vmm/dev/vpit.h"
 #include "vmm/vcpu/nmi.h"
 #include "vmm/vcpu/tsc_sync.h"
 #include "vmm/dev/mce_state.h"
@@ -161,6 +158,8 @@ struct vcpu {
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
     struct vcpu_spin spin;
     struct vcpu_halt halt;
+    /* A hypercall's directed yield ran a sibling on its CPU: the run loop leaves it. */
+    bool yield_taken;
     uint64_t poll_control;    /* MSR_KVM_POLL_CONTROL: bit 0 clear, no host polling */
     struct pc_msrs pc_msrs;   /* MTRRs and AMD platform MSRs (vmm/dev/pc_msr_state.h) */
     struct mce_msrs mce;      /* the machine-check bank (vmm/dev/mce_state.h) */
@@ -197,17 +196,11 @@ struct vm {
     struct vcpu *vcpus[VM_MAX_VCPUS];
     unsigned nvcpus;
     struct vuart uart;
-    struct ioapic ioapic;
-    /* legacy_pic=on: the 8259s and the 8254 (vmm/dev/pic.c, vmm/dev/pit.c). */
-    struct vpic pic;
-    struct vpit pit;
     /*
-     * Their state as vCPU 0 reads it without devices_lock, stored under it:
-     * the PIC's INT (vcpu_extint_pending) and the host TSC of the PIT's next
-     * IRQ 0 edge, which vCPU 0's timer serves (vcpu_timer_update), 0 for none.
+     * The PIC's INT as vCPU 0 reads it without devices_lock, stored under it
+     * (vcpu_extint_pending).
      */
     bool extint;
-    uint64_t pit_deadline;
     bool pc_platform; /* a Linux guest's PC: power and reset registers, PCI ports */
     /* The UART, the I/O APIC, the PIC and the PIT (vmm/dev/vm_devices.h). */
     struct spinlock devices_lock;

@@ -16,7 +16,6 @@
 #include "vmm/exit/cpu_model.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/exit/exits.h"
-#include "vmm/dev/kvm_pv.h"
 #include "vmm/load/bzimage.h"
 #include "vmm/load/linux_loader.h"
 #include "vmm/load/loader.h"
@@ -27,7 +26,6 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vcpu/vcpu_stats.h"
 #include "vmm/dev/vm_devices.h"
-#include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
 #include "vmm/dev/virtio/virtio_vm.h"
@@ -391,10 +389,6 @@ static bool vcpu_add(struct vm *vm, unsigned i, const struct vm_entry *start)
     pause_vcpu_init(v);
     v->debug.dr6 = DR6_INIT;
     guest_msrs_reset(&v->msrs);
-    pc_msrs_reset(&v->pc_msrs);
-    mce_reset(&v->mce);
-    v->poll_control = KVM_POLL_CONTROL_RESET;
-    vlapic_dev_power_on(v, guest_features.maxphyaddr);
     vlapic_advance_init(&v->timer_advance, vm->cfg.policy.timer_advance_ns, tsc_khz);
     if (i != 0) {
         v->sipi_armed = true;
@@ -437,7 +431,6 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
         reject(vm->cfg.name, err);
         goto fail;
     }
-    vm_devices_init(vm);
     pause_vm_init(vm);
     vm->group.pivot = vm->cfg.policy.yield_pivot;
     for (unsigned i = 0; i < vm->cfg.vcpus; i++)
@@ -445,7 +438,8 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
             goto fail;
     vm->group.members = vm->group_members;
     vm->group.count = vm->nvcpus;
-    /* The devices (vmm/dev/), once the vCPUs exist: the per-vCPU ones have an entry each. */
+    /* The devices (vmm/dev/), once the vCPUs exist: the per-vCPU ones have an entry each, and
+     * every device its power-on state. */
     if (vm_devices_create(vm, builtin_devices, builtin_device_count, err, sizeof(err))) {
         reject(vm->cfg.name, err);
         goto fail;

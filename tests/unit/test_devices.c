@@ -32,6 +32,8 @@
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/vpic.h"
+#include "vmm/dev/vpit.h"
 #include "vmm/dev/virtio/virtio_vm.h"
 #include "vmm/dev/virtio/blk.h"
 #include "vmm/dev/virtio/net_vm.h"
@@ -231,6 +233,9 @@ void mmio_load_done(struct vcpu *v, const struct mmio_op *op, uint64_t value)
 #define NVCPUS     2
 #define MAXPHYADDR 40 /* the vCPUs' physical address bits */
 
+/* The guest's CPU (vmm/exit/cpu_model.c decides it): the local APIC's power-on reads it. */
+struct guest_features guest_features = {.maxphyaddr = MAXPHYADDR};
+
 static struct vm vm;
 static struct vcpu vcpus[NVCPUS];
 
@@ -286,14 +291,10 @@ static void make_vm_with(bool pc, bool legacy_pic, bool ioapic)
     strcpy(vm.cfg.net, "lan0");
     char err[256];
     assert_int_equal(virtio_net_create(&vm, err, sizeof(err)), 0);
-    ioapic_reset(&vm.ioapic);
     for (unsigned i = 0; i < NVCPUS; i++) {
         vcpus[i].vm = &vm;
         vcpus[i].hw.id = i;
-        vcpus[i].poll_control = KVM_POLL_CONTROL_RESET;
         vcpus[i].sipi_vector = -1;
-        vlapic_dev_power_on(&vcpus[i], MAXPHYADDR);
-        pc_msrs_reset(&vcpus[i].pc_msrs);
         vm.vcpus[i] = &vcpus[i];
     }
     if (vm_devices_create(&vm, builtin_devices, builtin_device_count, err, sizeof(err)))
@@ -805,7 +806,7 @@ static void test_msrs_reach_the_vcpus_entry(void **state)
     assert_int_equal(wr(1, MSR_KVM_SYSTEM_TIME_NEW, 1ull << 40 | 1),
                      DEV_DONE); /* outside RAM: kept */
     assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 1ull << 40 | 1);
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     assert_int_equal(rd(1, MSR_KVM_SYSTEM_TIME_NEW), 0);
     assert_int_equal(vcpus[1].poll_control, 0);
 }
@@ -855,7 +856,7 @@ static void test_xapic_page_moves_with_apic_base(void **state)
     assert_int_equal(npf(0, MOVED_BASE + 0x20, false, 4, 0), 0xffffffffu);
     assert_int_equal(vm.unbacked.reads, 2);
     /* INIT keeps the base where the guest put it. */
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     assert_int_equal(rd(1, MSR_IA32_APIC_BASE), MOVED_BASE | EN);
     assert_int_equal(npf(1, MOVED_BASE + 0x20, false, 4, 0), 1u << 24);
     /* Onto the I/O APIC's page: the vCPU's own APIC comes first, as in KVM; the other's
@@ -863,7 +864,7 @@ static void test_xapic_page_moves_with_apic_base(void **state)
     assert_int_equal(wr(1, MSR_IA32_APIC_BASE, IOAPIC_BASE | EN), DEV_DONE);
     assert_int_equal(npf(1, IOAPIC_BASE + 0x20, false, 4, 0), 1u << 24);
     npf(0, IOAPIC_BASE + IOAPIC_REGSEL, true, 4, 0x10);
-    assert_int_equal(vm.ioapic.regsel, 0x10);
+    assert_int_equal(vm_ioapic(&vm)->regsel, 0x10);
     /* Reserved bits and addresses past MAXPHYADDR fault, and the page stays. */
     assert_int_equal(wr(1, MSR_IA32_APIC_BASE, MOVED_BASE | EN | 0x200), DEV_FAULT);
     assert_int_equal(wr(1, MSR_IA32_APIC_BASE, 1ull << MAXPHYADDR | EN), DEV_FAULT);
@@ -945,6 +946,12 @@ static void test_ioapic_off(void **state)
     vm.cfg.unbacked = UNBACKED_IGNORE;
     assert_int_equal(npf(0, IOAPIC_BASE + IOAPIC_WINDOW, false, 4, 0), 0xffffffffu);
     assert_int_equal(vm.unbacked.reads, 1);
+    /* No I/O APIC: COM1's pin goes nowhere, and a level-triggered EOI has nothing to end. */
+    assert_null(vm_ioapic(&vm));
+    out(0, VUART_BASE + 4, 1, 0x08);
+    out(0, VUART_BASE + 1, 1, 0x02);
+    vm_devices_eoi(&vm, 0x40);
+    assert_int_equal(stops + failed_accesses, 0);
 }
 
 /* ---------------------------------------------------------------- legacy_pic */
@@ -969,9 +976,9 @@ static void test_linux_vm_has_no_pic(void **state)
     /* COM1's interrupt reaches the I/O APIC's pin only. */
     out(0, VUART_BASE + 4, 1, 0x08);
     out(0, VUART_BASE + 1, 1, 0x02);
-    assert_true(vm.ioapic.lines >> VUART_IRQ & 1);
+    assert_true(vm_ioapic(&vm)->lines >> VUART_IRQ & 1);
     assert_false(vm.extint);
-    assert_int_equal(vm.pit_deadline, 0);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 0);
 }
 
 /* A bundled guest's VM: vCPU 0's LINT0 is in ExtINT mode from power-on (and INIT), no other's. */
@@ -981,10 +988,10 @@ static void test_lint0_extint_on_vcpu0(void **state)
     assert_int_equal(vcpus[0].lapic.lvt_lint0, 0x700);
     assert_true(vlapic_accept_pic_intr(&vcpus[0].lapic));
     assert_int_equal(vcpus[1].lapic.lvt_lint0, LVT_MASKED);
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     assert_int_equal(vcpus[1].lapic.lvt_lint0, LVT_MASKED);
     vcpus[0].lapic.lvt_lint0 = LVT_MASKED;
-    vm_devices_reset_vcpu(&vm, &vcpus[0]);
+    vm_devices_init_vcpu(&vm, &vcpus[0]);
     assert_int_equal(vcpus[0].lapic.lvt_lint0, 0x700);
     assert_string_equal(vm_devices_find_port(&vm.devices, 0x21)->dev->name, "pic");
     assert_string_equal(vm_devices_find_port(&vm.devices, PIT_PORT_B)->dev->name, "pit");
@@ -1012,17 +1019,17 @@ static void test_pic_and_pit_through_the_ports(void **state)
     out(1, PIT_PORT_MODE, 1, 0x34); /* channel 0, low then high, mode 2 */
     out(1, PIT_PORT_CHANNEL0, 1, 1193 & 0xff);
     out(1, PIT_PORT_CHANNEL0, 1, 1193 >> 8);
-    uint64_t due = vm.pit_deadline;
-    assert_int_equal(due, vpit_irq_deadline(&vm.pit));
+    uint64_t due = vm_devices_deadline(&vm.devices);
+    assert_int_equal(due, vpit_irq_deadline(vm_devices_entry(&vm.devices, BUILTIN_PIT)->state));
     assert_int_not_equal(due, 0);
-    assert_false(vm_pit_expire(&vm, due - 1));
+    assert_false(vm_devices_expire(&vm, due - 1));
     assert_false(vm.extint);
-    assert_true(vm_pit_expire(&vm, due));
+    assert_true(vm_devices_expire(&vm, due));
     assert_true(vm.extint);
-    assert_true(vm.pit_deadline > due);
+    assert_true(vm_devices_deadline(&vm.devices) > due);
     assert_true(vcpu_extint_pending(&vcpus[0]));
     assert_false(vcpu_extint_pending(&vcpus[1]));
-    assert_int_equal(vm_pic_ack(&vm), 0x20);
+    assert_int_equal(vm_devices_intack(&vm), 0x20);
     assert_false(vm.extint);
     out(0, 0x20, 1, 0x0b); /* read the ISR */
     assert_int_equal(in(0, 0x20, 1), 0x01);
@@ -1030,7 +1037,7 @@ static void test_pic_and_pit_through_the_ports(void **state)
     assert_int_equal(in(0, 0x20, 1), 0x00);
     /* Masked, the edge waits in IRR; unmasked, it asks. */
     out(0, 0x21, 1, 0xff);
-    assert_false(vm_pit_expire(&vm, vm.pit_deadline));
+    assert_false(vm_devices_expire(&vm, vm_devices_deadline(&vm.devices)));
     assert_false(vm.extint);
     out(0, 0x20, 1, 0x0a); /* read the IRR */
     assert_int_equal(in(1, 0x20, 1), 0x01);
@@ -1050,7 +1057,7 @@ static void test_pic_and_pit_through_the_ports(void **state)
     assert_int_equal(vm.unhandled_io_reads, 2);
     /* A control word stops channel 0: no deadline. */
     out(0, PIT_PORT_MODE, 1, 0x34);
-    assert_int_equal(vm.pit_deadline, 0);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 0);
 }
 
 /* COM1's interrupt is IRQ 4 too, as on a PC: edge, or level through the ELCR. */
@@ -1061,12 +1068,12 @@ static void test_com1_on_irq4(void **state)
     out(0, VUART_BASE + 4, 1, 0x08); /* MCR OUT2 */
     out(0, VUART_BASE + 1, 1, 0x02); /* IER: THR empty, which it is */
     assert_true(vm.extint);
-    assert_int_equal(vm_pic_ack(&vm), 0x24);
+    assert_int_equal(vm_devices_intack(&vm), 0x24);
     out(0, 0x20, 1, 0x20);
     assert_false(vm.extint); /* the line is still high: an edge asks once */
     out(0, PIC_ELCR_MASTER, 1, 0x10);
     assert_true(vm.extint); /* level: it asks while the line is high */
-    assert_int_equal(vm_pic_ack(&vm), 0x24);
+    assert_int_equal(vm_devices_intack(&vm), 0x24);
     out(0, 0x20, 1, 0x20);
     assert_true(vm.extint);
     assert_int_equal(in(0, VUART_BASE + 2, 1), 0x02); /* IIR: THR empty, acknowledged */
@@ -1091,9 +1098,9 @@ static void test_legacy_stats(void **state)
     out(0, PIT_PORT_MODE, 1, 0x34);
     out(0, PIT_PORT_CHANNEL0, 1, 0);
     out(0, PIT_PORT_CHANNEL0, 1, 0);
-    assert_true(vm_pit_expire(&vm, vm.pit_deadline));
-    vm_pic_ack(&vm);
-    vm_pic_ack(&vm); /* nothing left: spurious */
+    assert_true(vm_devices_expire(&vm, vm_devices_deadline(&vm.devices)));
+    vm_devices_intack(&vm);
+    vm_devices_intack(&vm); /* nothing left: spurious */
     json_begin(&j, buf, sizeof(buf));
     vm_devices_stats(&vm, &j);
     json_end(&j);
@@ -1192,8 +1199,11 @@ static void test_virtio_blk_page(void **state)
 
 /* ---------------------------------------------------------------- reset and statistics */
 
-/* Every device that has a reset hook is reset by vm_devices_reset_all; INIT resets a vCPU's own. */
-static unsigned resets[DEV_ENTRIES_MAX];
+/*
+ * Every device that has a reset hook, per-vCPU ones included, is reset at
+ * creation and by vm_devices_reset_all; INIT runs a vCPU's own init hooks only.
+ */
+static unsigned resets[DEV_ENTRIES_MAX], inits[DEV_ENTRIES_MAX];
 static struct device counted[20];
 
 static void count_reset(struct dev_entry *d)
@@ -1201,11 +1211,16 @@ static void count_reset(struct dev_entry *d)
     resets[d - d->vm->devices.entries]++;
 }
 
+static void count_init(struct dev_entry *d)
+{
+    inits[d - d->vm->devices.entries]++;
+}
+
 static void test_reset_reaches_every_device_with_one(void **state)
 {
     (void)state;
     const struct device *list[20];
-    unsigned with_reset = 0;
+    unsigned with_reset = 0, with_init = 0;
     assert_true(builtin_device_count <= 20);
     for (unsigned k = 0; k < builtin_device_count; k++) {
         counted[k] = *builtin_devices[k];
@@ -1213,31 +1228,133 @@ static void test_reset_reaches_every_device_with_one(void **state)
             counted[k].reset = count_reset;
             with_reset++;
         }
+        if (counted[k].init) {
+            counted[k].init = count_init;
+            with_init++;
+        }
         list[k] = &counted[k];
     }
-    assert_int_equal(with_reset, 12); /* all but debug-exit, acpi-pm and pc-msrs */
+    assert_int_equal(with_reset, 14); /* all but debug-exit, acpi-pm and the trace marker */
+    assert_int_equal(with_init, 2);   /* the local APIC and the KVM MSRs */
     memset(&vm.devices, 0, sizeof(vm.devices));
     memset(resets, 0, sizeof(resets));
+    memset(inits, 0, sizeof(inits));
     char err[256];
     assert_int_equal(vm_devices_create(&vm, list, builtin_device_count, err, sizeof(err)), 0);
-    /* Creation resets the VM-wide devices only. */
+    /* Creation is power-on: every entry's reset, each vCPU's devices' too; no INIT. */
+    unsigned per_vcpu = 0;
     for (unsigned i = 0; i < vm.devices.count; i++) {
         const struct dev_entry *d = &vm.devices.entries[i];
-        assert_int_equal(resets[i], !d->vcpu && d->dev->reset ? 1 : 0);
+        assert_int_equal(resets[i], d->dev->reset ? 1 : 0);
+        assert_int_equal(inits[i], 0);
+        per_vcpu += d->vcpu && resets[i];
     }
+    assert_int_equal(per_vcpu, 4 * NVCPUS); /* the local APIC, KVM's, the PC's and the MCE MSRs */
     memset(resets, 0, sizeof(resets));
     vm_devices_reset_all(&vm);
     for (unsigned i = 0; i < vm.devices.count; i++)
         assert_int_equal(resets[i], vm.devices.entries[i].dev->reset ? 1 : 0);
     memset(resets, 0, sizeof(resets));
-    vm_devices_reset_vcpu(&vm, &vcpus[1]);
+    vm_devices_init_vcpu(&vm, &vcpus[1]);
     unsigned reached = 0;
     for (unsigned i = 0; i < vm.devices.count; i++) {
         const struct dev_entry *d = &vm.devices.entries[i];
-        assert_int_equal(resets[i], d->vcpu == &vcpus[1] && d->dev->reset ? 1 : 0);
-        reached += resets[i];
+        assert_int_equal(inits[i], d->vcpu == &vcpus[1] && d->dev->init ? 1 : 0);
+        assert_int_equal(resets[i], 0);
+        reached += inits[i];
     }
     assert_int_equal(reached, 2); /* vCPU 1's local APIC and its KVM MSRs */
+}
+
+/*
+ * The run loop's hooks reach the devices that have them and no other: a
+ * vCPU's load, put and TSC write its own per-vCPU entries, vCPU 0's timer the
+ * devices whose deadline is due, its entry's acknowledge the INTA's device.
+ */
+static unsigned loads[DEV_ENTRIES_MAX], put_calls[DEV_ENTRIES_MAX], tsc_writes[DEV_ENTRIES_MAX];
+static enum sched_run_result put_result;
+static uint64_t expired_at;
+
+static void count_load(struct dev_entry *d)
+{
+    loads[d - d->vm->devices.entries]++;
+}
+
+static void count_put(struct dev_entry *d, enum sched_run_result r)
+{
+    put_calls[d - d->vm->devices.entries]++;
+    put_result = r;
+}
+
+static void count_tsc_write(struct dev_entry *d)
+{
+    tsc_writes[d - d->vm->devices.entries]++;
+}
+
+static bool note_expiry(struct dev_entry *d, uint64_t now)
+{
+    expired_at = now;
+    dev_set_deadline(d, 0);
+    return true;
+}
+
+static uint8_t inta(struct dev_entry *d)
+{
+    (void)d;
+    return 0x42;
+}
+
+static void test_vcpu_hooks_reach_their_devices(void **state)
+{
+    (void)state;
+    const struct device *list[20];
+    unsigned with_load = 0;
+    for (unsigned k = 0; k < builtin_device_count; k++) {
+        counted[k] = *builtin_devices[k];
+        if (counted[k].vcpu_load) {
+            counted[k].vcpu_load = count_load;
+            counted[k].vcpu_put = count_put;
+            counted[k].tsc_written = count_tsc_write;
+            with_load++;
+        }
+        if (counted[k].expire)
+            counted[k].expire = note_expiry;
+        if (counted[k].intack)
+            counted[k].intack = inta;
+        list[k] = &counted[k];
+    }
+    assert_int_equal(with_load, 1); /* the KVM MSRs' steal time */
+    memset(&vm.devices, 0, sizeof(vm.devices));
+    memset(loads, 0, sizeof(loads));
+    memset(put_calls, 0, sizeof(put_calls));
+    memset(tsc_writes, 0, sizeof(tsc_writes));
+    char err[256];
+    assert_int_equal(vm_devices_create(&vm, list, builtin_device_count, err, sizeof(err)), 0);
+    vm_devices_vcpu_load(&vcpus[1]);
+    vm_devices_vcpu_put(&vcpus[1], SCHED_RUN_PREEMPTED);
+    vm_devices_tsc_written(&vcpus[1]);
+    for (unsigned i = 0; i < vm.devices.count; i++) {
+        const struct dev_entry *d = &vm.devices.entries[i];
+        bool mine = d->vcpu == &vcpus[1] && d->dev->vcpu_load;
+        assert_int_equal(loads[i], mine);
+        assert_int_equal(put_calls[i], mine);
+        assert_int_equal(tsc_writes[i], mine);
+        if (mine)
+            assert_string_equal(d->dev->name, "kvm-msrs");
+    }
+    assert_int_equal(put_result, SCHED_RUN_PREEMPTED);
+    /* The PIT's deadline, as its expire hook keeps it; expired once due, and not before. */
+    struct dev_entry *pit = vm_devices_find_port(&vm.devices, PIT_PORT_MODE);
+    assert_string_equal(pit->dev->name, "pit");
+    dev_set_deadline(pit, 1000);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 1000);
+    assert_false(vm_devices_expire(&vm, 999));
+    assert_int_equal(expired_at, 0);
+    assert_true(vm_devices_expire(&vm, 1001));
+    assert_int_equal(expired_at, 1001);
+    assert_int_equal(vm_devices_deadline(&vm.devices), 0);
+    assert_false(vm_devices_expire(&vm, 2000));
+    assert_int_equal(vm_devices_intack(&vm), 0x42);
 }
 
 /* The real hooks: each device's state is back at power-on. */
@@ -1251,15 +1368,21 @@ static void test_reset_hooks_reset_the_state(void **state)
     out(0, VUART_BASE + 7, 1, 0x77);
     npf(0, IOAPIC_BASE + IOAPIC_REGSEL, true, 4, 0x10);
     npf(1, VLAPIC_BASE_DEFAULT + 0x80, true, 4, 0x40);
-    uint64_t apic_base = vcpus[1].lapic.apic_base;
+    uint64_t apic_base = vcpus[1].lapic.apic_base, def_type = rd(1, MSR_MTRR_DEF_TYPE);
+    assert_int_equal(wr(1, MSR_IA32_APIC_BASE, MOVED_BASE | EN), DEV_DONE);
+    assert_int_equal(wr(1, MSR_KVM_POLL_CONTROL, 0), DEV_DONE);
+    assert_int_equal(wr(1, MSR_MTRR_DEF_TYPE, 0x806), DEV_DONE);
     vm_devices_reset_all(&vm);
     assert_int_equal(in(0, 0x21, 1), 0);
     assert_int_equal(in(0, 0xcf8, 4), 0);
     assert_int_equal(in(0, FWCFG_PORT_DATA, 1), 'Q');
     assert_int_equal(in(0, VUART_BASE + 7, 1), 0);
-    assert_int_equal(vm.ioapic.regsel, 0);
+    assert_int_equal(vm_ioapic(&vm)->regsel, 0);
     assert_int_equal(vcpus[1].lapic.tpr, 0);
-    assert_int_equal(vcpus[1].lapic.apic_base, apic_base); /* INIT keeps IA32_APIC_BASE */
+    /* Power-on, unlike INIT, puts IA32_APIC_BASE back; poll control and the MTRRs too. */
+    assert_int_equal(vcpus[1].lapic.apic_base, apic_base);
+    assert_int_equal(rd(1, MSR_KVM_POLL_CONTROL), KVM_POLL_CONTROL_RESET);
+    assert_int_equal(rd(1, MSR_MTRR_DEF_TYPE), def_type);
     const char *rest = "hutdown"; /* the 'S' before the reset is forgotten */
     for (unsigned i = 0; rest[i]; i++)
         out(0, SHUTDOWN_PORT, 1, (uint8_t)rest[i]);
@@ -1409,6 +1532,14 @@ static const struct device virtio_test_device = {
     .reset = virtio_test_power_on,
 };
 
+static bool nowhere(const struct vm *v)
+{
+    (void)v;
+    return false;
+}
+
+static const struct device absent_device = {.name = "absent", .present = nowhere};
+
 static void test_virtio_page_pin_and_warning(void **state)
 {
     (void)state;
@@ -1417,9 +1548,14 @@ static void test_virtio_page_pin_and_warning(void **state)
     vm.hw.mem = virtio_ram;
     vm.hw.mem_size = vm.cfg.mem = sizeof(virtio_ram);
     memset(&vm.devices, 0, sizeof(vm.devices));
-    const struct device *list[] = {&virtio_test_device};
+    /* The device and the I/O APIC its pin drives, in the I/O APIC's place (vm_ioapic). */
+    const struct device *list[BUILTIN_DEVICE_COUNT];
+    for (unsigned k = 0; k < BUILTIN_DEVICE_COUNT; k++)
+        list[k] = &absent_device;
+    list[0] = &virtio_test_device;
+    list[BUILTIN_IOAPIC] = &ioapic_device;
     char err[256];
-    assert_int_equal(vm_devices_create(&vm, list, 1, err, sizeof(err)), 0);
+    assert_int_equal(vm_devices_create(&vm, list, BUILTIN_DEVICE_COUNT, err, sizeof(err)), 0);
     assert_ptr_equal(vm.virtio[VIRTIO_TEST_SLOT], &virtio_transport);
     assert_ptr_equal(virtio_transport.ram.base, virtio_ram);
     assert_int_equal(virtio_transport.ram.size, sizeof(virtio_ram));
@@ -1432,10 +1568,10 @@ static void test_virtio_page_pin_and_warning(void **state)
                      VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
 
     /* The pin, edge-triggered to vector 0x40 on vCPU 1, and that vCPU's APIC on. */
-    ioapic_write(&vm.ioapic, IOAPIC_REGSEL, 0x10 + 2 * pin, &(struct ioapic_msg){0});
-    ioapic_write(&vm.ioapic, IOAPIC_WINDOW, 0x40, &(struct ioapic_msg){0});
-    ioapic_write(&vm.ioapic, IOAPIC_REGSEL, 0x11 + 2 * pin, &(struct ioapic_msg){0});
-    ioapic_write(&vm.ioapic, IOAPIC_WINDOW, 1u << 24, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_REGSEL, 0x10 + 2 * pin, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_WINDOW, 0x40, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_REGSEL, 0x11 + 2 * pin, &(struct ioapic_msg){0});
+    ioapic_write(vm_ioapic(&vm), IOAPIC_WINDOW, 1u << 24, &(struct ioapic_msg){0});
     vcpus[1].lapic.svr |= 0x100;
 
     /* A queue that breaks: DEVICE_NEEDS_RESET, the warning, and an edge on the pin. */
@@ -1446,7 +1582,7 @@ static void test_virtio_page_pin_and_warning(void **state)
     assert_string_equal(last_event, "@warning {\"kind\":\"virtio\",\"vm\":\"test\",\"device\":"
                                     "\"test\",\"queue\":0,\"fault\":\"loop\"}");
     assert_int_equal(vlapic_highest_pending(&vcpus[1].lapic), 0x40);
-    assert_false(vm.ioapic.lines >> pin & 1); /* pulsed: down again */
+    assert_false(vm_ioapic(&vm)->lines >> pin & 1); /* pulsed: down again */
     assert_true(npf(0, base + VIRTIO_MMIO_STATUS, false, 4, 0) & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
     assert_int_equal(npf(0, base + VIRTIO_MMIO_INTERRUPT_STATUS, false, 4, 0),
                      VIRTIO_MMIO_INT_CONFIG);
@@ -1509,6 +1645,7 @@ int main(void)
         PC(test_overlapping_claims_are_refused),
         PC(test_reset_reaches_every_device_with_one),
         PC(test_reset_hooks_reset_the_state),
+        PLAIN(test_vcpu_hooks_reach_their_devices),
         PC(test_stats_rows),
         PC(test_virtio_page_pin_and_warning),
     };

@@ -114,8 +114,8 @@ unsigned long vmm_hypercall(struct vcpu *hv, unsigned cpl)
 /* handle_msr_read and msr_read are inline too; these tests take no RDMSR exit. */
 struct guest_features guest_features;
 
-/* INIT's device reset: the fast path never takes an INIT. */
-void vm_devices_reset_vcpu(struct vm *hvm, struct vcpu *hv)
+/* INIT's device hooks: the fast path never takes an INIT. */
+void vm_devices_init_vcpu(struct vm *hvm, struct vcpu *hv)
 {
     (void)hvm;
     (void)hv;

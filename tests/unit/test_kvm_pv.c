@@ -330,18 +330,18 @@ static void test_kick_sets_the_flag_and_yields(void **state)
     assert_false(pv_vcpus[1].pv.pv_unhalted);
     /* As KVM: the kicker then yields to the kicked vCPU, and leaves its CPU if it was taken. */
     assert_ptr_equal(yield_target, &pv_vcpus[3]);
-    assert_true(v->pv.yield_taken);
+    assert_true(v->yield_taken);
     assert_int_equal(v->stats.directed_yield_attempted, 1);
     assert_int_equal(v->stats.directed_yield_successful, 1);
     assert_int_equal(v->stats.pv_kicks, 1);
     /* APIC IDs the VM does not have: ignored, nothing read past the array. */
-    v->pv.yield_taken = false;
+    v->yield_taken = false;
     uint64_t bad[] = {4, 63, 64, 0xff, 1ull << 32, UINT64_MAX};
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(call(v, KVM_HC_KICK_CPU, 0, bad[i], 0, 0, 0), 0);
     assert_int_equal(notifies, 1);
     assert_int_equal(yields, 1);
-    assert_false(v->pv.yield_taken);
+    assert_false(v->yield_taken);
     assert_int_equal(v->stats.pv_kicks, 1);
     kvm_pv_vcpu_reset(&pv_vcpus[3]); /* INIT drops it */
     assert_false(pv_vcpus[3].pv.pv_unhalted);
@@ -355,16 +355,16 @@ static void test_sched_yield_to_each_kind_of_target(void **state)
     /* Waiting for a CPU: taken, and the caller must leave its CPU. */
     assert_int_equal(call(v, KVM_HC_SCHED_YIELD, 2, 0, 0, 0, 0), 0);
     assert_ptr_equal(yield_target, &pv_vcpus[2]);
-    assert_true(v->pv.yield_taken);
+    assert_true(v->yield_taken);
     assert_int_equal(v->stats.directed_yield_successful, 1);
     /* Every refusal: the call still returns 0 and the caller goes on. */
     static const enum yield_to_result refused[] = {
         YIELD_TO_SELF, YIELD_TO_RUNNING, YIELD_TO_NOT_RUNNABLE, YIELD_TO_PINNED, YIELD_TO_MISSED};
     for (unsigned i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-        v->pv.yield_taken = false;
+        v->yield_taken = false;
         yield_answer = refused[i];
         assert_int_equal(call(v, KVM_HC_SCHED_YIELD, i % 4, 0, 0, 0, 0), 0);
-        assert_false(v->pv.yield_taken);
+        assert_false(v->yield_taken);
     }
     /* An APIC ID out of range: no target at all, counted as attempted like KVM. */
     assert_int_equal(call(v, KVM_HC_SCHED_YIELD, 4, 0, 0, 0, 0), 0);

@@ -157,9 +157,9 @@ static int setup(void **state)
     return 0;
 }
 
-/* INIT's device reset (vmm/dev/device.c): recorded. */
+/* INIT's device hooks (vmm/dev/device.c): recorded. */
 static struct vcpu *devices_reset_for;
-void vm_devices_reset_vcpu(struct vm *m, struct vcpu *c)
+void vm_devices_init_vcpu(struct vm *m, struct vcpu *c)
 {
     (void)m;
     devices_reset_for = c;

@@ -13,8 +13,9 @@
 __attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
 {
     struct ioapic_msg m;
+    struct ioapic *io = vm_ioapic(vm);
     bool irq = vuart_irq(&vm->uart);
-    bool fire = ioapic_set_line(&vm->ioapic, VUART_IRQ, irq, &m);
+    bool fire = io && ioapic_set_line(io, VUART_IRQ, irq, &m);
     /* On a PC ISA IRQ 4 reaches the 8259 too. */
     bool kick = vm->cfg.legacy_pic && vm_pic_set_irq(vm, VUART_IRQ, irq);
     spin_unlock_irqrestore(&vm->devices_lock, flags);

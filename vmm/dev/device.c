@@ -6,6 +6,7 @@
 #include "stats/stats.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/exit/mmio.h"
+#include "vmm/vcpu/vcpu.h"
 #include "vmm/vm.h"
 
 static bool present(const struct device *dev, const struct vm *vm)
@@ -142,6 +143,32 @@ static int claim_msrs(struct vm_devices *t, const struct device *dev, unsigned o
     return 0;
 }
 
+/* The hooks' lists (device.h): each has room for what the built-in devices need. */
+static int hook(struct vm_devices *t, unsigned entry, char *err, size_t errlen)
+{
+    struct dev_entry *d = &t->entries[entry];
+    const struct device *dev = d->dev;
+    if (dev->per_vcpu) {
+        if (t->nper_vcpu >= DEV_VCPU_MAX)
+            goto full;
+        t->per_vcpu[t->nper_vcpu++] = (uint16_t)entry;
+    }
+    if (dev->expire) {
+        if (dev->per_vcpu || t->ntimed >= DEV_TIMED_MAX)
+            goto full;
+        t->timed[t->ntimed++] = (uint16_t)entry;
+    }
+    if (dev->intack) {
+        if (dev->per_vcpu || t->intack)
+            goto full;
+        t->intack = d;
+    }
+    return 0;
+full:
+    snprintf(err, errlen, "no room for the hooks of device %s", dev->name);
+    return -1;
+}
+
 static int claim(struct vm_devices *t, unsigned entry, char *err, size_t errlen)
 {
     const struct device *dev = t->entries[entry].dev;
@@ -158,6 +185,10 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
     struct vm_devices *t = &vm->devices;
     if (claim_msrs(t, &vendor_msrs, DEV_MSR_VENDOR, err, errlen))
         return -1;
+    if (n > DEV_LIST_MAX) {
+        snprintf(err, errlen, "too many devices in the list (%u)", n);
+        return -1;
+    }
     /* VM-wide devices first: their entry numbers are what the port index holds. */
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned k = 0; k < n; k++) {
@@ -169,14 +200,13 @@ int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned 
             for (unsigned i = 0; i < copies; i++)
                 if (add_entry(t, dev, k, vm, dev->per_vcpu ? vm->vcpus[i] : 0, err, errlen))
                     return -1;
-            if (copies && claim(t, first, err, errlen))
+            if (copies && (claim(t, first, err, errlen) || hook(t, first, err, errlen)))
                 return -1;
+            if (copies)
+                t->of_index[k] = (uint16_t)(first + 1);
         }
     }
-    /* The VM-wide devices; the per-vCPU ones are set up with their vCPUs (vmm/vmm.c). */
-    for (unsigned i = 0; i < t->count; i++)
-        if (!t->entries[i].vcpu && t->entries[i].dev->reset)
-            t->entries[i].dev->reset(&t->entries[i]);
+    vm_devices_reset_all(vm);
     return 0;
 }
 
@@ -188,12 +218,85 @@ void vm_devices_reset_all(struct vm *vm)
             t->entries[i].dev->reset(&t->entries[i]);
 }
 
-void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v)
+/* v's entry of the per-vCPU device k. */
+static struct dev_entry *vcpu_entry(struct vm_devices *t, unsigned k, const struct vcpu *v)
+{
+    return &t->entries[t->per_vcpu[k] + v->hw.id];
+}
+
+void vm_devices_init_vcpu(struct vm *vm, struct vcpu *v)
 {
     struct vm_devices *t = &vm->devices;
-    for (unsigned i = 0; i < t->count; i++)
-        if (t->entries[i].vcpu == v && t->entries[i].dev->reset)
-            t->entries[i].dev->reset(&t->entries[i]);
+    for (unsigned k = 0; k < t->nper_vcpu; k++) {
+        struct dev_entry *d = vcpu_entry(t, k, v);
+        if (d->dev->init)
+            d->dev->init(d);
+    }
+}
+
+void vm_devices_vcpu_load(struct vcpu *v)
+{
+    struct vm_devices *t = &v->vm->devices;
+    for (unsigned k = 0; k < t->nper_vcpu; k++) {
+        struct dev_entry *d = vcpu_entry(t, k, v);
+        if (d->dev->vcpu_load)
+            d->dev->vcpu_load(d);
+    }
+}
+
+void vm_devices_vcpu_put(struct vcpu *v, enum sched_run_result r)
+{
+    struct vm_devices *t = &v->vm->devices;
+    for (unsigned k = 0; k < t->nper_vcpu; k++) {
+        struct dev_entry *d = vcpu_entry(t, k, v);
+        if (d->dev->vcpu_put)
+            d->dev->vcpu_put(d, r);
+    }
+}
+
+void vm_devices_tsc_written(struct vcpu *v)
+{
+    struct vm_devices *t = &v->vm->devices;
+    for (unsigned k = 0; k < t->nper_vcpu; k++) {
+        struct dev_entry *d = vcpu_entry(t, k, v);
+        if (d->dev->tsc_written)
+            d->dev->tsc_written(d);
+    }
+}
+
+bool vm_devices_expire(struct vm *vm, uint64_t now)
+{
+    struct vm_devices *t = &vm->devices;
+    bool event = false;
+    for (unsigned i = 0; i < t->ntimed; i++) {
+        struct dev_entry *d = &t->entries[t->timed[i]];
+        uint64_t due = __atomic_load_n(&d->deadline, __ATOMIC_ACQUIRE);
+        if (due && now >= due)
+            event |= d->dev->expire(d, now);
+    }
+    return event;
+}
+
+bool dev_set_deadline(struct dev_entry *d, uint64_t when)
+{
+    if (when == d->deadline)
+        return false;
+    __atomic_store_n(&d->deadline, when, __ATOMIC_RELEASE);
+    return true;
+}
+
+void vm_devices_deadline_moved(struct vm *vm)
+{
+    struct vcpu *v = vm->vcpus[0];
+    uint64_t flags = spin_lock_irqsave(&v->se.lock);
+    vcpu_timer_update(v);
+    spin_unlock_irqrestore(&v->se.lock, flags);
+}
+
+uint8_t vm_devices_intack(struct vm *vm)
+{
+    struct dev_entry *d = vm->devices.intack;
+    return d->dev->intack(d);
 }
 
 bool vm_devices_stats(struct vm *vm, struct json *j)

@@ -3,8 +3,10 @@
  * The device model (docs/architecture.md): each VM has a table of
  * devices. A device claims port ranges, guest-physical MMIO ranges and MSR
  * ranges, each with read and write callbacks that get the vCPU and the
- * access as decoded; it may have a reset (a VM-wide device's at creation, a
- * per-vCPU device's at INIT too, and the unit tests') and statistics rows.
+ * access as decoded; it may have a reset (power-on, at creation, and the
+ * unit tests') and, per vCPU, an INIT state, hooks for its vCPU's
+ * life (loaded on a CPU, put off it, its TSC written), timed work on vCPU 0's
+ * timer, and statistics rows. The run loop calls the hooks, never a device.
  * Its state lives in the device: a slice of the table's own storage, or,
  * for the few whose state the rest of vmm/ reads directly (the 16550, the
  * local APIC, the per-vCPU MSR keepers), where its `state` hook says.
@@ -28,6 +30,7 @@
 #include <stdint.h>
 
 #include "arch/x86/virt.h"
+#include "sched/entity.h"
 #include "vmm/vmconfig.h"
 
 struct vm;
@@ -38,9 +41,11 @@ struct stats_table;
 
 #define DEV_VM_MAX      24 /* VM-wide devices (the port index holds their numbers) */
 #define DEV_VCPU_MAX    4  /* per-vCPU devices */
+#define DEV_TIMED_MAX   2  /* VM-wide devices with an expire hook */
 #define DEV_ENTRIES_MAX (DEV_VM_MAX + DEV_VCPU_MAX * VM_MAX_VCPUS)
 #define DEV_RANGES_MAX  32  /* MMIO claims per VM */
-#define DEV_STATE_BYTES 256 /* the VM-wide devices' own state, all together */
+#define DEV_STATE_BYTES 768 /* the VM-wide devices' own state, all together */
+#define DEV_LIST_MAX    32  /* the devices of the list a table is built from */
 #define DEV_PORTS       0x10000
 
 /* What a callback answers. */
@@ -89,8 +94,30 @@ struct device {
     size_t state_size;                      /* its own state, in the table (VM-wide only) */
     /* Or where its state lives instead (NULL: the table's slice above). */
     void *(*state)(struct vm *vm, struct vcpu *v);
-    /* VM-wide: power-on state, at creation. Per vCPU: INIT's, under the vCPU's lock. */
+    /* Power-on state: at creation (every device, VM-wide and per vCPU) and the unit tests'. */
     void (*reset)(struct dev_entry *d);
+    /* Per vCPU: INIT's state, under the vCPU's lock (KVM's kvm_vcpu_reset with init_event); NULL:
+     * INIT keeps it. */
+    void (*init)(struct dev_entry *d);
+    /*
+     * Per vCPU, on its CPU: it is loaded on the CPU (vcpu_run's start) and
+     * put off it (r: why it leaves), KVM's vcpu_load and vcpu_put; once per
+     * switch, never per exit. And the guest wrote its TSC (vcpu_write_tsc).
+     */
+    void (*vcpu_load)(struct dev_entry *d);
+    void (*vcpu_put)(struct dev_entry *d, enum sched_run_result r);
+    void (*tsc_written)(struct dev_entry *d);
+    /*
+     * VM-wide, timed work on vCPU 0's timer: its next expiry is d->deadline
+     * (dev_set_deadline); at or after it, expire runs (no lock held) and
+     * answers whether it made an event pending for vCPU 0 (vCPU 0 is told).
+     */
+    bool (*expire)(struct dev_entry *d, uint64_t now);
+    /*
+     * VM-wide: the interrupt acknowledge of the source of vm->extint (the
+     * 8259's), at vCPU 0's entry that injects it, under vCPU 0's lock.
+     */
+    uint8_t (*intack)(struct dev_entry *d);
     /* Its statistics' rows, over its state (virtio's: the device, its transport first). */
     const struct stats_table *stats;
 };
@@ -100,7 +127,8 @@ struct dev_entry {
     struct vm *vm;
     struct vcpu *vcpu; /* per-vCPU devices: whose; else NULL */
     void *state;
-    unsigned index; /* the device's place in the list the table was built from */
+    unsigned index;    /* the device's place in the list the table was built from */
+    uint64_t deadline; /* an expire hook's next expiry, host TSC (0: none); vCPU 0 reads it */
 };
 
 /*
@@ -136,6 +164,11 @@ struct dev_claim {
 struct vm_devices {
     struct dev_entry entries[DEV_ENTRIES_MAX];
     unsigned count;
+    /* The hooks' entries: per-vCPU devices (their vCPU 0 entries), timed ones, the INTA's. */
+    uint16_t per_vcpu[DEV_VCPU_MAX], timed[DEV_TIMED_MAX];
+    unsigned nper_vcpu, ntimed;
+    struct dev_entry *intack;
+    uint16_t of_index[DEV_LIST_MAX]; /* a list place's (vCPU 0) entry + 1; 0: the VM lacks it */
     struct dev_claim mmio[DEV_RANGES_MAX]; /* sorted by first */
     unsigned nmmio;
     uint8_t port[DEV_PORTS]; /* entry + 1 of the port's device, 0 for none */
@@ -150,16 +183,53 @@ extern const struct device *const builtin_devices[];
 extern const unsigned builtin_device_count;
 
 /*
- * Build the VM's table from `list` (its vCPUs exist already) and reset its
- * VM-wide devices (a per-vCPU device's power-on state is its vCPU's, set up
- * with it; its reset hook is INIT's). 0, or -1 with why in err (two devices claim one address: both
- * names; or a table is full).
+ * Build the VM's table from `list` (its vCPUs exist already) and reset every
+ * device, VM-wide and per vCPU, to its power-on state. 0, or -1 with why in
+ * err (two devices claim one address: both names; or a table is full).
  */
 int vm_devices_create(struct vm *vm, const struct device *const *list, unsigned n, char *err,
                       size_t errlen);
 
-/* A per-vCPU device's entry for vCPU v: INIT (vmm/vcpu/vcpu.c) resets them. */
-void vm_devices_reset_vcpu(struct vm *vm, struct vcpu *v);
+/* INIT of vCPU v (vmm/vcpu/vcpu_events.c, under its lock): its per-vCPU devices' init hooks. */
+void vm_devices_init_vcpu(struct vm *vm, struct vcpu *v);
+
+/* The vCPU life hooks of v's per-vCPU devices (vmm/vcpu/vcpu.c), on v's CPU. */
+void vm_devices_vcpu_load(struct vcpu *v);
+void vm_devices_vcpu_put(struct vcpu *v, enum sched_run_result r);
+void vm_devices_tsc_written(struct vcpu *v);
+
+/*
+ * The timed devices' earliest deadline, host TSC (0: none), which vCPU 0's
+ * timer serves; read without a lock.
+ */
+static inline uint64_t vm_devices_deadline(const struct vm_devices *t)
+{
+    uint64_t first = 0;
+    for (unsigned i = 0; i < t->ntimed; i++) {
+        uint64_t d = __atomic_load_n(&t->entries[t->timed[i]].deadline, __ATOMIC_ACQUIRE);
+        if (d && (!first || d < first))
+            first = d;
+    }
+    return first;
+}
+
+/*
+ * vCPU 0's timer at now (host TSC; no lock held): the due devices' expire
+ * hooks. True if one made an event pending for vCPU 0.
+ */
+bool vm_devices_expire(struct vm *vm, uint64_t now);
+
+/*
+ * A timed device's next expiry (host TSC, 0 none), under its own lock. True
+ * if it moved: then vm_devices_deadline_moved, with no device lock held.
+ */
+bool dev_set_deadline(struct dev_entry *d, uint64_t when);
+
+/* vCPU 0's timer takes the timed devices' new deadline (takes vCPU 0's lock). */
+void vm_devices_deadline_moved(struct vm *vm);
+
+/* vCPU 0's interrupt acknowledge of vm->extint's source: the vector (device.h intack). */
+uint8_t vm_devices_intack(struct vm *vm);
 
 /* Every device's reset, VM-wide and per vCPU (creation, the unit tests). */
 void vm_devices_reset_all(struct vm *vm);
@@ -177,6 +247,18 @@ static inline unsigned vm_devices_msr_owner(const struct vm_devices *t, uint32_t
 /* The entry claiming an address for vCPU v, or NULL (an MSR of the vendor's included). */
 struct dev_entry *vm_devices_find_mmio(struct vm *vm, struct vcpu *v, uint64_t gpa);
 struct dev_entry *vm_devices_find_msr(struct vm *vm, struct vcpu *v, uint32_t index);
+
+/*
+ * The VM-wide device at place index of the table's list (enum
+ * builtin_device), or NULL if the VM does not have it: how devices wired to
+ * each other find one another's state (the PIT's and COM1's IRQ lines into
+ * the PIC).
+ */
+static inline struct dev_entry *vm_devices_entry(struct vm_devices *t, unsigned index)
+{
+    unsigned n = t->of_index[index];
+    return n ? &t->entries[n - 1] : 0;
+}
 
 static inline struct dev_entry *vm_devices_find_port(struct vm_devices *t, uint16_t port)
 {

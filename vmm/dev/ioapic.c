@@ -4,8 +4,9 @@
  * IOAPIC_BASE in PC VMs, under the VM's devices lock, and the messages its
  * pins send, to the local APICs once the lock is dropped. Every VM has it,
  * as every KVM VM has the in-kernel irqchip's and every PC one, unless its
- * ioapic=off; its pins exist even then (the 16550 drives one,
- * vmm/dev/com1.c), with no window to program them.
+ * ioapic=off: then it has none, and the pins the 16550 and virtio drive go
+ * nowhere (vm_ioapic is NULL), as they did when they were masked for good
+ * with no window to program them.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
@@ -29,11 +30,6 @@ void vm_ioapic_send(struct vm *vm, const struct ioapic_msg *m)
     vlapic_dev_interrupt(vm, &ipi);
 }
 
-void vm_devices_init(struct vm *vm)
-{
-    ioapic_reset(&vm->ioapic);
-}
-
 /* Registers take aligned 32-bit accesses; others are dropped (reads give all ones). */
 static bool is_register(const struct dev_access *a)
 {
@@ -45,7 +41,7 @@ static enum dev_result mmio_read(struct dev_entry *d, struct vcpu *v, struct dev
     (void)v;
     struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    a->value = is_register(a) ? ioapic_read(&vm->ioapic, (uint32_t)a->offset) : ~0ull;
+    a->value = is_register(a) ? ioapic_read(d->state, (uint32_t)a->offset) : ~0ull;
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     return DEV_DONE;
 }
@@ -58,7 +54,7 @@ static enum dev_result mmio_write(struct dev_entry *d, struct vcpu *v, struct de
     bool fire = false;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
     if (is_register(a))
-        fire = ioapic_write(&vm->ioapic, (uint32_t)a->offset, (uint32_t)a->value, &m);
+        fire = ioapic_write(d->state, (uint32_t)a->offset, (uint32_t)a->value, &m);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     if (fire)
         vm_ioapic_send(vm, &m);
@@ -67,9 +63,12 @@ static enum dev_result mmio_write(struct dev_entry *d, struct vcpu *v, struct de
 
 void vm_devices_eoi(struct vm *vm, uint8_t vector)
 {
+    struct ioapic *io = vm_ioapic(vm);
+    if (!io)
+        return;
     struct ioapic_msg m[IOAPIC_PINS];
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    unsigned n = ioapic_eoi(&vm->ioapic, vector, m);
+    unsigned n = ioapic_eoi(io, vector, m);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     for (unsigned i = 0; i < n; i++)
         vm_ioapic_send(vm, &m[i]);
@@ -78,12 +77,6 @@ void vm_devices_eoi(struct vm *vm, uint8_t vector)
 static void reset(struct dev_entry *d)
 {
     ioapic_reset(d->state);
-}
-
-static void *state(struct vm *vm, struct vcpu *v)
-{
-    (void)v;
-    return &vm->ioapic;
 }
 
 static bool present(const struct vm *vm)
@@ -98,6 +91,6 @@ const struct device ioapic_device = {
     .what = "the I/O APIC",
     .present = present,
     .mmio = {page, 1, mmio_read, mmio_write},
-    .state = state,
+    .state_size = sizeof(struct ioapic),
     .reset = reset,
 };

@@ -49,7 +49,6 @@ struct kvm_pv_vcpu {
     uint64_t steal_time_msr;  /* MSR_KVM_STEAL_TIME as written; reset at INIT */
     uint64_t runnable_cycles; /* its entity's RUNNABLE cycles the steal time counted so far */
     bool pv_unhalted;         /* kicked (KVM_HC_KICK_CPU): ends a halt even with IF=0 */
-    bool yield_taken;         /* a hypercall's directed yield took a sibling: leave the CPU */
 };
 
 struct vcpu;

@@ -110,7 +110,7 @@ static void yield_to(struct vcpu *v, struct vcpu *t)
     if (!t || sched_yield_to(&v->se, &t->se) != YIELD_TO_TAKEN)
         return;
     v->stats.directed_yield_successful++;
-    v->pv.yield_taken = true;
+    v->yield_taken = true;
 }
 
 struct send_ipi {

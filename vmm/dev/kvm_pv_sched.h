@@ -27,11 +27,11 @@ struct kvm_hypercall {
     bool op_64_bit; /* from 64-bit code; otherwise every value was truncated to 32 bits */
 };
 
-/* v is about to enter after it was scheduled in (vcpu_run's start, on its CPU). */
+/* v is about to enter after it was scheduled in (the kvm-msrs device's vcpu_load, on its CPU). */
 void kvm_pv_sched_in(struct vcpu *v);
 
 /*
- * v leaves its CPU (vcpu_run's result r, before sched/ acts on it): marked
+ * v leaves its CPU (its vcpu_put, with vcpu_run's result r, before sched/ acts on it): marked
  * preempted only if it is still runnable (SCHED_RUN_PREEMPTED), never when
  * it blocks in HLT, parks or stops.
  */

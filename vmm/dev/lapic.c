@@ -2,6 +2,7 @@
 #include "vmm/dev/vlapic_dev.h"
 
 #include "arch/x86/cpu.h"
+#include "vmm/exit/cpuid.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/exit/mmio.h"
 #include "sched/sched.h"
@@ -223,9 +224,14 @@ static void bsp_virtual_wire(struct vcpu *v)
         vlapic_set_lint0_extint(&v->lapic);
 }
 
-void vlapic_dev_power_on(struct vcpu *v, unsigned maxphyaddr)
+/*
+ * Power-on, for the guest's physical address bits: vCPU 0 is the BSP, and in
+ * a legacy_pic=on VM its LINT0 passes the 8259's INT (ExtINT).
+ */
+static void reset(struct dev_entry *d)
 {
-    vlapic_reset(&v->lapic, v->hw.id, v->hw.id == 0, maxphyaddr);
+    struct vcpu *v = d->vcpu;
+    vlapic_reset(&v->lapic, v->hw.id, v->hw.id == 0, guest_features.maxphyaddr);
     bsp_virtual_wire(v);
 }
 
@@ -233,7 +239,7 @@ void vlapic_dev_power_on(struct vcpu *v, unsigned maxphyaddr)
  * INIT (vmm/vcpu/vcpu.c, under the vCPU's lock) resets the registers but not
  * IA32_APIC_BASE (x2APIC stays on), nor pollux's counters of its timer.
  */
-static void reset(struct dev_entry *d)
+static void init(struct dev_entry *d)
 {
     struct vcpu *v = d->vcpu;
     uint64_t base = v->lapic.apic_base;
@@ -274,11 +280,12 @@ const struct device lapic_device = {
     .msrs = {msrs, 3, msr_read, msr_write},
     .state = state,
     .reset = reset,
+    .init = init,
 };
 
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
 {
     /* The direct way in (no lookup): the vCPU's own entry, as the table has it. */
-    struct dev_entry d = {&lapic_device, v->vm, v, &v->lapic, BUILTIN_LAPIC};
+    struct dev_entry d = {&lapic_device, v->vm, v, &v->lapic, BUILTIN_LAPIC, 0};
     vm_devices_mmio(v, e, &d);
 }

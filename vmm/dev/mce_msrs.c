@@ -27,10 +27,16 @@ static void *state(struct vm *vm, struct vcpu *v)
 static const struct dev_range msrs[] = {{MSR_IA32_MCG_CAP, MSR_IA32_MCG_CTL},
                                         {MSR_IA32_MC0_CTL, MCE_MSR_LAST}};
 
-/* No reset: INIT keeps them (creation resets them, vmm/vmm.c). */
+static void reset(struct dev_entry *d)
+{
+    mce_reset(d->state);
+}
+
+/* No init: INIT keeps them. */
 const struct device mce_msrs_device = {
     .name = "mce-msrs",
     .per_vcpu = true,
     .msrs = {msrs, 2, msr_read, msr_write},
     .state = state,
+    .reset = reset,
 };

@@ -33,10 +33,16 @@ static const struct dev_range msrs[] = {{MSR_MTRR_CAP, MSR_MTRR_CAP},
                                         {MSR_MTRR_DEF_TYPE, MSR_MTRR_DEF_TYPE},
                                         {0xc0010000u, 0xc0011fffu}};
 
-/* No reset: INIT keeps the MTRRs (creation resets them, vmm/vmm.c). */
+static void reset(struct dev_entry *d)
+{
+    pc_msrs_reset(d->state);
+}
+
+/* No init: INIT keeps the MTRRs. */
 const struct device pc_msrs_device = {
     .name = "pc-msrs",
     .per_vcpu = true,
     .msrs = {msrs, 4, msr_read, msr_write},
     .state = state,
+    .reset = reset,
 };

@@ -5,25 +5,33 @@
  * accesses, under the VM's devices lock. Its INT goes to vCPU 0 only, as a
  * PC wires it to the BSP's LINT0: vm->extint follows it for vCPU 0's entry
  * and halt (vcpu_extint_pending), and a rise tells vCPU 0 (vcpu_notify).
- * vCPU 0's entry then takes the vector with the interrupt acknowledge
- * (vm_pic_ack) and injects it itself (vmm/vcpu/vcpu.c, prepare_entry).
+ * vCPU 0's entry then takes the vector with the interrupt acknowledge (the
+ * intack hook, vm_devices_intack) and injects it itself (vmm/vcpu/vcpu.c,
+ * prepare_entry).
  * A legacy_pic=off VM has the masks only (vmm/dev/pic_masks.c) instead.
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/vm_devices.h"
+#include "vmm/dev/vpic.h"
 #include "vmm/vcpu/vcpu.h"
+
+/* The 8259s' registers, in the table's storage (legacy_pic=on VMs only). */
+static struct vpic *pic_of(struct vm *vm)
+{
+    return vm_devices_entry(&vm->devices, BUILTIN_PIC)->state;
+}
 
 bool vm_pic_changed(struct vm *vm)
 {
-    bool was = vm->extint;
-    __atomic_store_n(&vm->extint, vm->pic.output, __ATOMIC_RELEASE);
-    return vm->pic.output && !was;
+    bool was = vm->extint, output = pic_of(vm)->output;
+    __atomic_store_n(&vm->extint, output, __ATOMIC_RELEASE);
+    return output && !was;
 }
 
 bool vm_pic_set_irq(struct vm *vm, unsigned irq, bool level)
 {
-    vpic_set_irq(&vm->pic, irq, level);
+    vpic_set_irq(pic_of(vm), irq, level);
     return vm_pic_changed(vm);
 }
 
@@ -35,10 +43,15 @@ void vm_pic_kick(struct vm *vm)
     spin_unlock_irqrestore(&v->se.lock, flags);
 }
 
-uint8_t vm_pic_ack(struct vm *vm)
+/*
+ * vCPU 0's interrupt acknowledge, at the entry that injects it (under its
+ * lock): the vector, IRR to ISR. KVM's kvm_cpu_get_extint.
+ */
+static uint8_t intack(struct dev_entry *d)
 {
+    struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    uint8_t vector = vpic_ack(&vm->pic);
+    uint8_t vector = vpic_ack(d->state);
     vm_pic_changed(vm); /* it can only have fallen: the caller sees it again */
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     return vector;
@@ -51,7 +64,7 @@ static enum dev_result port_read(struct dev_entry *d, struct vcpu *v, struct dev
         return DEV_NOT_MINE;
     struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    a->value = vpic_read(&vm->pic, (uint16_t)a->addr);
+    a->value = vpic_read(d->state, (uint16_t)a->addr);
     /* A poll acknowledges: the INT may fall. */
     vm_pic_changed(vm);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
@@ -65,7 +78,7 @@ static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct de
         return DEV_NOT_MINE;
     struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    vpic_write(&vm->pic, (uint16_t)a->addr, (uint8_t)a->value);
+    vpic_write(d->state, (uint16_t)a->addr, (uint8_t)a->value);
     bool rose = vm_pic_changed(vm);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     if (rose)
@@ -80,12 +93,6 @@ static void reset(struct dev_entry *d)
     vpic_reset(d->state);
     vpic_bios_state(d->state);
     d->vm->extint = false;
-}
-
-static void *state(struct vm *vm, struct vcpu *v)
-{
-    (void)v;
-    return &vm->pic;
 }
 
 static bool present(const struct vm *vm)
@@ -103,7 +110,8 @@ const struct device pic_device = {
     .name = "pic",
     .present = present,
     .ports = {ports, 3, port_read, port_write},
-    .state = state,
+    .state_size = sizeof(struct vpic),
     .reset = reset,
+    .intack = intack,
     .stats = &vpic_stats_table,
 };

@@ -4,52 +4,39 @@
  * counters): ports 0x40-0x43 and 0x61, byte accesses, under the VM's
  * devices lock. Its clock is the host TSC, the local APIC timer's time base
  * less the vCPU's offset: a guest's write of its own TSC must not move the
- * PIT. Channel 0's next IRQ 0 edge is a deadline of vCPU 0's own host timer
- * (vm->pit_deadline, folded in by vcpu_timer_update), so it lives and moves
- * with vCPU 0 as the local APIC timer does; its expiry pulses IRQ 0 of the
- * PIC (vm_pit_expire, from vmm/vcpu/vcpu.c's timer_expired).
+ * PIT. Channel 0's next IRQ 0 edge is its entry's deadline, which vCPU 0's
+ * own host timer serves (vm_devices_deadline, folded in by
+ * vcpu_timer_update), so it lives and moves with vCPU 0 as the local APIC
+ * timer does; its expiry (the expire hook, from vmm/vcpu/vcpu.c's
+ * timer_expired) pulses IRQ 0 through the PIC's line (vm_pic_set_irq).
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
 #include "vmm/dev/vm_devices.h"
-#include "vmm/vcpu/vcpu.h"
+#include "vmm/dev/vpit.h"
 
 #define PIT_IRQ 0
 
-/* Under devices_lock: vm->pit_deadline follows the PIT; true if it changed. */
-static bool deadline_changed(struct vm *vm)
+/* Under devices_lock: the entry's deadline follows the PIT; true if it changed. */
+static bool deadline_changed(struct dev_entry *d)
 {
-    uint64_t d = vpit_irq_deadline(&vm->pit);
-    if (d == vm->pit_deadline)
-        return false;
-    __atomic_store_n(&vm->pit_deadline, d, __ATOMIC_RELEASE);
-    return true;
+    return dev_set_deadline(d, vpit_irq_deadline(d->state));
 }
 
-/* vCPU 0's timer takes the new deadline, from whichever vCPU moved it. */
-static void rearm(struct vm *vm)
+/* Its deadline came (vm_devices_expire): true if the PIC's INT rose. */
+static bool expire(struct dev_entry *d, uint64_t now)
 {
-    struct vcpu *v = vm->vcpus[0];
-    uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    vcpu_timer_update(v);
-    spin_unlock_irqrestore(&v->se.lock, flags);
-}
-
-bool vm_pit_expire(struct vm *vm, uint64_t now)
-{
-    uint64_t due = __atomic_load_n(&vm->pit_deadline, __ATOMIC_ACQUIRE);
-    if (!due || now < due)
-        return false;
+    struct vm *vm = d->vm;
     bool rose = false;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    if (vpit_expire(&vm->pit, now)) {
+    if (vpit_expire(d->state, now)) {
         /* IRQ 0 is edge-triggered (the ELCR cannot make it level): the rising edge is all. */
-        vpic_set_irq(&vm->pic, PIT_IRQ, true);
-        rose = vm_pic_set_irq(vm, PIT_IRQ, false);
+        rose = vm_pic_set_irq(vm, PIT_IRQ, true);
+        rose |= vm_pic_set_irq(vm, PIT_IRQ, false);
     }
-    deadline_changed(vm);
+    deadline_changed(d);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     return rose;
 }
@@ -61,7 +48,7 @@ static enum dev_result port_read(struct dev_entry *d, struct vcpu *v, struct dev
         return DEV_NOT_MINE;
     struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    a->value = vpit_read(&vm->pit, (uint16_t)a->addr, rdtsc());
+    a->value = vpit_read(d->state, (uint16_t)a->addr, rdtsc());
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     return DEV_DONE;
 }
@@ -73,11 +60,11 @@ static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct de
         return DEV_NOT_MINE;
     struct vm *vm = d->vm;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    vpit_write(&vm->pit, (uint16_t)a->addr, (uint8_t)a->value, rdtsc());
-    bool moved = deadline_changed(vm);
+    vpit_write(d->state, (uint16_t)a->addr, (uint8_t)a->value, rdtsc());
+    bool moved = deadline_changed(d);
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     if (moved)
-        rearm(vm);
+        vm_devices_deadline_moved(vm);
     return DEV_DONE;
 }
 
@@ -87,13 +74,7 @@ static void reset(struct dev_entry *d)
 {
     vpit_reset(d->state, tsc_khz * 1000);
     vpit_bios_state(d->state, rdtsc());
-    d->vm->pit_deadline = vpit_irq_deadline(d->state);
-}
-
-static void *state(struct vm *vm, struct vcpu *v)
-{
-    (void)v;
-    return &vm->pit;
+    deadline_changed(d);
 }
 
 static bool present(const struct vm *vm)
@@ -110,7 +91,8 @@ const struct device pit_device = {
     .name = "pit",
     .present = present,
     .ports = {ports, 2, port_read, port_write},
-    .state = state,
+    .state_size = sizeof(struct vpit),
     .reset = reset,
+    .expire = expire,
     .stats = &vpit_stats_table,
 };

@@ -35,13 +35,6 @@ static inline bool xapic_page_access(const struct vcpu *v, const struct exit_rec
 void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 
 /*
- * v's local APIC at power-on (vmm/vmm.c, as the vCPU is made), for a CPU
- * with maxphyaddr physical address bits: vCPU 0 is the BSP, and in a
- * legacy_pic=on VM its LINT0 passes the 8259's INT (ExtINT).
- */
-void vlapic_dev_power_on(struct vcpu *v, unsigned maxphyaddr);
-
-/*
  * An IPI from src to one named vCPU, past the ICR (KVM_HC_SEND_IPI,
  * vmm/dev/kvm_pv_sched.c): true if its APIC accepted it (KVM's kvm_apic_set_irq).
  */

@@ -7,7 +7,7 @@
  * IRQ 4 the 16550 too, as on a PC. One lock per VM (vm->devices_lock)
  * serialises them; messages go to the local APICs, and the PIC's INT to
  * vCPU 0, after it is dropped. Where a vCPU's lock is held too it is taken
- * first: vCPU 0's entry acknowledges the PIC under its own (vm_pic_ack).
+ * first: vCPU 0's entry acknowledges the PIC under its own (vm_devices_intack).
  */
 #ifndef POLLUX_VMM_DEV_VM_DEVICES_H
 #define POLLUX_VMM_DEV_VM_DEVICES_H
@@ -15,9 +15,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vmm/dev/builtin.h"
+#include "vmm/dev/vioapic.h"
 #include "vmm/vm.h"
 
-void vm_devices_init(struct vm *vm);
+/* The I/O APIC's registers, in the table's storage; NULL with ioapic=off. */
+static inline struct ioapic *vm_ioapic(struct vm *vm)
+{
+    struct dev_entry *d = vm_devices_entry(&vm->devices, BUILTIN_IOAPIC);
+    return d ? d->state : 0;
+}
 
 /*
  * Under vm->devices_lock, after an access that may have changed the UART:
@@ -69,17 +76,5 @@ bool vm_pic_changed(struct vm *vm);
 
 /* The PIC's INT rose: vCPU 0 is told (no lock held). */
 void vm_pic_kick(struct vm *vm);
-
-/*
- * vCPU 0's interrupt acknowledge, at the entry that injects it (under its
- * lock): the vector, IRR to ISR. KVM's kvm_cpu_get_extint.
- */
-uint8_t vm_pic_ack(struct vm *vm);
-
-/*
- * vCPU 0's timer at now (host TSC; no lock held): if the PIT's channel 0
- * edge is due, pulse IRQ 0. True if the PIC's INT rose (vCPU 0 is to be told).
- */
-bool vm_pit_expire(struct vm *vm, uint64_t now);
 
 #endif

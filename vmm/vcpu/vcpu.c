@@ -12,9 +12,7 @@
 #include "sched/watchdog.h"
 #include "stats/report.h"
 #include "vmm/console/profile.h"
-#include "vmm/dev/kvm_pv.h"
-#include "vmm/dev/kvm_pv_sched.h"
-#include "vmm/dev/vm_devices.h"
+#include "vmm/dev/device.h"
 #include "vmm/exit/exits.h"
 #include "vmm/vcpu/fastpath.h"
 #include "vmm/exit/guest_access.h"
@@ -29,10 +27,10 @@ static void timer_expired(struct timer *t, uint64_t now)
     struct vm *vm = v->vm;
     if (vm->deadline && now >= vm->deadline)
         vm_request_stop(vm, -1, "timeout");
-    /* Before v's lock: the PIT takes devices_lock, which comes after a vCPU's. */
-    bool extint = v->hw.id == 0 && vm_pit_expire(vm, now);
+    /* Before v's lock: a device takes its own, which comes after a vCPU's. */
+    bool event = v->hw.id == 0 && vm_devices_expire(vm, now);
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    if (extint)
+    if (event)
         vcpu_notify(v, TRACE_WAKE_DEVICE, NULL);
     if (v->start_after && now >= v->start_after) {
         v->start_after = 0;
@@ -73,9 +71,9 @@ void vcpu_timer_update(struct vcpu *v)
         host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
     }
     host = earlier_deadline(host, v->start_after);
-    /* vCPU 0's timer serves the PIT's channel 0 too (vmm/dev/pit.c). */
+    /* vCPU 0's timer serves the VM's timed devices too (the PIT's channel 0, vmm/dev/pit.c). */
     if (v->hw.id == 0)
-        host = earlier_deadline(host, __atomic_load_n(&v->vm->pit_deadline, __ATOMIC_ACQUIRE));
+        host = earlier_deadline(host, vm_devices_deadline(&v->vm->devices));
     if (!v->vm->stopping)
         host = earlier_deadline(host, v->vm->deadline);
     /*
@@ -102,7 +100,7 @@ void vcpu_write_tsc(struct vcpu *v, uint32_t index, uint64_t value)
     vlapic_tsc_moved(&v->lapic, before, now + v->hw.tsc_offset);
     vcpu_timer_update(v); /* a TSC deadline is due at another host time */
     spin_unlock_irqrestore(&v->se.lock, flags);
-    kvmclock_update(v); /* before its next entry, the fast path's too */
+    vm_devices_tsc_written(v);
 }
 
 void vcpu_init_events(struct vcpu *v)
@@ -229,7 +227,7 @@ static bool prepare_entry(struct vcpu *v, bool *window)
      * interrupt window.
      */
     if (extint && virt->interrupt_allowed(&v->hw)) {
-        virt->inject_interrupt(&v->hw, vm_pic_ack(v->vm));
+        virt->inject_interrupt(&v->hw, vm_devices_intack(v->vm));
         extint = vcpu_extint_pending(v);
     }
     /*
@@ -327,7 +325,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
     if (v->halt.active)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
     pause_sched_in(v);
-    kvm_pv_sched_in(v);
+    vm_devices_vcpu_load(v);
     if (vm->profile && !v->profile_sample)
         v->profile_sample = rdtsc() + profile_us * tsc_khz / 1000;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
@@ -377,9 +375,9 @@ enum sched_run_result vcpu_run(struct vcpu *v)
             result = SCHED_RUN_BLOCKED;
             break;
         }
-        if (v->pv.yield_taken) {
+        if (v->yield_taken) {
             /* A hypercall's yield handed this CPU to a sibling (vmm/dev/kvm_pv_sched.c). */
-            v->pv.yield_taken = false;
+            v->yield_taken = false;
             result = SCHED_RUN_PREEMPTED;
             break;
         }
@@ -402,7 +400,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         v->se.preempted_in_user = m.cpl == 3;
     }
     /* Before run_one queues it: an entry elsewhere must find the mark to clear (KVM's order). */
-    kvm_pv_sched_out(v, result);
+    vm_devices_vcpu_put(v, result);
     if (virt->vcpu_put)
         virt->vcpu_put(&v->hw);
     debugregs_save(&v->debug);

@@ -44,7 +44,8 @@ void vcpu_trace_update(void);
  * (vlapic_accept_pic_intr). The INT is read without devices_lock: the
  * device stores it before it tells vCPU 0 (vm_pic_kick), so a halt that
  * misses it is woken, and the entry that acts on it acknowledges under
- * the lock (vm_pic_ack), which finds the real state (spurious if it fell).
+ * the lock (vm_devices_intack), which finds the real state (spurious if it
+ * fell).
  */
 static inline bool vcpu_extint_pending(const struct vcpu *v)
 {
@@ -87,9 +88,10 @@ void vcpu_timer_late(struct vcpu *v, uint64_t due, uint64_t at);
 void vcpu_offer_end(struct vcpu *v, int taken);
 
 /*
- * An AP takes its INIT (under its lock): its per-vCPU devices (local APIC,
- * KVM's and the PC's MSRs) return to their power-on state and every NMI sent
- * or latched for it is dropped, as KVM's kvm_vcpu_reset does.
+ * An AP takes its INIT (under its lock): its per-vCPU devices take their
+ * INIT state (their init hooks: the local APIC's registers, KVM's kvmclock
+ * and steal time) and every NMI sent or latched for it is dropped, as KVM's
+ * kvm_vcpu_reset does.
  */
 void vcpu_init_reset(struct vcpu *v);
 

@@ -60,7 +60,7 @@ void vcpu_kick_consumed(struct vcpu *v)
 
 void vcpu_init_reset(struct vcpu *v)
 {
-    vm_devices_reset_vcpu(v->vm, v);
+    vm_devices_init_vcpu(v->vm, v);
     nmi_reset(&v->nmi);
 }
 

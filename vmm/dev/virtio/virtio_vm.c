@@ -18,9 +18,12 @@ static void pulse(struct virtio_mmio *t)
     struct vm *vm = t->owner;
     unsigned pin = VIRTIO_GSI_FIRST + t->slot;
     struct ioapic_msg m, fall;
+    struct ioapic *io = vm_ioapic(vm);
+    if (!io)
+        return;
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    bool fire = ioapic_set_line(&vm->ioapic, pin, true, &m);
-    ioapic_set_line(&vm->ioapic, pin, false, &fall); /* an edge pin's fall sends nothing */
+    bool fire = ioapic_set_line(io, pin, true, &m);
+    ioapic_set_line(io, pin, false, &fall); /* an edge pin's fall sends nothing */
     spin_unlock_irqrestore(&vm->devices_lock, flags);
     if (fire)
         vm_ioapic_send(vm, &m);
