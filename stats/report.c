@@ -80,13 +80,14 @@ static const struct stats_exit_breakdown *exit_split(const struct stats_record *
                                                      struct stats_exit_breakdown *out)
 {
     unsigned slot;
-    if (!vm_source->split_count || !vm_source->split_ns)
+    if (!vm_source->split_count || !vm_source->split_ns || !vm_source->split_max)
         return 0;
     const struct stats_desc *d = stats_find(rec->table, vm_source->split_count, &slot);
     const uint64_t *ns = values(rec, vm_source->split_ns);
-    if (!d || !ns)
+    const uint64_t *max_ns = values(rec, vm_source->split_max);
+    if (!d || !ns || !max_ns)
         return 0;
-    *out = (struct stats_exit_breakdown){vm_source->split_reason, &rec->slot[slot], ns,
+    *out = (struct stats_exit_breakdown){vm_source->split_reason, &rec->slot[slot], ns, max_ns,
                                          stats_row_reasons(rec->table, d)};
     return out;
 }
@@ -125,10 +126,11 @@ static void report_vm(const struct stats_vm *vm, void *ctx)
     snprintf(title, sizeof(title), "VM %s, %u vCPUs, round %lu", vm->name, n,
              (unsigned long)r->number);
     const uint64_t *exits = values(&scratch.vm, "exits"), *exit_ns = values(&scratch.vm, "exit_ns");
+    const uint64_t *exit_max = values(&scratch.vm, "exit_max_ns");
     kprintf("\n");
-    if (exits && exit_ns) {
+    if (exits && exit_ns && exit_max) {
         struct stats_exit_breakdown split;
-        stats_exit_table(title, exits, exit_ns, vm_source->vcpu->reasons,
+        stats_exit_table(title, exits, exit_ns, exit_max, vm_source->vcpu->reasons,
                          exit_split(&scratch.vm, &split), print_line, 0);
     }
     kprintf("\n");

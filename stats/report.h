@@ -44,9 +44,9 @@ struct stats_vms {
     void (*for_each)(void (*fn)(const struct stats_vm *vm, void *ctx), void *ctx);
     void (*counts)(uint64_t *running, uint64_t *stopped);
     /* The exit table's sub-rows under exit reason split_reason: the vCPU table's
-     * STATS_BY_REASON rows split_count and split_ns (NULL: none). */
+     * STATS_BY_REASON rows split_count, split_ns and split_max (NULL: none). */
     unsigned split_reason;
-    const char *split_count, *split_ns;
+    const char *split_count, *split_ns, *split_max;
 };
 void stats_register_vms(const struct stats_vms *vms);
 

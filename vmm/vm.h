@@ -66,11 +66,13 @@ struct vcpu_stats {
     uint64_t hlt_in_shadow; /* HLTs completed at another exit (vcpu.c hlt_in_shadow) */
     uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
     uint64_t exits[EXIT_REASON_COUNT];
-    uint64_t exit_cycles[EXIT_REASON_COUNT]; /* from the exit to the end of its handler */
-    uint64_t npf_exits[NPF_SLOTS];           /* the npf exits by what they reached */
-    uint64_t npf_cycles[NPF_SLOTS];          /* ... and their share of exit_cycles */
-    uint64_t halt_attempted_poll;            /* halts that polled */
-    uint64_t halt_successful_poll;           /* ... and never blocked */
+    uint64_t exit_cycles[EXIT_REASON_COUNT];     /* from the exit to the end of its handler */
+    uint64_t exit_max_cycles[EXIT_REASON_COUNT]; /* ... the longest one */
+    uint64_t npf_exits[NPF_SLOTS];               /* the npf exits by what they reached */
+    uint64_t npf_cycles[NPF_SLOTS];              /* ... and their share of exit_cycles */
+    uint64_t npf_max_cycles[NPF_SLOTS];          /* ... the longest one */
+    uint64_t halt_attempted_poll;                /* halts that polled */
+    uint64_t halt_successful_poll;               /* ... and never blocked */
     uint64_t halt_poll_invalid; /* successful polls ended by a stop request, not a guest event */
     uint64_t halt_wakeup;       /* wake-ups of a blocked vCPU */
     uint64_t halt_poll_success_ns, halt_poll_fail_ns, halt_wait_ns;
