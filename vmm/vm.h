@@ -184,6 +184,7 @@ struct vcpu {
 };
 
 struct trace_ring;
+struct trace_marks;
 struct profile;
 struct virtio_net;
 struct virtio_blk;
@@ -216,6 +217,8 @@ struct vm {
     uint64_t deadline; /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
+    struct trace_marks *marks;       /* its trace marks' rounds (vmm/dev/trace_marker.h) */
+    uint64_t mark_rounds_dropped;    /* marks that found TRACE_MARK_ROUNDS rounds waiting */
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     struct cpuid_cache cpuid;        /* the guest's CPUID answers, filled at creation */
     struct vm_devices devices;       /* its devices: claims and state (vmm/dev/device.h) */

@@ -1863,14 +1863,14 @@ def stats_rounds_consistent(log):
                 kind = kinds[k][0]
                 if kind in ("string",):
                     assert isinstance(v, str), f"{who} {k}={v!r}"
-                elif kind in ("histogram", "by reason"):
+                elif kind in ("histogram", "by reason", "largest by reason"):
                     assert all(isinstance(x, int) for x in v.values()), f"{who} {k}={v}"
                 else:
                     assert isinstance(v, int) and not isinstance(v, bool), f"{who} {k}={v!r}"
                 if kind == "counter":
                     assert v >= last.get((who, k), 0), f"{who} {k} fell to {v}"
                     last[(who, k)] = v
-                elif kind in ("histogram", "by reason"):
+                elif kind in ("histogram", "by reason", "largest by reason"):  # a largest grows too
                     for b, x in v.items():
                         assert x >= last.get((who, k, b), 0), f"{who} {k}[{b}] fell to {x}"
                         last[(who, k, b)] = x

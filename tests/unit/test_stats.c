@@ -364,6 +364,7 @@ static void test_vm_stop_keys(void **state)
     vm.unhandled_io_writes = 2;
     vm.unbacked.reads = 3;
     vm.unbacked.writes = 4;
+    vm.mark_rounds_dropped = 5;
     const char *text = vm_stop_json(buf, sizeof(buf));
     const char *run = strstr(text, "\"run_us\":");
     assert_non_null(run);
@@ -374,7 +375,9 @@ static void test_vm_stop_keys(void **state)
         "\"exit_max_ns\":{\"cpuid\":600,\"hlt\":18000},"
         "\"npf_exits\":{\"lapic\":489,\"virtio-net\":501,\"unbacked\":519},"
         "\"unhandled_io_reads\":1,"
-        "\"unhandled_io_writes\":2,\"unbacked_reads\":3,\"unbacked_writes\":4,\"vcpus\":{"
+        "\"unhandled_io_writes\":2,\"unbacked_reads\":3,\"unbacked_writes\":4,\"mark_rounds_"
+        "dropped\":5,"
+        "\"vcpus\":{"
         "\"0\":{\"cpu\":3,\"run_us\":5000,\"wait_us\":6000,\"polling_us\":7000,\"blocked_us\":8000,"
         "\"halts\":19,\"timer\":{\"delivered\":163,\"coalesced\":167,\"skipped\":173,"
         "\"late_ns\":223,\"late_max_ns\":227,\"late_ns_log2\":{\"8\":229},\"idle_exit_ns\":233,"

@@ -303,6 +303,7 @@ static const struct stats_desc vm_stop_rows[] = {
     ROW(unhandled_io_writes, COUNTER, NONE, unhandled_io_writes),
     ROW(unbacked_reads, COUNTER, NONE, unbacked.reads),
     ROW(unbacked_writes, COUNTER, NONE, unbacked.writes),
+    ROW(mark_rounds_dropped, COUNTER, NONE, mark_rounds_dropped),
 };
 const struct stats_table vm_stop_table = STATS_TABLE(vm_stop_rows, &vcpu_exit_reasons);
 
