@@ -175,20 +175,61 @@ static struct stats_snapshot *detach_taken(uint64_t *t)
     return list;
 }
 
-/* Rounds taken, each under its own number (round_lock held). */
+/* A round taken, under its own number (round_lock held; out of the queue). */
+static void print_one(struct stats_snapshot *s)
+{
+    /* Being copied by a mark's exit on another CPU: a bounded wait. */
+    while (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    struct round r = {++rounds, s->t, false};
+    if (s->n)
+        print_vm(&r, s->name, s->vcpus, s->n, s->devices);
+    __atomic_store_n(&s->in_use, false, __ATOMIC_RELEASE); /* its owner may take it again */
+}
+
 static void print_taken(struct stats_snapshot *s)
 {
     while (s) {
-        /* Being copied by a mark's exit on another CPU: a bounded wait. */
-        while (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
-            cpu_relax();
         struct stats_snapshot *next = s->next;
-        struct round r = {++rounds, s->t, false};
-        if (s->n)
-            print_vm(&r, s->name, s->vcpus, s->n, s->devices);
-        __atomic_store_n(&s->in_use, false, __ATOMIC_RELEASE); /* its owner may take it again */
+        print_one(s);
         s = next;
     }
+}
+
+/* "@stats ", the head's round and t at their longest, the line's end: more than any adds. */
+#define RECORD_SLACK 64
+
+/* The console's bytes for round s (ready): its records formatted once to measure them. */
+static uint64_t round_bytes(const struct stats_snapshot *s)
+{
+    uint64_t bytes = strlen(s->devices) + RECORD_SLACK;
+    stats_sum(&scratch.vm, STATS_SCOPE_VM, s->vcpus, s->n);
+    for (unsigned i = 0; i <= s->n; i++) {
+        const struct stats_record *rec = i < s->n ? &s->vcpus[i] : &scratch.vm;
+        bytes += strlen(stats_json(rec, scratch.json, sizeof(scratch.json))) + RECORD_SLACK;
+    }
+    return bytes;
+}
+
+/* The oldest round taken, out of the queue, if the console has the room it needs; else NULL. */
+static struct stats_snapshot *take_oldest(uint64_t need, uint64_t room)
+{
+    uint64_t flags = spin_lock_irqsave(&taken_lock);
+    struct stats_snapshot *s = taken;
+    if (s && need <= room) {
+        taken = s->next;
+        if (!taken)
+            taken_tail = &taken;
+    } else {
+        s = NULL;
+    }
+    spin_unlock_irqrestore(&taken_lock, flags);
+    return s;
+}
+
+static bool short_of_room(void *ctx)
+{
+    return console_room() < *(const uint64_t *)ctx;
 }
 
 /* A new round (round_lock held): the rounds taken before it come first. */
@@ -234,6 +275,7 @@ void stats_take_vm(const struct stats_vm *vm, struct stats_snapshot *snap)
 {
     snap->name = vm->name;
     snap->next = NULL;
+    snap->bytes = 0;
     __atomic_store_n(&snap->ready, false, __ATOMIC_RELAXED);
     uint64_t flags = spin_lock_irqsave(&taken_lock);
     snap->t = tsc_to_ns(rdtsc());
@@ -249,6 +291,28 @@ void stats_print_taken(void)
     uint64_t t, flags = spin_lock_irqsave(&round_lock);
     print_taken(detach_taken(&t));
     spin_unlock_irqrestore(&round_lock, flags);
+}
+
+bool stats_print_taken_nowait(void)
+{
+    uint64_t flags = spin_lock_irqsave(&round_lock);
+    for (;;) {
+        struct stats_snapshot *s = __atomic_load_n(&taken, __ATOMIC_ACQUIRE);
+        if (!s || !__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+            break;
+        if (!s->bytes)
+            s->bytes = round_bytes(s); /* only the queue's head is ever measured: it stays */
+        /* A round longer than the whole buffer (some 30 vCPUs) waits for its excess. */
+        uint64_t need = s->bytes < CONSOLE_BUFFER_BYTES ? s->bytes : CONSOLE_BUFFER_BYTES;
+        if (!(s = take_oldest(need, console_room()))) {
+            console_drain_while(short_of_room, &need); /* a burst if the UART is free */
+            break;
+        }
+        print_one(s);
+    }
+    bool left = __atomic_load_n(&taken, __ATOMIC_ACQUIRE) != NULL;
+    spin_unlock_irqrestore(&round_lock, flags);
+    return left;
 }
 
 void stats_report_round(bool tables)

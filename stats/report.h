@@ -67,7 +67,7 @@ void stats_report_vm(const struct stats_vm *vm, bool tables);
  * trace mark's, taken in the marking exit, where formatting and printing
  * would make the exit as long as the console is slow (vmm/dev/trace_marker.c).
  * Taking it copies the VM's records and queues it; it is printed by
- * stats_print_taken or, at the latest, before the next round of any kind, so
+ * stats_print_taken(_nowait) or, at the latest, before the next round of any kind, so
  * that rounds still come out in the order of their `t` (the time it was
  * taken) and numbered in print order.
  */
@@ -80,6 +80,7 @@ struct stats_snapshot {
     struct stats_snapshot *next; /* in the queue of rounds taken */
     bool ready;                  /* its records are copied */
     const char *name;            /* the VM's: it must outlive the printing */
+    uint64_t bytes;              /* its lines' length, once measured; 0 before */
     uint64_t t;
     unsigned n;
     char devices[STATS_DEVICES_MAX];
@@ -90,6 +91,14 @@ void stats_take_vm(const struct stats_vm *vm, struct stats_snapshot *snap);
 
 /* Print the rounds taken so far, oldest first (a round still being copied is waited for). */
 void stats_print_taken(void);
+
+/*
+ * The same, but only as far as the console has room for the next round:
+ * never waiting for the UART (deferred work, between vCPU entries, where a
+ * wait would hold a vCPU off its CPU for the serial line's time), sending
+ * a burst of the console's backlog instead. True if rounds are left.
+ */
+bool stats_print_taken_nowait(void);
 
 /* Every live VM's records, every CPU's and the global one; tables if asked. */
 void stats_report_round(bool tables);

@@ -31,12 +31,15 @@ struct trace_marks {
     struct stats_record vcpus[]; /* TRACE_MARK_ROUNDS x the VM's vCPUs */
 };
 
-/* Deferred work, between vCPU entries: every round taken so far, of any VM, oldest first. */
+/*
+ * Deferred work, between vCPU entries: the rounds taken so far, of any VM,
+ * oldest first, as far as the console has room; the rest at a later pass
+ * (a wait for the serial line here would hold this CPU's vCPUs off it).
+ */
 static bool print_rounds(struct deferred_work *w)
 {
     (void)w;
-    stats_print_taken();
-    return false;
+    return stats_print_taken_nowait();
 }
 
 /* A free round, now in use; NULL if every one waits to be printed. */
