@@ -761,7 +761,8 @@ static void bystander(void)
                       (uint32_t)div64((uint64_t)apic_timer_khz() * ROUND_US, 1000), 1);
     while (peer_done == 0 && rdtsc() < end) {
         uint64_t now = rdtsc();
-        if (rounds && now - last > longest)
+        /* From round 2 on: round 1's line waits for the console, which is not its CPU's share. */
+        if (rounds > 1 && now - last > longest)
             longest = now - last;
         last = now;
         rounds++;

@@ -295,7 +295,12 @@ void stats_print_taken(void)
 
 bool stats_print_taken_nowait(void)
 {
-    uint64_t flags = spin_lock_irqsave(&round_lock);
+    /* Another CPU's round may be waiting for the UART while it holds the lock: later, then. */
+    uint64_t flags = irq_save();
+    if (!spin_trylock(&round_lock)) {
+        irq_restore(flags);
+        return true;
+    }
     for (;;) {
         struct stats_snapshot *s = __atomic_load_n(&taken, __ATOMIC_ACQUIRE);
         if (!s || !__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
@@ -311,7 +316,8 @@ bool stats_print_taken_nowait(void)
         print_one(s);
     }
     bool left = __atomic_load_n(&taken, __ATOMIC_ACQUIRE) != NULL;
-    spin_unlock_irqrestore(&round_lock, flags);
+    spin_unlock(&round_lock);
+    irq_restore(flags);
     return left;
 }
 
