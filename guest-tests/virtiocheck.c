@@ -951,7 +951,7 @@ static void flood(void)
 
 /* ------------------------------------------------------------ the longest exits */
 
-#define LONG_MARKS     8 /* trace marks in a row: a window's two, then six more */
+#define LONG_MARKS     32 /* trace marks in a row: past the console buffer on the old code */
 #define PV_IPI_VECTOR  0x44
 #define SMALL_CHAINS   63 /* one-page reads before the longest chain: the pass's byte budget */
 #define IOAPIC_BASE    0xfec00000u
