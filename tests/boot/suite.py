@@ -550,10 +550,11 @@ GUESTS_OK_QEMU = (f"{GUESTS_OK} {LEGACY_OFF_GUEST} "
 # Bochs' virtual time (ips=100M: 10 ns an instruction):
 # - every exit but port I/O: 5 ms. The longest work one exit may do is a virtio pass, 64 chains
 #   and at most 256 KiB + 1 MiB copied (docs/virtio.md), some 500 000 instructions: 2.74 ms
-#   measured (npf); a mark's copy of the records, the PV IPI (15 us) and the rest are far below.
-# - port I/O: 100 ms. A COM1 line (up to 1024 bytes) that finds the console's buffer full waits
-#   for room, at 115200 baud 89 ms for its own bytes: the one wait an exit still makes (what
-#   cannot be bounded, docs/robustness.md). Measured 0.53 ms. On the old code (the mark's round
+#   measured (npf); the PV IPI (15 us) and the rest are far below.
+# - port I/O: 100 ms. Its own work is at most a trace mark's copy of the records, about 100 us a
+#   vCPU (6.24 ms at 64); but a COM1 line (up to 1024 bytes) that finds the console's buffer full
+#   waits for room, at 115200 baud 89 ms for its own bytes: the one wait an exit still makes
+#   (what cannot be bounded, docs/robustness.md). Measured 0.53 ms. On the old code (the mark's round
 #   formatted and printed in its exit) the burst of 32 marks waited for the serial line: 591 ms.
 # - the bystander's longest gap between two rounds' starts: 250 ms, its fair share of CPU 1
 #   beside the hostile VM's halted waits: 17.6 ms measured; on the old code 1.04 s.
