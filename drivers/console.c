@@ -20,7 +20,7 @@
 #include "drivers/uart.h"
 #include "lib/format.h"
 
-#define RING_SIZE (64u * 1024) /* a power of two */
+#define RING_SIZE CONSOLE_BUFFER_BYTES
 
 static struct spinlock ring_lock = SPINLOCK_INIT;
 static char ring[RING_SIZE];
@@ -192,12 +192,15 @@ bool console_pending(void)
            __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE);
 }
 
+uint64_t console_room(void)
+{
+    return RING_SIZE - (__atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) -
+                        __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE));
+}
+
 static bool no_room(void *ctx)
 {
-    uint64_t len = *(const uint64_t *)ctx;
-    return __atomic_load_n(&ring_head, __ATOMIC_ACQUIRE) -
-               __atomic_load_n(&ring_tail, __ATOMIC_ACQUIRE) + len >
-           RING_SIZE;
+    return console_room() < *(const uint64_t *)ctx;
 }
 
 /*

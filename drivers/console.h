@@ -45,6 +45,10 @@ void console_drain_while(bool (*more)(void *ctx), void *ctx);
 /* Output is waiting in the buffer. */
 bool console_pending(void);
 
+/* Bytes the buffer takes now without a writer waiting for the UART; all it holds. */
+uint64_t console_room(void);
+#define CONSOLE_BUFFER_BYTES (64u * 1024) /* a power of two */
+
 /* A CPU is sending buffered output to the UART now: another need not help. */
 bool console_draining(void);
 

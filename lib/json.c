@@ -129,6 +129,17 @@ void json_close_or_drop(struct json *j)
     j->opened_at = SIZE_MAX;
 }
 
+void json_members(struct json *j, const char *object)
+{
+    size_t n = strlen(object);
+    if (n <= 2 || object[0] != '{' || object[n - 1] != '}')
+        return; /* "{}", or not an object */
+    if (j->need_comma)
+        put(j, ",", 1);
+    put(j, object + 1, n - 2);
+    j->need_comma = true;
+}
+
 const char *json_end(struct json *j)
 {
     while (j->depth > 1)

@@ -37,6 +37,11 @@ void json_close(struct json *j);                            /* close the nested 
  * into it, take it out, key and all.
  */
 void json_close_or_drop(struct json *j);
+/*
+ * The members of object, a whole object as json_end gave it (built earlier,
+ * in another buffer), as the current object's next ones; "{}" adds none.
+ */
+void json_members(struct json *j, const char *object);
 /* Close all open objects; returns the NUL-terminated text. */
 const char *json_end(struct json *j);
 

@@ -44,9 +44,9 @@ struct stats_vms {
     void (*for_each)(void (*fn)(const struct stats_vm *vm, void *ctx), void *ctx);
     void (*counts)(uint64_t *running, uint64_t *stopped);
     /* The exit table's sub-rows under exit reason split_reason: the vCPU table's
-     * STATS_BY_REASON rows split_count and split_ns (NULL: none). */
+     * STATS_BY_REASON rows split_count, split_ns and split_max (NULL: none). */
     unsigned split_reason;
-    const char *split_count, *split_ns;
+    const char *split_count, *split_ns, *split_max;
 };
 void stats_register_vms(const struct stats_vms *vms);
 
@@ -59,9 +59,46 @@ struct stats_cpus {
 #define STATS_BASE_MAX 256
 void stats_register_cpus(const struct stats_cpus *cpus);
 
-/* A round of one VM's records (and, if asked, its tables): when its last vCPU retires, and at
- * each of its guest's trace marks. */
+/* A round of one VM's records (and, if asked, its tables): when its last vCPU retires. */
 void stats_report_vm(const struct stats_vm *vm, bool tables);
+
+/*
+ * A VM's round taken at one moment and printed later (without tables): a
+ * trace mark's, taken in the marking exit, where formatting and printing
+ * would make the exit as long as the console is slow (vmm/dev/trace_marker.c).
+ * Taking it copies the VM's records and queues it; it is printed by
+ * stats_print_taken(_nowait) or, at the latest, before the next round of any kind, so
+ * that rounds still come out in the order of their `t` (the time it was
+ * taken) and numbered in print order.
+ */
+#define STATS_DEVICES_MAX 4096 /* the devices' objects, as text: the record's room */
+struct stats_snapshot {
+    /* The caller's: set before stats_take_vm, cleared (release) once it is printed. */
+    bool in_use;
+    struct stats_record *vcpus; /* the caller's room for the VM's vCPUs */
+    /* stats/'s: */
+    struct stats_snapshot *next; /* in the queue of rounds taken */
+    bool ready;                  /* its records are copied */
+    const char *name;            /* the VM's: it must outlive the printing */
+    uint64_t bytes;              /* its lines' length, once measured; 0 before */
+    uint64_t t;
+    unsigned n;
+    char devices[STATS_DEVICES_MAX];
+};
+
+/* Take vm's round into snap and queue it: a copy of its records, no formatting or printing. */
+void stats_take_vm(const struct stats_vm *vm, struct stats_snapshot *snap);
+
+/* Print the rounds taken so far, oldest first (a round still being copied is waited for). */
+void stats_print_taken(void);
+
+/*
+ * The same, but only as far as the console has room for the next round:
+ * never waiting for the UART (deferred work, between vCPU entries, where a
+ * wait would hold a vCPU off its CPU for the serial line's time), sending
+ * a burst of the console's backlog instead. True if rounds are left.
+ */
+bool stats_print_taken_nowait(void);
 
 /* Every live VM's records, every CPU's and the global one; tables if asked. */
 void stats_report_round(bool tables);

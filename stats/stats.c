@@ -200,10 +200,16 @@ void stats_sum(struct stats_record *dst, enum stats_scope scope, const struct st
     for (unsigned i = 1; i < n; i++) {
         unsigned pos = 0;
         for (unsigned k = 0; k < t->count; k++) {
-            unsigned slots = stats_row_slots(t, &t->rows[k]);
-            if (is_summed(t->rows[k].kind))
-                for (unsigned s = 0; s < slots && pos + s < STATS_SLOTS_MAX; s++)
-                    dst->slot[pos + s] += recs[i].slot[pos + s];
+            const struct stats_desc *d = &t->rows[k];
+            unsigned slots = stats_row_slots(t, d);
+            for (unsigned s = 0; is_summed(d->kind) && s < slots && pos + s < STATS_SLOTS_MAX;
+                 s++) {
+                uint64_t *to = &dst->slot[pos + s], v = recs[i].slot[pos + s];
+                if (!(d->flags & STATS_F_MAX))
+                    *to += v;
+                else if (v > *to)
+                    *to = v;
+            }
             pos += slots;
         }
     }
@@ -316,7 +322,10 @@ void stats_doc(const struct stats_table *const *tables, unsigned n,
                 if (in & (1u << s))
                     len += (size_t)snprintf(scopes + len, sizeof(scopes) - len, "%s%s",
                                             len ? ", " : "", stats_scope_names[s]);
-            snprintf(buf, sizeof(buf), "| `%s` | %s | %s | %s | %s |", d->name, kind_names[d->kind],
+            const char *kind = kind_names[d->kind];
+            if (d->flags & STATS_F_MAX)
+                kind = d->kind == STATS_BY_REASON ? "largest by reason" : "largest";
+            snprintf(buf, sizeof(buf), "| `%s` | %s | %s | %s | %s |", d->name, kind,
                      unit_names[d->unit], scopes, d->doc);
             line(buf, ctx);
         }

@@ -99,6 +99,7 @@ struct stats_desc {
 
 #define STATS_F_TABLE 1u /* a row of the human tables (stats/table.h) */
 #define STATS_F_CHARS 2u /* a string field that is a char array, not a pointer */
+#define STATS_F_MAX   4u /* a largest value: summed records take the largest, not the sum */
 
 struct stats_table {
     const struct stats_desc *rows;
@@ -153,7 +154,7 @@ struct stats_global {
 };
 extern const struct stats_table stats_global_table;
 
-#define STATS_SLOTS_MAX 320
+#define STATS_SLOTS_MAX 384
 
 /*
  * A snapshot of one base through a table: each row's values in row order
@@ -204,8 +205,9 @@ void stats_read(struct stats_record *r, enum stats_scope scope, const struct sta
 
 /*
  * A record of scope `scope` summing recs[0..n) (n >= 1, one table): the
- * counters, histograms and by-reason counters added up, the other values
- * recs[0]'s (a VM's own values, the same in each of its vCPUs' records).
+ * counters, histograms and by-reason counters added up (the largest, slot by
+ * slot, for a STATS_F_MAX row), the other values recs[0]'s (a VM's own
+ * values, the same in each of its vCPUs' records).
  */
 void stats_sum(struct stats_record *dst, enum stats_scope scope, const struct stats_record *recs,
                unsigned n);

@@ -86,15 +86,16 @@ static unsigned by_samples(const uint64_t *count, unsigned n, unsigned *order)
 }
 
 static void exit_row(stats_line_sink line, void *ctx, const char *name, uint64_t count, uint64_t ns,
-                     unsigned count_share, unsigned ns_share)
+                     uint64_t max_ns, unsigned count_share, unsigned ns_share)
 {
-    char buf[LINE_MAX], c1[16], c2[24], c3[16], c4[24];
+    char buf[LINE_MAX], c1[16], c2[24], c3[16], c4[24], c5[24];
     percent(c1, sizeof(c1), count_share);
     micros(c2, sizeof(c2), ns);
     percent(c3, sizeof(c3), ns_share);
     micros(c4, sizeof(c4), ns / count);
-    snprintf(buf, sizeof(buf), "%*s %10lu %9s %14s %9s %14s", EVENT_WIDTH, name,
-             (unsigned long)count, c1, c2, c3, c4);
+    micros(c5, sizeof(c5), max_ns);
+    snprintf(buf, sizeof(buf), "%*s %10lu %9s %14s %9s %14s %14s", EVENT_WIDTH, name,
+             (unsigned long)count, c1, c2, c3, c4, c5);
     emit(line, ctx, buf);
 }
 
@@ -114,13 +115,13 @@ static void breakdown_rows(const struct stats_exit_breakdown *sub, const char *r
     for (unsigned i = 0; i < rows; i++) {
         unsigned s = order[i];
         snprintf(name, sizeof(name), "%s:%s", reason, sub->slots->name(s));
-        exit_row(line, ctx, name, sub->count[s], sub->ns[s], counts[s], times[s]);
+        exit_row(line, ctx, name, sub->count[s], sub->ns[s], sub->max_ns[s], counts[s], times[s]);
     }
 }
 
 void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *ns,
-                      const struct stats_reasons *reasons, const struct stats_exit_breakdown *sub,
-                      stats_line_sink line, void *ctx)
+                      const uint64_t *max_ns, const struct stats_reasons *reasons,
+                      const struct stats_exit_breakdown *sub, stats_line_sink line, void *ctx)
 {
     char buf[LINE_MAX], c2[24];
     unsigned n = reasons->count < REASONS_MAX ? reasons->count : REASONS_MAX;
@@ -136,12 +137,13 @@ void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *
     snprintf(buf, sizeof(buf), "Analyze events for %s:", title);
     emit(line, ctx, buf);
     line("", ctx);
-    snprintf(buf, sizeof(buf), "%*s %10s %9s %14s %9s %14s", EVENT_WIDTH, "VM-EXIT", "Samples",
-             "Samples%", "Time", "Time%", "Mean time");
+    snprintf(buf, sizeof(buf), "%*s %10s %9s %14s %9s %14s %14s", EVENT_WIDTH, "VM-EXIT", "Samples",
+             "Samples%", "Time", "Time%", "Mean time", "Max time");
     emit(line, ctx, buf);
     for (unsigned i = 0; i < rows; i++) {
         unsigned r = order[i];
-        exit_row(line, ctx, reasons->name(r), count[r], ns[r], sample_share[r], time_share[r]);
+        exit_row(line, ctx, reasons->name(r), count[r], ns[r], max_ns[r], sample_share[r],
+                 time_share[r]);
         if (sub && sub->reason == r)
             breakdown_rows(sub, reasons->name(r), sample_share[r], time_share[r], line, ctx);
     }

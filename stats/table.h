@@ -21,22 +21,23 @@ typedef void (*stats_line_sink)(const char *text, void *ctx);
  */
 void stats_shares(const uint64_t *values, unsigned n, unsigned *hundredths);
 
-/* One exit reason's counts and times by slot (npf exits by device), for its sub-rows. */
+/* One exit reason's counts, times and longest by slot (npf exits by device), for its sub-rows. */
 struct stats_exit_breakdown {
     unsigned reason;
-    const uint64_t *count, *ns; /* indexed by slot */
+    const uint64_t *count, *ns, *max_ns; /* indexed by slot */
     const struct stats_reasons *slots;
 };
 
 /*
  * The exit table of one VM (or all): a row per exit reason that happened,
- * by samples, then the totals. count and ns are indexed by reason. sub
+ * by samples, then the totals. count, ns and max_ns (the longest one) are
+ * indexed by reason. sub
  * (NULL: none) adds a row `reason:slot` per slot that happened under its
  * reason's row, by samples, its shares of the table's totals.
  */
 void stats_exit_table(const char *title, const uint64_t *count, const uint64_t *ns,
-                      const struct stats_reasons *reasons, const struct stats_exit_breakdown *sub,
-                      stats_line_sink line, void *ctx);
+                      const uint64_t *max_ns, const struct stats_reasons *reasons,
+                      const struct stats_exit_breakdown *sub, stats_line_sink line, void *ctx);
 
 /*
  * The rows marked STATS_F_TABLE of n records of one table and scope side by

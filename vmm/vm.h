@@ -63,11 +63,13 @@ struct vcpu_stats {
     uint64_t hlt_in_shadow; /* HLTs completed at another exit (vcpu.c hlt_in_shadow) */
     uint64_t halt_hist[HALT_HIST_BUCKETS]; /* whole halts, polling plus blocking, by log2(ns) */
     uint64_t exits[EXIT_REASON_COUNT];
-    uint64_t exit_cycles[EXIT_REASON_COUNT]; /* from the exit to the end of its handler */
-    uint64_t npf_exits[NPF_SLOTS];           /* the npf exits by what they reached */
-    uint64_t npf_cycles[NPF_SLOTS];          /* ... and their share of exit_cycles */
-    uint64_t halt_attempted_poll;            /* halts that polled */
-    uint64_t halt_successful_poll;           /* ... and never blocked */
+    uint64_t exit_cycles[EXIT_REASON_COUNT];     /* from the exit to the end of its handler */
+    uint64_t exit_max_cycles[EXIT_REASON_COUNT]; /* ... the longest one */
+    uint64_t npf_exits[NPF_SLOTS];               /* the npf exits by what they reached */
+    uint64_t npf_cycles[NPF_SLOTS];              /* ... and their share of exit_cycles */
+    uint64_t npf_max_cycles[NPF_SLOTS];          /* ... the longest one */
+    uint64_t halt_attempted_poll;                /* halts that polled */
+    uint64_t halt_successful_poll;               /* ... and never blocked */
     uint64_t halt_poll_invalid; /* successful polls ended by a stop request, not a guest event */
     uint64_t halt_wakeup;       /* wake-ups of a blocked vCPU */
     uint64_t halt_poll_success_ns, halt_poll_fail_ns, halt_wait_ns;
@@ -181,6 +183,7 @@ struct vcpu {
 };
 
 struct trace_ring;
+struct trace_marks;
 struct profile;
 struct virtio_net;
 struct virtio_blk;
@@ -207,6 +210,8 @@ struct vm {
     uint64_t deadline; /* host TSC at which timeout_ms expires, 0 = none */
     uint64_t start_tsc;
     uint64_t unhandled_io_reads, unhandled_io_writes;
+    struct trace_marks *marks;       /* its trace marks' rounds (vmm/dev/trace_marker.h) */
+    uint64_t mark_rounds_dropped;    /* marks that found TRACE_MARK_ROUNDS rounds waiting */
     struct unbacked_counts unbacked; /* accesses emulated under unbacked=ignore */
     struct cpuid_cache cpuid;        /* the guest's CPUID answers, filled at creation */
     struct vm_devices devices;       /* its devices: claims and state (vmm/dev/device.h) */

@@ -15,6 +15,7 @@
 #include "sched/watchdog.h"
 #include "vmm/exit/cpu_model.h"
 #include "vmm/dev/builtin.h"
+#include "vmm/dev/trace_marker.h"
 #include "vmm/exit/exits.h"
 #include "vmm/load/bzimage.h"
 #include "vmm/load/linux_loader.h"
@@ -112,6 +113,7 @@ static void vm_free(struct vm *vm)
         pmm_free(&host_pmm, (uint64_t)vm->trace, trace_ring_pages(vm->trace->size));
     if (vm->profile)
         pmm_free(&host_pmm, (uint64_t)vm->profile, PROFILE_PAGES);
+    trace_marks_free(vm);
     disk_free(vm);
     pmm_free(&host_pmm, (uint64_t)vm, (sizeof(*vm) + PAGE_SIZE - 1) / PAGE_SIZE);
 }
@@ -438,6 +440,10 @@ static struct vm *vm_create(const struct boot_info *bi, unsigned index, unsigned
             goto fail;
     vm->group.members = vm->group_members;
     vm->group.count = vm->nvcpus;
+    if (!trace_marks_create(vm)) {
+        reject(vm->cfg.name, "out of memory for its trace marks' rounds");
+        goto fail;
+    }
     /* The devices (vmm/dev/), once the vCPUs exist: the per-vCPU ones have an entry each, and
      * every device its power-on state. */
     if (vm_devices_create(vm, builtin_devices, builtin_device_count, err, sizeof(err))) {
@@ -519,9 +525,21 @@ static uint64_t to_us(uint64_t cycles)
     return tsc_to_ns(cycles) / 1000;
 }
 
-/* @vm_stop, from its tables (vmm/vcpu/vcpu_stats.c); then the VM's statistics round. */
+static void report_vm(struct vm *vm, bool tables)
+{
+    const void *bases[VM_MAX_VCPUS];
+    struct stats_vm g;
+    vcpu_stats_vm(vm, bases, &g);
+    stats_report_vm(&g, tables);
+}
+
+/*
+ * Its trace marks' rounds still waiting; @vm_stop, from its tables
+ * (vmm/vcpu/vcpu_stats.c); then the VM's statistics round.
+ */
 static void report_stop(struct vm *vm)
 {
+    trace_marks_flush(vm);
     char buf[8192];
     struct json j;
     json_begin(&j, buf, sizeof(buf));
@@ -537,15 +555,7 @@ static void report_stop(struct vm *vm)
     json_close(&j);
     console_event("vm_stop", &j);
     profile_print(vm, vm->profile, profile_us);
-    vmm_report_vm(vm, stats_tables);
-}
-
-void vmm_report_vm(struct vm *vm, bool tables)
-{
-    const void *bases[VM_MAX_VCPUS];
-    struct stats_vm g;
-    vcpu_stats_vm(vm, bases, &g);
-    stats_report_vm(&g, tables);
+    report_vm(vm, stats_tables);
 }
 
 void vmm_vcpu_retired(struct vm *vm)

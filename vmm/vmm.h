@@ -18,9 +18,6 @@ unsigned vmm_start(const struct boot_info *bi);
 /* A vCPU of vm has left for good; the last one reports @vm_stop and frees the VM. */
 void vmm_vcpu_retired(struct vm *vm);
 
-/* A statistics round of vm's records alone (stats/report.h), with its tables if asked. */
-void vmm_report_vm(struct vm *vm, bool tables);
-
 /* True once every started VM has stopped. */
 bool vmm_all_stopped(void);
 

@@ -25,6 +25,9 @@
 #include "vmm/dev/device.h"
 #include "vmm/exit/exits.h"
 #include "abi/trace_marker.h"
+#include "sched/deferred.h"
+#include "stats/report.h"
+#include "vmm/dev/trace_marker.h"
 #include "vmm/exit/io.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/dev/kvmclock.h"
@@ -169,13 +172,43 @@ void trace_marker(struct vm *vm, unsigned vcpu, uint8_t value)
     marker_value = value;
 }
 
-/* A mark's statistics round (vmm/vmm.c): counted, and it must be records only. */
-static unsigned vm_reports;
-void vmm_report_vm(struct vm *m, bool tables)
+/* A mark's statistics round (vmm/dev/trace_marker.h): taken in the exit, printed later. */
+void vcpu_stats_vm(const struct vm *m, const void *bases[VM_MAX_VCPUS], struct stats_vm *out)
 {
-    (void)m;
-    assert_false(tables);
-    vm_reports++;
+    *out = (struct stats_vm){m->cfg.name, bases, m->nvcpus, NULL, NULL};
+}
+
+/* stats/report.c's queue of rounds taken, as it prints them: oldest first, then free. */
+static struct stats_snapshot *taken[8];
+static unsigned rounds_taken, rounds_printed;
+static uint64_t printed_t[8];
+
+void stats_take_vm(const struct stats_vm *g, struct stats_snapshot *snap)
+{
+    assert_true(snap->in_use);
+    assert_string_equal(g->name, "test");
+    snap->n = g->n;
+    snap->t = ++rounds_taken;                                 /* the order they were taken in */
+    memset(snap->vcpus, 0xa5, g->n * sizeof(snap->vcpus[0])); /* its room is the VM's */
+    taken[(rounds_taken - 1) % 8] = snap;
+}
+
+void stats_print_taken(void)
+{
+    for (; rounds_printed < rounds_taken; rounds_printed++) {
+        struct stats_snapshot *snap = taken[rounds_printed % 8];
+        assert_int_equal(snap->n, 2);                                    /* the test VM's vCPUs */
+        assert_int_equal(snap->vcpus[1].slot[0], 0xa5a5a5a5a5a5a5a5ull); /* as taken */
+        printed_t[rounds_printed % 8] = snap->t;
+        snap->in_use = false;
+    }
+}
+
+/* The console has room for every round here. */
+bool stats_print_taken_nowait(void)
+{
+    stats_print_taken();
+    return false;
 }
 
 void sched_set_state(struct sched_entity *e, enum sched_state s, uint64_t now)
@@ -244,11 +277,17 @@ static bool vcpu_locked(const struct vcpu *v)
     return v->se.lock.owner != v->se.lock.next;
 }
 
-/* No queue here fills past a pass's budget (test_virtio_blk's and test_virtio_net's do). */
+/*
+ * No queue here fills past a pass's budget (test_virtio_blk's and test_virtio_net's do): only
+ * the trace marker's rounds are deferred work.
+ */
+static struct deferred_work *deferred;
+static unsigned defers;
 void sched_defer(struct deferred_work *w)
 {
-    (void)w;
-    fail();
+    assert_true(!deferred || deferred == w);
+    deferred = w;
+    defers++;
 }
 
 void sched_defer_cancel(struct deferred_work *w)
@@ -420,21 +459,46 @@ static void test_debug_exit(void **state)
     assert_no_unhandled_io();
 }
 
-/* Byte writes reach the VM's trace window (vmm/console/trace.c); other widths are unhandled. */
+/*
+ * Byte writes reach the VM's trace window (vmm/console/trace.c); other widths are unhandled.
+ * Each mark takes a round of the VM's records and prints nothing: deferred work prints them;
+ * a mark while TRACE_MARK_ROUNDS wait is dropped and counted; the VM's stop prints what waits.
+ */
 static void test_trace_marker(void **state)
 {
     (void)state;
-    unsigned reports = vm_reports;
+    assert_true(trace_marks_create(&vm));
+    rounds_taken = rounds_printed = defers = 0;
+    deferred = NULL;
     out(1, TRACE_MARKER_PORT, 1, TRACE_MARKER_START);
     assert_int_equal(marker_writes, 1);
     assert_int_equal(marker_value, TRACE_MARKER_START);
+    assert_int_equal(rounds_taken, 1);
+    assert_int_equal(rounds_printed, 0); /* not in the exit */
+    assert_int_equal(defers, 1);
     out(1, TRACE_MARKER_PORT, 1, TRACE_MARKER_END);
     assert_int_equal(marker_writes, 2);
-    assert_int_equal(vm_reports, reports + 2); /* a round of the VM's records at each mark */
     assert_int_equal(marker_value, TRACE_MARKER_END);
+    assert_int_equal(rounds_taken, 2);
+    assert_int_equal(defers, 2);
+    out(1, TRACE_MARKER_PORT, 1, TRACE_MARKER_START); /* both rounds wait: this one has none */
+    assert_int_equal(marker_writes, 3);
+    assert_int_equal(rounds_taken, 2);
+    assert_int_equal(vm.mark_rounds_dropped, 1);
+    assert_false(deferred->fn(deferred)); /* every round taken, in order */
+    assert_int_equal(rounds_printed, 2);
+    assert_int_equal(printed_t[0], 1);
+    assert_int_equal(printed_t[1], 2);
+    /* Room again; and a round still waiting when the VM stops is printed then. */
+    out(1, TRACE_MARKER_PORT, 1, TRACE_MARKER_END);
+    assert_int_equal(rounds_taken, 3);
+    trace_marks_flush(&vm);
+    assert_int_equal(rounds_printed, 3);
+    assert_int_equal(printed_t[2], 3);
+    trace_marks_free(&vm);
     assert_no_unhandled_io();
     out(1, TRACE_MARKER_PORT, 2, TRACE_MARKER_START);
-    assert_int_equal(marker_writes, 2);
+    assert_int_equal(marker_writes, 4);
     assert_int_equal(vm.unhandled_io_writes, 1);
 }
 

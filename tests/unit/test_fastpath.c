@@ -335,6 +335,17 @@ static void test_reentry_counts_the_exit_time(void **state)
     uint64_t cycles = v.stats.exit_cycles[EXIT_CPUID];
     assert_true(cycles > 0 && cycles <= rdtsc() - v.exited_at);
     assert_true(v.exited_at <= before);
+    assert_int_equal(v.stats.exit_max_cycles[EXIT_CPUID], cycles); /* the one exit: the longest */
+    /* A shorter exit adds its time and leaves the longest; a longer one replaces it. */
+    vcpu_exit_timed(&v, EXIT_CPUID, 1);
+    assert_int_equal(v.stats.exit_cycles[EXIT_CPUID], cycles + 1);
+    assert_int_equal(v.stats.exit_max_cycles[EXIT_CPUID], cycles);
+    v.npf_slot = NPF_UNBACKED;
+    vcpu_exit_timed(&v, EXIT_NESTED_PAGE_FAULT, 5);
+    vcpu_exit_timed(&v, EXIT_NESTED_PAGE_FAULT, 3);
+    assert_int_equal(v.stats.exit_max_cycles[EXIT_NESTED_PAGE_FAULT], 5);
+    assert_int_equal(v.stats.npf_cycles[NPF_UNBACKED], 8);
+    assert_int_equal(v.stats.npf_max_cycles[NPF_UNBACKED], 5);
 }
 
 static void test_reentry_rules(void **state)

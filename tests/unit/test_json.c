@@ -92,6 +92,33 @@ static void test_strn_stops_at_length_or_nul(void **state)
     assert_string_equal(json_end(&j), "{\"w\":\"bogus=1\",\"z\":\"ab\"}");
 }
 
+/* An object built earlier joins another's members, with commas where they belong. */
+static void test_members_of_an_earlier_object(void **state)
+{
+    (void)state;
+    char early[64], buf[128];
+    struct json e, j;
+    json_begin(&e, early, sizeof(early));
+    json_object(&e, "pic");
+    json_u64(&e, "raised", 3);
+    json_close(&e);
+    json_u64(&e, "n", 1);
+    const char *object = json_end(&e);
+    json_begin(&j, buf, sizeof(buf));
+    json_str(&j, "scope", "devices");
+    json_members(&j, object);
+    json_u64(&j, "after", 2);
+    assert_string_equal(json_end(&j),
+                        "{\"scope\":\"devices\",\"pic\":{\"raised\":3},\"n\":1,\"after\":2}");
+    json_begin(&j, buf, sizeof(buf));
+    json_members(&j, "{}");
+    json_members(&j, object);
+    assert_string_equal(json_end(&j), "{\"pic\":{\"raised\":3},\"n\":1}");
+    json_begin(&j, buf, 24); /* too long: the marker, as any overflow */
+    json_members(&j, object);
+    assert_string_equal(json_end(&j), "{\"truncated\":true}");
+}
+
 static void test_overflow_gives_valid_marker(void **state)
 {
     (void)state;
@@ -110,6 +137,7 @@ int main(void)
         cmocka_unit_test(test_close_or_drop),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_strn_stops_at_length_or_nul),
+        cmocka_unit_test(test_members_of_an_earlier_object),
         cmocka_unit_test(test_overflow_gives_valid_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

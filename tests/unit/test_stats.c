@@ -80,10 +80,13 @@ static void fill_vcpu(struct vcpu *v, unsigned id, uint64_t m)
     st->exits[EXIT_HLT] = 7 * m;
     st->exits[EXIT_IDLE_HLT] = 11 * m;
     st->exit_cycles[EXIT_HLT] = 17000 * m;
+    st->exit_max_cycles[EXIT_HLT] = 9000 * m;
+    st->exit_max_cycles[EXIT_CPUID] = 300 * (3 - m); /* vCPU 0's is the VM's longest */
     st->npf_exits[BUILTIN_LAPIC] = 163 * m;
     st->npf_exits[BUILTIN_VIRTIO_NET] = 167 * m;
     st->npf_exits[NPF_UNBACKED] = 173 * m;
     st->npf_cycles[BUILTIN_LAPIC] = 4000 * m;
+    st->npf_max_cycles[BUILTIN_LAPIC] = 1000 * m;
     st->halts = 19 * m;
     st->hlt_in_shadow = 23 * m;
     st->halt_attempted_poll = 29 * m;
@@ -145,38 +148,46 @@ static void fill_vm(void)
     vm.nvcpus = 2;
 }
 
-/* The value a key must have: fmt with a, b, c, times the sum's factor unless not summed. */
+/*
+ * The value a key must have: fmt with a, b, c, times the sum's factor unless
+ * not summed; a STATS_F_MAX row's (max) times the largest vCPU's factor.
+ */
 struct want {
     const char *key;
     const char *fmt;
     bool summed;
     uint64_t a, b, c;
+    bool max;
 };
 
 // clang-format off
-#define NUM(key, v)   {#key, "%lu", true, v, 0, 0}
-#define GAUGE(key, v) {#key, "%lu", false, v, 0, 0}
+#define NUM(key, v)   {#key, "%lu", true, v, 0, 0, false}
+#define GAUGE(key, v) {#key, "%lu", false, v, 0, 0, false}
 // clang-format on
 
 /* In the order of the old STATS_KEYS (docs/stats.md): the console's order. */
 static const struct want vcpu_want[] = {
-    {"scope", "\"vcpu\"", false, 0, 0, 0},
+    {"scope", "\"vcpu\"", false, 0, 0, 0, false},
     GAUGE(round, 0),
     GAUGE(t, 0),
-    {"vm", "\"vm1\"", false, 0, 0, 0},
+    {"vm", "\"vm1\"", false, 0, 0, 0, false},
     GAUGE(vcpu, 0),
     GAUGE(cpu, 3),
     GAUGE(vcpus, 2),
-    {"hlt_intercept", "\"hlt\"", false, 0, 0, 0},
-    {"spin_detector", "\"pause_filter\"", false, 0, 0, 0},
+    {"hlt_intercept", "\"hlt\"", false, 0, 0, 0, false},
+    {"spin_detector", "\"pause_filter\"", false, 0, 0, 0, false},
     NUM(run_us, 5000),
     NUM(wait_us, 6000),
     NUM(polling_us, 7000),
     NUM(blocked_us, 8000),
-    {"exits", "{\"cpuid\":%lu,\"hlt\":%lu,\"idle_hlt\":%lu}", true, 13, 7, 11},
-    {"exit_ns", "{\"hlt\":%lu}", true, 17000, 0, 0},
-    {"npf_exits", "{\"lapic\":%lu,\"virtio-net\":%lu,\"unbacked\":%lu}", true, 163, 167, 173},
-    {"npf_ns", "{\"lapic\":%lu}", true, 4000, 0, 0},
+    {"exits", "{\"cpuid\":%lu,\"hlt\":%lu,\"idle_hlt\":%lu}", true, 13, 7, 11, false},
+    {"exit_ns", "{\"hlt\":%lu}", true, 17000, 0, 0, false},
+    /* cpuid's: vCPU 0's, the larger (fill_vcpu) */
+    {"exit_max_ns", "{\"cpuid\":600,\"hlt\":%lu}", false, 9000, 0, 0, true},
+    {"npf_exits", "{\"lapic\":%lu,\"virtio-net\":%lu,\"unbacked\":%lu}", true, 163, 167, 173,
+     false},
+    {"npf_ns", "{\"lapic\":%lu}", true, 4000, 0, 0, false},
+    {"npf_max_ns", "{\"lapic\":%lu}", false, 1000, 0, 0, true},
     NUM(halts, 19),
     NUM(halt_exits, 18),
     NUM(hlt_exits, 7),
@@ -189,9 +200,9 @@ static const struct want vcpu_want[] = {
     NUM(halt_poll_success_ns, 43),
     NUM(halt_poll_fail_ns, 47),
     NUM(halt_wait_ns, 53),
-    {"halt_poll_success_hist", "{\"3\":%lu}", true, 59, 0, 0},
-    {"halt_poll_fail_hist", "{\"4\":%lu}", true, 61, 0, 0},
-    {"halt_wait_hist", "{\"5\":%lu}", true, 67, 0, 0},
+    {"halt_poll_success_hist", "{\"3\":%lu}", true, 59, 0, 0, false},
+    {"halt_poll_fail_hist", "{\"4\":%lu}", true, 61, 0, 0, false},
+    {"halt_wait_hist", "{\"5\":%lu}", true, 67, 0, 0, false},
     GAUGE(halt_poll_ns, 71),
     GAUGE(poll_control, 73),
     NUM(halt_attempted_poll_optout, 79),
@@ -219,7 +230,7 @@ static const struct want vcpu_want[] = {
     NUM(timer_interrupts, 211),
     NUM(timer_late_ns, 223),
     GAUGE(timer_late_max_ns, 227),
-    {"timer_late_hist", "{\"8\":%lu}", true, 229, 0, 0},
+    {"timer_late_hist", "{\"8\":%lu}", true, 229, 0, 0, false},
     NUM(timer_idle_exit_ns, 233),
     GAUGE(lapic_timer_advance_ns, 239),
     NUM(timer_advance_waits, 241),
@@ -236,10 +247,10 @@ static const struct want *want_of(const char *key)
 
 /*
  * Every row of the vCPU table, in the record of scope s: its key has the
- * value of the field it names (times factor where summed), in the console's
- * order; a key of another scope is absent.
+ * value of the field it names (times factor where summed, top where the
+ * largest), in the console's order; a key of another scope is absent.
  */
-static void check_record(const char *text, enum stats_scope s, uint64_t factor)
+static void check_record(const char *text, enum stats_scope s, uint64_t factor, uint64_t top)
 {
     char got[256], want[256];
     const char *last = text;
@@ -253,7 +264,7 @@ static void check_record(const char *text, enum stats_scope s, uint64_t factor)
             assert_null(at);
             continue;
         }
-        uint64_t f = w->summed ? factor : 1;
+        uint64_t f = w->summed ? factor : w->max ? top : 1;
         snprintf(want, sizeof(want), w->fmt, (unsigned long)(w->a * f), (unsigned long)(w->b * f),
                  (unsigned long)(w->c * f));
         if (!strcmp(w->key, "scope") && s == STATS_SCOPE_VM)
@@ -278,7 +289,7 @@ static void test_every_vcpu_row_reads_its_field(void **state)
     stats_read(&recs[0], STATS_SCOPE_VCPU, &vcpu_stats_table, &vcpus[0]);
     stats_read(&recs[1], STATS_SCOPE_VCPU, &vcpu_stats_table, &vcpus[1]);
     const char *text = stats_json(&recs[0], buf, sizeof(buf));
-    check_record(text, STATS_SCOPE_VCPU, 1);
+    check_record(text, STATS_SCOPE_VCPU, 1, 1);
     text = stats_json(&recs[1], buf, sizeof(buf));
     char got[64];
     value_of(text, "run_us", got, sizeof(got));
@@ -288,7 +299,7 @@ static void test_every_vcpu_row_reads_its_field(void **state)
     /* The VM: vCPU 0's values and 1's (twice as many) summed, its own from vCPU 0. */
     stats_sum(&sum, STATS_SCOPE_VM, recs, 2);
     text = stats_json(&sum, buf, sizeof(buf));
-    check_record(text, STATS_SCOPE_VM, 3);
+    check_record(text, STATS_SCOPE_VM, 3, 2);
 }
 
 static void test_cpu_and_global_rows(void **state)
@@ -352,6 +363,7 @@ static void test_vm_stop_keys(void **state)
     vm.unhandled_io_writes = 2;
     vm.unbacked.reads = 3;
     vm.unbacked.writes = 4;
+    vm.mark_rounds_dropped = 5;
     const char *text = vm_stop_json(buf, sizeof(buf));
     const char *run = strstr(text, "\"run_us\":");
     assert_non_null(run);
@@ -359,21 +371,25 @@ static void test_vm_stop_keys(void **state)
     assert_string_equal(
         after,
         ",\"exits\":{\"cpuid\":39,\"hlt\":21,\"idle_hlt\":33},"
+        "\"exit_max_ns\":{\"cpuid\":600,\"hlt\":18000},"
         "\"npf_exits\":{\"lapic\":489,\"virtio-net\":501,\"unbacked\":519},"
         "\"unhandled_io_reads\":1,"
-        "\"unhandled_io_writes\":2,\"unbacked_reads\":3,\"unbacked_writes\":4,\"vcpus\":{"
+        "\"unhandled_io_writes\":2,\"unbacked_reads\":3,\"unbacked_writes\":4,\"mark_rounds_"
+        "dropped\":5,"
+        "\"vcpus\":{"
         "\"0\":{\"cpu\":3,\"run_us\":5000,\"wait_us\":6000,\"polling_us\":7000,\"blocked_us\":8000,"
         "\"halts\":19,\"timer\":{\"delivered\":163,\"coalesced\":167,\"skipped\":173,"
         "\"late_ns\":223,\"late_max_ns\":227,\"late_ns_log2\":{\"8\":229},\"idle_exit_ns\":233,"
         "\"advance_ns\":239,\"advance_wait_ns\":251},"
         "\"exits\":{\"cpuid\":13,\"hlt\":7,\"idle_hlt\":11},"
+        "\"exit_max_ns\":{\"cpuid\":600,\"hlt\":9000},"
         "\"npf_exits\":{\"lapic\":163,\"virtio-net\":167,\"unbacked\":173},"
         "\"halt_ns_log2\":{\"6\":69}},"
         "\"1\":{\"cpu\":4,\"run_us\":10000,\"wait_us\":12000,\"polling_us\":14000,"
         "\"blocked_us\":16000,\"halts\":38,\"timer\":{\"delivered\":326,\"coalesced\":334,"
         "\"skipped\":346,\"late_ns\":446,\"late_max_ns\":454,\"late_ns_log2\":{\"8\":458},"
         "\"idle_exit_ns\":466,\"advance_ns\":478,\"advance_wait_ns\":502},\"exits\":{\"cpuid\":26,"
-        "\"hlt\":14,\"idle_hlt\":22},"
+        "\"hlt\":14,\"idle_hlt\":22},\"exit_max_ns\":{\"cpuid\":300,\"hlt\":18000},"
         "\"npf_exits\":{\"lapic\":326,\"virtio-net\":334,\"unbacked\":346},"
         "\"halt_ns_log2\":{\"6\":138}}}}");
     assert_int_equal(strncmp(text,
@@ -472,7 +488,7 @@ static void test_device_rows_read_their_fields(void **state)
 
 /* A record of the test's own table: one row of each kind. */
 struct test_base {
-    uint64_t count, gauge, hist[STATS_HIST_BUCKETS], by[4];
+    uint64_t count, gauge, hist[STATS_HIST_BUCKETS], by[4], top[4];
     const char *name;
 };
 static const struct stats_desc test_rows[] = {
@@ -481,6 +497,8 @@ static const struct stats_desc test_rows[] = {
     STATS_ROW(gauge, GAUGE, NONE, S_VCPU, struct test_base, gauge, "a gauge"),
     STATS_ROW(hist, HIST, NS, S_ALL, struct test_base, hist, "a histogram"),
     STATS_ROW(by, BY_REASON, NONE, S_ALL, struct test_base, by, "by reason"),
+    STATS_ROW(top, BY_REASON, NS, S_ALL, struct test_base, top, "the largest by reason",
+              .flags = STATS_F_MAX),
 };
 static const struct stats_table test_table = STATS_TABLE(test_rows, &reasons);
 
@@ -561,6 +579,7 @@ static void test_hist_buckets(void **state)
     assert_int_equal(h[11], 1);
 }
 
+/* And a largest (STATS_F_MAX) row takes each slot's largest, whichever record has it. */
 static void test_sum_adds_counters_not_gauges(void **state)
 {
     (void)state;
@@ -572,12 +591,17 @@ static void test_sum_adds_counters_not_gauges(void **state)
     b.hist[6] = 1;
     a.by[1] = 4;
     b.by[1] = 6;
+    a.top[1] = 9;
+    a.top[2] = 1;
+    b.top[1] = 3;
+    b.top[2] = 5;
     stats_read(&recs[0], STATS_SCOPE_VCPU, &test_table, &a);
     stats_read(&recs[1], STATS_SCOPE_VCPU, &test_table, &b);
     stats_sum(&sum, STATS_SCOPE_VM, recs, 2);
     assert_string_equal(stats_json(&sum, buf, sizeof(buf)),
                         "{\"scope\":\"vm\",\"round\":0,\"t\":0,\"name\":\"a\",\"count\":3,"
-                        "\"hist\":{\"5\":5,\"6\":1},\"by\":{\"cpuid\":10}}");
+                        "\"hist\":{\"5\":5,\"6\":1},\"by\":{\"cpuid\":10},"
+                        "\"top\":{\"cpuid\":9,\"hlt\":5}}");
     recs[0].scope = STATS_SCOPE_VCPU; /* the gauge, vCPU 0's, where its scope has it */
     sum.scope = STATS_SCOPE_VCPU;
     assert_non_null(strstr(stats_json(&sum, buf, sizeof(buf)), "\"gauge\":5"));
@@ -638,23 +662,27 @@ static void test_exit_table(void **state)
     static struct lines l;
     l.n = 0;
     const uint64_t count[4] = {0, 1, 3, 2};
-    const uint64_t ns[4] = {0, 1000, 2000, 7000};
-    stats_exit_table("VM pingpong", count, ns, &reasons, 0, keep, &l);
+    const uint64_t ns[4] = {0, 1000, 2000, 7000}, max_ns[4] = {0, 1000, 1500, 6000};
+    stats_exit_table("VM pingpong", count, ns, max_ns, &reasons, 0, keep, &l);
     assert_string_equal(l.text[0], "Analyze events for VM pingpong:");
     assert_string_equal(l.text[1], "");
     assert_string_equal(
         l.text[2],
-        "             VM-EXIT    Samples  Samples%           Time     Time%      Mean time");
+        "             VM-EXIT    Samples  Samples%           Time     Time%      Mean time       "
+        "Max time");
     /* By samples, most first; every column ends where its heading does. */
     assert_string_equal(
         l.text[3],
-        "                 hlt          3    50.00%         2.00us    20.00%         0.66us");
+        "                 hlt          3    50.00%         2.00us    20.00%         0.66us       "
+        "  1.50us");
     assert_string_equal(
         l.text[4],
-        "                  io          2    33.33%         7.00us    70.00%         3.50us");
+        "                  io          2    33.33%         7.00us    70.00%         3.50us       "
+        "  6.00us");
     assert_string_equal(
         l.text[5],
-        "               cpuid          1    16.67%         1.00us    10.00%         1.00us");
+        "               cpuid          1    16.67%         1.00us    10.00%         1.00us       "
+        "  1.00us");
     assert_string_equal(l.text[6], "");
     assert_string_equal(l.text[7], "Total Samples: 6, Total events handled time: 10.00us.");
     assert_int_equal(l.n, 8);
@@ -685,35 +713,42 @@ static void test_exit_table_breakdown(void **state)
     const uint64_t ns[4] = {0, 1000, 2000, 7000};
     static const struct stats_reasons devices = {3, device_name};
     const uint64_t dev_count[3] = {4, 0, 2};
-    const uint64_t dev_ns[3] = {3000, 0, 4000};
-    struct stats_exit_breakdown split = {3, dev_count, dev_ns, &devices};
-    stats_exit_table("VM pingpong", count, ns, &reasons, &split, keep, &l);
+    const uint64_t dev_ns[3] = {3000, 0, 4000}, dev_max[3] = {2000, 0, 3500};
+    const uint64_t max_ns[4] = {0, 1000, 1000, 3500};
+    struct stats_exit_breakdown split = {3, dev_count, dev_ns, dev_max, &devices};
+    stats_exit_table("VM pingpong", count, ns, max_ns, &reasons, &split, keep, &l);
     assert_string_equal(
         l.text[3],
-        "                  io          6    60.00%         7.00us    70.00%         1.16us");
+        "                  io          6    60.00%         7.00us    70.00%         1.16us       "
+        "  3.50us");
     assert_string_equal(
         l.text[4],
-        "            io:lapic          4    40.00%         3.00us    30.00%         0.75us");
+        "            io:lapic          4    40.00%         3.00us    30.00%         0.75us       "
+        "  2.00us");
     assert_string_equal(
         l.text[5],
-        "       io:virtio-net          2    20.00%         4.00us    40.00%         2.00us");
+        "       io:virtio-net          2    20.00%         4.00us    40.00%         2.00us       "
+        "  3.50us");
     assert_string_equal(
         l.text[6],
-        "                 hlt          3    30.00%         2.00us    20.00%         0.66us");
+        "                 hlt          3    30.00%         2.00us    20.00%         0.66us       "
+        "  1.00us");
     assert_string_equal(l.text[9], "Total Samples: 10, Total events handled time: 10.00us.");
     assert_int_equal(l.n, 10);
 
     /* A lone slot shows its reason's share, the hundredth rounding gave it included. */
     l.n = 0;
     const uint64_t thirds[4] = {0, 1, 1, 1}, one[3] = {0, 1, 0};
-    split = (struct stats_exit_breakdown){1, one, one, &devices};
-    stats_exit_table("VM thirds", thirds, thirds, &reasons, &split, keep, &l);
+    split = (struct stats_exit_breakdown){1, one, one, one, &devices};
+    stats_exit_table("VM thirds", thirds, thirds, thirds, &reasons, &split, keep, &l);
     assert_string_equal(
         l.text[3],
-        "               cpuid          1    33.34%         0.00us    33.34%         0.00us");
+        "               cpuid          1    33.34%         0.00us    33.34%         0.00us       "
+        "  0.00us");
     assert_string_equal(
         l.text[4],
-        "        cpuid:ioapic          1    33.34%         0.00us    33.34%         0.00us");
+        "        cpuid:ioapic          1    33.34%         0.00us    33.34%         0.00us       "
+        "  0.00us");
 }
 
 static void test_key_table_blocks_fit_the_width(void **state)

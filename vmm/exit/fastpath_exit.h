@@ -81,15 +81,12 @@ static inline enum fastpath_result fastpath_exit(struct vcpu *v, const struct ex
 
 /*
  * The vendor, about to enter again after FASTPATH_REENTER: the exit's time
- * (when it takes the full path instead, vmm/vcpu/vcpu.c counts it). The low 32
+ * (when it takes the full path instead, vmm/vcpu/vcpu.c times it). The low 32
  * bits suffice: the fast path runs with interrupts off, for microseconds.
  */
 static inline void fastpath_reentry(struct vcpu *v, const struct exit_record *e)
 {
-    uint32_t handled = (uint32_t)rdtsc() - (uint32_t)v->exited_at;
-    v->stats.exit_cycles[e->reason] += handled;
-    if (e->reason == EXIT_NESTED_PAGE_FAULT)
-        v->stats.npf_cycles[v->npf_slot] += handled;
+    vcpu_exit_timed(v, e->reason, (uint32_t)rdtsc() - (uint32_t)v->exited_at);
 }
 
 #endif

@@ -355,10 +355,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         struct exit_record e;
         if (virt->vcpu_run(&v->hw, &e) == FASTPATH_NOT_MINE)
             handle_exit(v, &e);
-        uint64_t handled = rdtsc() - v->exited_at;
-        v->stats.exit_cycles[e.reason] += handled;
-        if (e.reason == EXIT_NESTED_PAGE_FAULT)
-            v->stats.npf_cycles[v->npf_slot] += handled;
+        vcpu_exit_timed(v, e.reason, rdtsc() - v->exited_at);
         if (vm->profile)
             profile_sample(v);
         /*

@@ -54,6 +54,26 @@ static inline bool vcpu_extint_pending(const struct vcpu *v)
 }
 
 /*
+ * An exit of reason r took cycles, from the exit to the end of its handling:
+ * its time and the longest (exit_ns, exit_max_ns; npf_ns and npf_max_ns by
+ * what a nested page fault reached). Counted here alone, for both paths: the
+ * fast path's re-entry (vmm/exit/fastpath_exit.h) and vcpu_run after the full
+ * path. Inline: the fast path runs it in the vendor's loop, at every exit.
+ */
+static inline void vcpu_exit_timed(struct vcpu *v, enum exit_reason r, uint64_t cycles)
+{
+    struct vcpu_stats *st = &v->stats;
+    st->exit_cycles[r] += cycles;
+    if (cycles > st->exit_max_cycles[r])
+        st->exit_max_cycles[r] = cycles;
+    if (r == EXIT_NESTED_PAGE_FAULT) {
+        st->npf_cycles[v->npf_slot] += cycles;
+        if (cycles > st->npf_max_cycles[v->npf_slot])
+            st->npf_max_cycles[v->npf_slot] = cycles;
+    }
+}
+
+/*
  * Whether a pending event would end a halt: an NMI, INIT, a stop request, a
  * PV kick (even with IF=0), or an interrupt the local APIC would deliver or
  * the 8259 asks for (vcpu_extint_pending) while the guest has IF=1.

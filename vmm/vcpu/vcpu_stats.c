@@ -87,11 +87,19 @@ static const struct stats_desc vcpu_rows[] = {
     ROW(exit_ns, BY_REASON, NS, S_GUEST, stats.exit_cycles,
         "time handling exits by reason, from the exit to the end of its handler",
         .number = stats_cycles_ns),
+    ROW(exit_max_ns, BY_REASON, NS, S_GUEST, stats.exit_max_cycles,
+        "the longest exit by reason, timed as `exit_ns`; a VM's is its vCPUs' longest "
+        "(docs/robustness.md, \"Bounded exits\")",
+        .number = stats_cycles_ns, .flags = STATS_F_MAX),
     ROW(npf_exits, BY_REASON, NONE, S_GUEST, stats.npf_exits,
         "`npf` exits by what they reached: a device's page, `unbacked` memory, `outside` the VM",
         .slots = &vcpu_npf_slots),
     ROW(npf_ns, BY_REASON, NS, S_GUEST, stats.npf_cycles, "time handling them, as `exit_ns`",
         .number = stats_cycles_ns, .slots = &vcpu_npf_slots),
+    ROW(npf_max_ns, BY_REASON, NS, S_GUEST, stats.npf_max_cycles,
+        "the longest of them, as "
+        "`exit_max_ns`",
+        .number = stats_cycles_ns, .slots = &vcpu_npf_slots, .flags = STATS_F_MAX),
     ROW(halts, COUNTER, NONE, S_GUEST, stats.halts, "HLTs that halted: nothing was deliverable"),
     ROW(halt_exits, COUNTER, NONE, S_GUEST, stats.exits,
         "HLT exits, including those that found an event: `hlt_exits` + `idle_hlt_exits`",
@@ -221,6 +229,7 @@ static const struct stats_desc vm_stop_vcpu_rows[] = {
     STATS_REF(halts, &vcpu_stats_table),
     STATS_FN(timer, OBJECT, NONE, 0, 0, .sub = &timer_table),
     STATS_REF(exits, &vcpu_stats_table),
+    STATS_REF(exit_max_ns, &vcpu_stats_table),
     STATS_REF(npf_exits, &vcpu_stats_table),
     ROW(halt_ns_log2, HIST, NS, 0, stats.halt_hist, 0),
 };
@@ -262,6 +271,19 @@ static uint64_t vm_exits(const void *base, unsigned reason)
     return vm_sum(base, offsetof(struct vcpu, stats.exits), reason);
 }
 
+/* The VM's longest exit of this reason: its vCPUs' longest, in ns. */
+static uint64_t vm_exit_max(const void *base, unsigned reason)
+{
+    const struct vm *vm = base;
+    uint64_t max = 0;
+    for (unsigned k = 0; k < vm->nvcpus; k++) {
+        uint64_t c =
+            __atomic_load_n(&vm->vcpus[k]->stats.exit_max_cycles[reason], __ATOMIC_RELAXED);
+        max = c > max ? c : max;
+    }
+    return tsc_to_ns(max);
+}
+
 static uint64_t vm_npf_exits(const void *base, unsigned slot)
 {
     return vm_sum(base, offsetof(struct vcpu, stats.npf_exits), slot);
@@ -276,11 +298,13 @@ static const struct stats_desc vm_stop_rows[] = {
     ROW(address, HEX, NONE, stop_address, .present = has_address),
     ROW(run_us, COUNTER, US, start_tsc, .number = since),
     STATS_FN(exits, BY_REASON, NONE, 0, 0, .number = vm_exits),
+    STATS_FN(exit_max_ns, BY_REASON, NS, 0, 0, .number = vm_exit_max),
     STATS_FN(npf_exits, BY_REASON, NONE, 0, 0, .number = vm_npf_exits, .slots = &vcpu_npf_slots),
     ROW(unhandled_io_reads, COUNTER, NONE, unhandled_io_reads),
     ROW(unhandled_io_writes, COUNTER, NONE, unhandled_io_writes),
     ROW(unbacked_reads, COUNTER, NONE, unbacked.reads),
     ROW(unbacked_writes, COUNTER, NONE, unbacked.writes),
+    ROW(mark_rounds_dropped, COUNTER, NONE, mark_rounds_dropped),
 };
 const struct stats_table vm_stop_table = STATS_TABLE(vm_stop_rows, &vcpu_exit_reasons);
 
@@ -318,8 +342,9 @@ static void for_each_vm(void (*fn)(const struct stats_vm *vm, void *ctx), void *
     vmm_for_each_vm(visit_vm, &v);
 }
 
-static const struct stats_vms vms = {&vcpu_stats_table,      for_each_vm, vmm_counts,
-                                     EXIT_NESTED_PAGE_FAULT, "npf_exits", "npf_ns"};
+static const struct stats_vms vms = {
+    &vcpu_stats_table, for_each_vm, vmm_counts,  EXIT_NESTED_PAGE_FAULT,
+    "npf_exits",       "npf_ns",    "npf_max_ns"};
 
 void vcpu_stats_register(void)
 {
