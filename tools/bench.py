@@ -847,7 +847,8 @@ def linux_cell(name, flags, guest):
     stop = [e for e in log.all("vm_stop") if e["vm"] == "lx"]
     if log.returncode != 0 or not bench or not stop or stop[0]["reason"] != "poweroff":
         return None, f"failed (see {os.path.relpath(rundir, ROOT)})"
-    return (bench[0], stop[0], log.stats("vcpu", "lx")), ""
+    return (bench[0].body, stop[0].body,
+            {vcpu: e.body for vcpu, e in log.stats("vcpu", "lx").items()}), ""
 
 
 def linux_flags(host_args):
