@@ -51,19 +51,17 @@ VMM_FLOORS = {
 DEBT_VM = "struct vm holds the devices' state (issue 36, item 3): no narrow VM interface yet"
 DEBT_VCPU = "struct vcpu holds the local APIC's and MSRs' state: no narrow vCPU interface yet"
 DEBT_VMM = "a vCPU's retirement and the statistics' walk of every VM call up into vmm.c"
-DEBT_MMIO = "the MMIO instruction decoder and guest memory access the devices use live in exit/"
+DEBT_MMIO = "vm_devices_mmio (an MMIO exit's decode and write-back) is dispatch's work kept in dev/"
 DEBT_CPUID = "guest_features (the guest's CPU model) lives beside CPUID's exit handler"
 DEBT_STATS = "the trace marker counts its marks in the vCPU's statistics row"
 DEBT_MSRS = "the vCPU's MSR state and TSC sync (vcpu/) serve MSR exits and the cpu_msrs device"
 DEBT_PAUSE = "the PAUSE exit's handler is the vCPU's spin detection (vcpu/pause.c)"
-DEBT_FAST = "the fast path's re-entry rule (fastpath_may_reenter) is declared with the vCPU"
 DEBT = {
     ("vmm/exit/cpu_model.c", "vmm/vcpu/guest_msrs.h"): DEBT_MSRS,
     ("vmm/exit/exits.c", "vmm/vcpu/pause.h"): DEBT_PAUSE,
     ("vmm/exit/exits.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/exit/exits.h", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/exit/exits.h", "vmm/vm.h"): DEBT_VM,
-    ("vmm/exit/fastpath_exit.h", "vmm/vcpu/fastpath.h"): DEBT_FAST,
     ("vmm/exit/fastpath_exit.h", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/exit/fastpath_exit.h", "vmm/vm.h"): DEBT_VM,
     ("vmm/exit/guest_access.h", "vmm/vm.h"): DEBT_VM,
@@ -82,16 +80,12 @@ DEBT = {
     ("vmm/dev/device.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/device.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/fwcfg.c", "vmm/vm.h"): DEBT_VM,
-    ("vmm/dev/ioapic.c", "vmm/exit/guest_access.h"): DEBT_MMIO,
-    ("vmm/dev/ioapic.c", "vmm/exit/mmio.h"): DEBT_MMIO,
     ("vmm/dev/ioapic.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/kvm_msrs.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/kvm_pv.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/kvm_pv_sched.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/kvm_pv_sched.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/lapic.c", "vmm/exit/cpuid.h"): DEBT_CPUID,
-    ("vmm/dev/lapic.c", "vmm/exit/guest_access.h"): DEBT_MMIO,
-    ("vmm/dev/lapic.c", "vmm/exit/mmio.h"): DEBT_MMIO,
     ("vmm/dev/lapic.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/mce_msrs.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/pc_msrs.c", "vmm/vm.h"): DEBT_VM,

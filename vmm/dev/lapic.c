@@ -3,8 +3,6 @@
 
 #include "arch/x86/cpu.h"
 #include "vmm/exit/cpuid.h"
-#include "vmm/exit/guest_access.h"
-#include "vmm/exit/mmio.h"
 #include "sched/sched.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/builtin.h"
