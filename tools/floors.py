@@ -51,7 +51,6 @@ VMM_FLOORS = {
 DEBT_VM = "struct vm holds the devices' state (issue 36, item 3): no narrow VM interface yet"
 DEBT_VCPU = "struct vcpu holds the local APIC's and MSRs' state: no narrow vCPU interface yet"
 DEBT_VMM = "a vCPU's retirement and the statistics' walk of every VM call up into vmm.c"
-DEBT_MMIO = "vm_devices_mmio (an MMIO exit's decode and write-back) is dispatch's work kept in dev/"
 DEBT_CPUID = "guest_features (the guest's CPU model) lives beside CPUID's exit handler"
 DEBT_STATS = "the trace marker counts its marks in the vCPU's statistics row"
 DEBT_MSRS = "the vCPU's MSR state and TSC sync (vcpu/) serve MSR exits and the cpu_msrs device"
@@ -75,8 +74,6 @@ DEBT = {
     ("vmm/dev/cpu_msrs.c", "vmm/vcpu/tsc_sync.h"): DEBT_MSRS,
     ("vmm/dev/cpu_msrs.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/debug_exit.c", "vmm/vm.h"): DEBT_VM,
-    ("vmm/dev/device.c", "vmm/exit/guest_access.h"): DEBT_MMIO,
-    ("vmm/dev/device.c", "vmm/exit/mmio.h"): DEBT_MMIO,
     ("vmm/dev/device.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/device.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/fwcfg.c", "vmm/vm.h"): DEBT_VM,
