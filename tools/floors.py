@@ -53,10 +53,9 @@ DEBT_VM = "struct vm holds the devices' state (issue 36, item 3): no narrow VM i
 DEBT_VCPU = "struct vcpu holds the local APIC's and MSRs' state: no narrow vCPU interface yet"
 DEBT_VMM = "a vCPU's retirement and the statistics' walk of every VM call up into vmm.c"
 DEBT_STATS = "the trace marker counts its marks in the vCPU's statistics row"
-DEBT_MSRS = "the vCPU's MSR state and TSC sync (vcpu/) serve MSR exits and the cpu_msrs device"
+DEBT_MSRS = "TSC sync (vcpu/tsc_sync.c) serves the cpu_msrs device's TSC MSRs"
 DEBT_PAUSE = "the PAUSE exit's handler is the vCPU's spin detection (vcpu/pause.c)"
 DEBT = {
-    ("vmm/exit/cpu_model.c", "vmm/vcpu/guest_msrs.h"): DEBT_MSRS,
     ("vmm/exit/exits.c", "vmm/vcpu/pause.h"): DEBT_PAUSE,
     ("vmm/exit/exits.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/exit/exits.h", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
@@ -67,10 +66,8 @@ DEBT = {
     ("vmm/exit/hypercall.c", "vmm/vm.h"): DEBT_VM,
     ("vmm/exit/io.h", "vmm/vm.h"): DEBT_VM,
     ("vmm/exit/mmio.h", "vmm/vm.h"): DEBT_VM,
-    ("vmm/exit/msr.h", "vmm/vcpu/guest_msrs.h"): DEBT_MSRS,
     ("vmm/exit/msr.h", "vmm/vm.h"): DEBT_VM,
     ("vmm/dev/acpi_pm.c", "vmm/vm.h"): DEBT_VM,
-    ("vmm/dev/cpu_msrs.c", "vmm/vcpu/guest_msrs.h"): DEBT_MSRS,
     ("vmm/dev/cpu_msrs.c", "vmm/vcpu/tsc_sync.h"): DEBT_MSRS,
     ("vmm/dev/cpu_msrs.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
     ("vmm/dev/debug_exit.c", "vmm/vm.h"): DEBT_VM,

@@ -27,7 +27,7 @@
 #include "vmm/dev/device.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/exit/gpt_memo.h"
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 #include "vmm/vcpu/nmi.h"
 #include "vmm/vcpu/tsc_sync.h"
 #include "vmm/dev/mce_state.h"
