@@ -83,7 +83,7 @@ static inline unsigned rq_cpu(const struct runqueue *rq)
 /*
  * The slice timer and the kick are how a CPU learns that its current
  * entity should leave or look again: tell its owner (for a vCPU, its exit
- * fast path: vmm/vcpu/fastpath.h).
+ * fast path: vmm/exit/fastpath.h).
  */
 static void tell_current(void)
 {

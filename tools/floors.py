@@ -12,6 +12,10 @@ file's folder first, then "x.h" and <x.h> from the root (the Makefile's -I.); <x
 file of the tree is the system's. Prints one line per include that goes up or across, with its
 file and line, and exits 1 if there is one that is not listed as debt still to pay (DEBT, each
 with its reason; the list only shrinks).
+
+Inside vmm/ the same rule holds between its layers (VMM_FLOORS): what a VM is configured with
+and the leaf headers every layer uses; the devices (vmm/dev/); exit dispatch (vmm/exit/); the
+vCPU (vmm/vcpu/); the VM itself (vm.h, vm.c, vmm.c) with its loaders and console on top.
 """
 import os
 import re
@@ -26,15 +30,85 @@ GUESTS = "guest-tests"
 # Each backend's folder (backend/svm/, backend/vmx/) includes nothing of another's.
 BACKENDS = "backend"
 
+# vmm/'s layers, from the bottom: a path's layer is that of the longest entry it starts with.
+# A file named here apart from its folder is a leaf that includes nothing of vmm/ above it.
+VMM = "vmm"
+VMM_FLOORS = {
+    "vmm/": 4,  # the VM: vm.h, vm.c, vmm.c, vm_policy.c, load/, console/
+    "vmm/vmconfig.": 0,  # what a VM is configured with, parsed from the options
+    "vmm/vm_policy.h": 0,
+    "vmm/net/": 0,  # the switch between VMs' network devices
+    "vmm/console/trace.h": 0,
+    "vmm/console/profile.h": 0,
+    "vmm/load/acpi_tables.h": 0,  # the ACPI tables' fixed ports, which acpi_pm serves
+    "vmm/exit/cpuid.h": 0,  # the guest's CPU model (guest_features), which the local APIC reads
+    "vmm/dev/": 1,  # the devices and their table
+    "vmm/exit/": 2,  # exit dispatch: sees the device table
+    "vmm/vcpu/": 3,  # the vCPU and its run loop: sees dispatch
+}
+
 # Upward includes that are still there, each to go (docs/architecture.md, "Debt"): (file, the
-# included file as found, both from the root). Empty: the list only ever shrinks.
-DEBT = {}
+# included file as found, both from the root): the reason. The list only ever shrinks.
+DEBT_VM = "struct vm holds the devices' state (issue 36, item 3): no narrow VM interface yet"
+DEBT_VCPU = "struct vcpu holds the local APIC's and MSRs' state: no narrow vCPU interface yet"
+DEBT_VMM = "a vCPU's retirement and the statistics' walk of every VM call up into vmm.c"
+DEBT_STATS = "the trace marker counts its marks in the vCPU's statistics row"
+DEBT_MSRS = "TSC sync (vcpu/tsc_sync.c) serves the cpu_msrs device's TSC MSRs"
+DEBT_PAUSE = "the PAUSE exit's handler is the vCPU's spin detection (vcpu/pause.c)"
+DEBT = {
+    ("vmm/exit/exits.c", "vmm/vcpu/pause.h"): DEBT_PAUSE,
+    ("vmm/exit/exits.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/exit/exits.h", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/exit/exits.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/exit/fastpath_exit.h", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/exit/fastpath_exit.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/exit/guest_access.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/exit/hypercall.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/exit/io.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/exit/mmio.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/exit/msr.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/acpi_pm.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/cpu_msrs.c", "vmm/vcpu/tsc_sync.h"): DEBT_MSRS,
+    ("vmm/dev/cpu_msrs.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/dev/debug_exit.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/device.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/dev/device.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/fwcfg.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/ioapic.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/dev/kvm_msrs.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/kvm_pv.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/kvm_pv_sched.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/dev/kvm_pv_sched.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/lapic.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/dev/mce_msrs.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/pc_msrs.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/pci_latch.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/pic.c", "vmm/vcpu/vcpu.h"): DEBT_VCPU,
+    ("vmm/dev/pic_masks.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/shutdown_port.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/trace_marker.c", "vmm/vcpu/vcpu_stats.h"): DEBT_STATS,
+    ("vmm/dev/trace_marker.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/vlapic_dev.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/vm_devices.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/virtio/blk_vm.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/dev/virtio/net_vm.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/vcpu/pause.c", "vmm/vm.h"): DEBT_VM,
+    ("vmm/vcpu/vcpu.c", "vmm/vmm.h"): DEBT_VMM,
+    ("vmm/vcpu/vcpu.h", "vmm/vm.h"): DEBT_VM,
+    ("vmm/vcpu/vcpu_stats.c", "vmm/vmm.h"): DEBT_VMM,
+    ("vmm/vcpu/vcpu_stats.h", "vmm/vm.h"): DEBT_VM,
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')
 
 
 def top(path):
     return path.split("/", 1)[0]
+
+
+def vmm_layer(path):
+    """The entry of VMM_FLOORS that a path under vmm/ belongs to."""
+    return max((k for k in VMM_FLOORS if path.startswith(k)), key=len)
 
 
 def apart(a, b):
@@ -85,6 +159,11 @@ def violations(root):
                 elif there in FLOORS and FLOORS[there] > FLOORS[here]:
                     yield rel, n, written, path, f"{here}/ (floor {FLOORS[here]}) includes " \
                                                  f"{there}/ (floor {FLOORS[there]})"
+                elif here == there == VMM and \
+                        VMM_FLOORS[vmm_layer(path)] > VMM_FLOORS[vmm_layer(rel)]:
+                    a, b = vmm_layer(rel), vmm_layer(path)
+                    yield rel, n, written, path, f"{a} (vmm floor {VMM_FLOORS[a]}) includes " \
+                                                 f"{b} (vmm floor {VMM_FLOORS[b]})"
                 elif here == there == BACKENDS and apart(rel, path):
                     yield rel, n, written, path, "one backend includes another's header"
 

@@ -27,7 +27,7 @@
 #include "vmm/dev/device.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/exit/gpt_memo.h"
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 #include "vmm/vcpu/nmi.h"
 #include "vmm/vcpu/tsc_sync.h"
 #include "vmm/dev/mce_state.h"
@@ -169,7 +169,7 @@ struct vcpu {
     uint64_t tsc_adjust;      /* IA32_TSC_ADJUST (vmm/vcpu/tsc_sync.h) */
     struct kvm_pv_vcpu pv;    /* steal time, the PV kick (vmm/dev/kvm_pv_sched.h) */
     uint32_t pvclock_version;
-    uint32_t changed; /* the exit fast path's summary word (vmm/vcpu/fastpath.h) */
+    uint32_t changed; /* the exit fast path's summary word (vmm/exit/fastpath.h) */
     /* The guest's mode, read at most once per exit: vcpu_mode (vmm/exit/guest_access.h). */
     struct guest_mode exit_mode;
     bool exit_mode_read;

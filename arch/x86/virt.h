@@ -220,7 +220,7 @@ struct virt_ops {
     void (*end_emulated_instruction)(struct virt_vcpu *v);
     /*
      * MSRs whose guest value lives in the VMCB/VMCS (EFER, PAT, segment bases, SYSCALL...).
-     * Writes of linear addresses arrive checked canonical (vmm/vcpu/guest_msrs.c).
+     * Writes of linear addresses arrive checked canonical (vmm/dev/guest_msrs.c).
      */
     enum msr_result (*msr_read)(struct virt_vcpu *v, uint32_t index, uint64_t *value);
     enum msr_result (*msr_write)(struct virt_vcpu *v, uint32_t index, uint64_t value);

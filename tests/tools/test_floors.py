@@ -2,7 +2,8 @@
 """Unit tests of tools/floors.py (make test: tools/unittest): in a small tree of its own, an
 upward include is caught in every form the build accepts (quoted from the root, in angle
 brackets through -I., relative to the including file's folder, in a .S file, from a guest),
-and one backend's include of another's; what goes down or stays on its floor, a system header
+one backend's include of another's, and one of vmm/'s layers including a layer above it;
+what goes down or stays on its floor, a system header
 and a file's own folder pass."""
 import contextlib
 import io
@@ -23,12 +24,13 @@ TREE = {
     "arch/x86/svm_state.h": "",
     "vmm/vm.h": "",
     "vmm/exit/exits.h": "",
+    "vmm/dev/device.h": "",
     "backend/svm/svm_state.h": "",
     "arch/x86/quoted.c": '#include "vmm/vm.h" /* up */\n',
     "arch/x86/angle.c": "#include <stdint.h>\n#include <vmm/vm.h> /* up */\n",
     "arch/x86/relative.c": '#include "cpu.h"\n#include "../../vmm/vm.h" /* up */\n',
     "arch/x86/entry.S": "#include <arch/x86/cpu.h>\n#  include <vmm/exit/exits.h> /* up */\n",
-    "vmm/exit/exits.c": '#include "exits.h"\n#include "../vm.h"\n'
+    "vmm/exit/exits.c": '#include "exits.h"\n#include "../dev/device.h"\n'
                         '#include "../../backend/svm/svm_state.h" /* up */\n',
     # The including file's folder comes first: this svm_state.h is backend/'s own.
     "backend/svm/svm.c": '#include "svm_state.h"\n#include <vmm/vm.h>\n#include "arch/x86/cpu.h"\n',
@@ -81,6 +83,32 @@ class Floors(unittest.TestCase):
                           "boot/main.c": '#include "backend/vmx/vmx.h"\n'})
         found = {(v[0], v[1]) for v in floors.violations(root)}
         self.assertEqual(found, {("vmm/vm.c", 1), ("backend/svm/svm.c", 2)})
+
+    def test_vmm_layers(self):
+        """Inside vmm/: dev/ < exit/ < vcpu/ < the VM, in every include form; a leaf header
+        ranked apart from its folder (console/trace.h) is below them all."""
+        root = make_tree({
+            "vmm/vm.h": "", "vmm/vmconfig.h": "", "vmm/dev/device.h": "",
+            "vmm/exit/exits.h": "", "vmm/vcpu/vcpu.h": "", "vmm/console/trace.h": "",
+            "vmm/dev/virtio/net.c": '#include "../device.h"\n#include "vmm/vmconfig.h"\n'
+                                    '#include "../../exit/exits.h" /* up */\n',
+            "vmm/dev/lapic.c": '#include <vmm/vcpu/vcpu.h> /* up */\n'
+                               '#include "vmm/console/trace.h"\n#include "../vm.h" /* up */\n',
+            "vmm/exit/exits.c": '#include "exits.h"\n#include "vmm/dev/device.h"\n'
+                                '#include "../vcpu/vcpu.h" /* up */\n',
+            "vmm/vcpu/vcpu.c": '#include "vcpu.h"\n#include "vmm/exit/exits.h"\n'
+                               '#include "vmm/vm.h" /* up */\n',
+            "vmm/vm.c": '#include "vm.h"\n#include "vcpu/vcpu.h"\n#include "dev/device.h"\n',
+            "vmm/console/trace.c": '#include "trace.h"\n#include "vmm/vm.h"\n',
+            "vmm/vmconfig.c": '#include "vmconfig.h"\n#include "dev/device.h" /* up */\n',
+        })
+        found = {(v[0], v[1]) for v in floors.violations(root)}
+        self.assertEqual(found, {("vmm/dev/virtio/net.c", 3), ("vmm/dev/lapic.c", 1),
+                                 ("vmm/dev/lapic.c", 3), ("vmm/exit/exits.c", 3),
+                                 ("vmm/vcpu/vcpu.c", 3), ("vmm/vmconfig.c", 2)})
+        why = {v[0]: v[4] for v in floors.violations(root) if v[0] == "vmm/exit/exits.c"}
+        self.assertEqual(why["vmm/exit/exits.c"],
+                         "vmm/exit/ (vmm floor 2) includes vmm/vcpu/ (vmm floor 3)")
 
 
 if __name__ == "__main__":

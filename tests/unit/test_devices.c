@@ -51,7 +51,7 @@ static void end_emulated_instruction(struct virt_vcpu *v)
     (void)v;
 }
 
-/* No feature of vmm/vcpu/guest_msrs.c offered: none of its MSRs is loaded. */
+/* No feature of vmm/dev/guest_msrs.c offered: none of its MSRs is loaded. */
 struct guest_features guest_features;
 
 void guest_msrs_load(const struct guest_msrs *m)
@@ -738,7 +738,7 @@ static void test_every_msr_range_finds_its_device(void **state)
         {0x4b564d01u, "kvm-msrs"}, /* MSR_KVM_SYSTEM_TIME_NEW */
         {0x10, "cpu-msrs"},        /* the TSC */
         {0x3a, "cpu-msrs"},        /* IA32_FEATURE_CONTROL */
-        {0x48, "cpu-msrs"},        /* IA32_SPEC_CTRL: vmm/vcpu/guest_msrs.c's */
+        {0x48, "cpu-msrs"},        /* IA32_SPEC_CTRL: vmm/dev/guest_msrs.c's */
         {0xc1, "cpu-msrs"},        /* IA32_PMC0 */
         {0xc0000103u, "cpu-msrs"}, /* IA32_TSC_AUX */
         {0x174, "vendor"},         /* IA32_SYSENTER_CS */

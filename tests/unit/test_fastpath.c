@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The exit fast path's summary-word protocol (vmm/vcpu/fastpath.h) with the real
+ * The exit fast path's summary-word protocol (vmm/exit/fastpath.h) with the real
  * vcpu_notify of vmm/vcpu/vcpu_events.c as the sender, and a model of one host CPU
  * running the vCPU: its guest keeps exiting with CPUID until the test lets it
  * run on without exits, after which an entry returns only if a kick (an IPI

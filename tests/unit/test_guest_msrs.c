@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 
 static const struct guest_features all = {.tsc_aux = true,
                                           .xsaves = true,

@@ -82,7 +82,7 @@ unit_timer_SRCS := sched/timer.c
 UNIT_TESTS += lockup
 unit_lockup_SRCS := sched/lockup.c
 UNIT_TESTS += guest_msrs
-unit_guest_msrs_SRCS := vmm/vcpu/guest_msrs.c
+unit_guest_msrs_SRCS := vmm/dev/guest_msrs.c
 UNIT_TESTS += nmi
 unit_nmi_SRCS := vmm/vcpu/nmi.c
 UNIT_TESTS += kvm_pv
@@ -117,7 +117,7 @@ STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_sta
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices
 unit_devices_SRCS := $(wildcard vmm/dev/*.c) stats/stats.c vmm/exit/io.c vmm/exit/npf.c vmm/exit/unbacked.c \
-	vmm/vcpu/nmi.c vmm/vcpu/guest_msrs.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
+	vmm/vcpu/nmi.c vmm/dev/virtio/virtio_vm.c vmm/dev/virtio/virtio_mmio.c sched/deferred.c \
 	vmm/dev/virtio/virtqueue.c vmm/dev/virtio/blk.c vmm/dev/virtio/blk_vm.c vmm/dev/virtio/net.c \
 	vmm/dev/virtio/net_vm.c vmm/net/switch.c lib/json.c
 UNIT_TESTS += serial_mux

@@ -5,6 +5,9 @@
 
 #include "vmm/dev/device.h"
 
+#define DEBUG_EXIT_PORT 0xf4
+#define SHUTDOWN_PORT   0x8900
+
 extern const struct device com1_device;          /* 0x3f8-0x3ff, the 16550 */
 extern const struct device debug_exit_device;    /* 0xf4, isa-debug-exit */
 extern const struct device shutdown_port_device; /* 0x8900, "Shutdown" */

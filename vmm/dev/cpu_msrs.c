@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The CPU's MSRs that pollux answers itself, one device per VM whose
- * callbacks take the vCPU: vmm/vcpu/guest_msrs.c's (IA32_SPEC_CTRL,
+ * callbacks take the vCPU: vmm/dev/guest_msrs.c's (IA32_SPEC_CTRL,
  * IA32_PRED_CMD, IA32_MISC_ENABLE, IA32_PKRS, IA32_XSS, IA32_TSC_AUX, each
  * where CPUID offers its feature), the TSC (the host's plus the vCPU's
  * offset) and, where CPUID offers it, IA32_TSC_ADJUST (vmm/vcpu/tsc_sync.h),
@@ -12,7 +12,7 @@
 #include "arch/x86/cpu.h"
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 #include "vmm/vcpu/tsc_sync.h"
 #include "vmm/vcpu/vcpu.h"
 

@@ -2,7 +2,6 @@
 /* isa-debug-exit on port 0xf4: a write of any width stops the VM with the value as its code. */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/exit/io.h"
 #include "vmm/vm.h"
 
 static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct dev_access *a)

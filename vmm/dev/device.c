@@ -4,8 +4,6 @@
 #include "lib/format.h"
 #include "lib/json.h"
 #include "stats/stats.h"
-#include "vmm/exit/guest_access.h"
-#include "vmm/exit/mmio.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/vm.h"
 
@@ -400,20 +398,7 @@ enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint6
     return r;
 }
 
-void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d)
+enum dev_result dev_mmio(struct dev_entry *d, struct vcpu *v, bool write, struct dev_access *a)
 {
-    v->npf_slot = (uint8_t)d->index;
-    v->stats.npf_exits[d->index]++;
-    struct mmio_op op;
-    if (!mmio_fetch(v, e, d->dev->what, &op))
-        return;
-    struct dev_access a = {.addr = e->npf.gpa, .size = op.size, .op = &op};
-    if (op.write)
-        a.value = mmio_store_data(v, &op);
-    /* A load nobody answers reads all ones. */
-    if (call(d, v, &d->dev->mmio, op.write, &a) != DEV_DONE)
-        a.value = ~0ull;
-    if (!op.write)
-        mmio_load_done(v, &op, a.value);
-    vcpu_advance(v, op.len);
+    return call(d, v, &d->dev->mmio, write, a);
 }

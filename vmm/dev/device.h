@@ -271,12 +271,7 @@ enum dev_result vm_devices_port(struct vcpu *v, uint16_t port, unsigned size, bo
                                 uint32_t *value);
 enum dev_result vm_devices_msr(struct vcpu *v, uint32_t index, bool write, uint64_t *value);
 
-/*
- * A nested page fault at d's MMIO range: decode the instruction (the VM
- * stops, bad-state, if it cannot be), run d's callback, give a load its
- * value and step past it.
- */
-struct exit_record;
-void vm_devices_mmio(struct vcpu *v, const struct exit_record *e, struct dev_entry *d);
+/* A decoded access to d's MMIO range (vmm/exit/npf.c decodes it): d's callback. */
+enum dev_result dev_mmio(struct dev_entry *d, struct vcpu *v, bool write, struct dev_access *a);
 
 #endif

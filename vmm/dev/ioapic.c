@@ -10,8 +10,6 @@
  */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/exit/guest_access.h"
-#include "vmm/exit/mmio.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/vlapic_dev.h"
 #include "vmm/dev/vm_devices.h"

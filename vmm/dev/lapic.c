@@ -3,8 +3,6 @@
 
 #include "arch/x86/cpu.h"
 #include "vmm/exit/cpuid.h"
-#include "vmm/exit/guest_access.h"
-#include "vmm/exit/mmio.h"
 #include "sched/sched.h"
 #include "vmm/vcpu/vcpu.h"
 #include "vmm/dev/builtin.h"
@@ -282,10 +280,3 @@ const struct device lapic_device = {
     .reset = reset,
     .init = init,
 };
-
-void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e)
-{
-    /* The direct way in (no lookup): the vCPU's own entry, as the table has it. */
-    struct dev_entry d = {&lapic_device, v->vm, v, &v->lapic, BUILTIN_LAPIC, 0};
-    vm_devices_mmio(v, e, &d);
-}

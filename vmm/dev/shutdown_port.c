@@ -2,7 +2,6 @@
 /* Bochs' shutdown port, 0x8900: the bytes "Shutdown" written one at a time stop the VM (code 0). */
 #include "vmm/dev/builtin.h"
 #include "vmm/dev/device.h"
-#include "vmm/exit/io.h"
 #include "vmm/vm.h"
 
 static const char shutdown_string[] = "Shutdown";

@@ -455,12 +455,13 @@ static void send_ipi(struct vlapic *a, uint32_t lo, uint32_t dest, struct vlapic
         apic_error(a, ESR_SEND_ILLEGAL);
         return;
     }
-    ipi->vector = vector;
-    ipi->mode = (enum apic_delivery)mode;
-    ipi->shorthand = (enum apic_shorthand)((lo >> 18) & 3);
-    ipi->logical = (lo >> 11) & 1;
-    ipi->level = (lo >> 14) & 1;
-    ipi->dest = dest;
+    /* Whole, so what the ICR does not say is zero: an ICR IPI is edge (trigger_level false). */
+    *ipi = (struct vlapic_ipi){.vector = vector,
+                               .mode = (enum apic_delivery)mode,
+                               .shorthand = (enum apic_shorthand)((lo >> 18) & 3),
+                               .logical = (lo >> 11) & 1,
+                               .level = (lo >> 14) & 1,
+                               .dest = dest};
     *ipi_out = true;
 }
 

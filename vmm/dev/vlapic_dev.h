@@ -29,12 +29,6 @@ static inline bool xapic_page_access(const struct vcpu *v, const struct exit_rec
 }
 
 /*
- * A nested page fault inside v's xAPIC page: decode and emulate the access
- * (the lapic device, vmm/dev/lapic.c, for the fast path and handle_npf).
- */
-void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
-
-/*
  * An IPI from src to one named vCPU, past the ICR (KVM_HC_SEND_IPI,
  * vmm/dev/kvm_pv_sched.c): true if its APIC accepted it (KVM's kvm_apic_set_irq).
  */

@@ -7,7 +7,7 @@
 #include "drivers/console.h"
 #include "lib/format.h"
 #include "vmm/exit/cpuid_policy.h"
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 
 static struct cpuid_view shared;
 

@@ -65,6 +65,11 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
 void handle_msr_write(struct vcpu *v, const struct exit_record *e);
 void handle_cr8(struct vcpu *v, const struct exit_record *e);
 void handle_npf(struct vcpu *v, const struct exit_record *e);
+/*
+ * A nested page fault inside v's xAPIC page: decoded here and handed to v's
+ * lapic device (vmm/dev/lapic.c) without a lookup, for the fast path and handle_npf.
+ */
+void vlapic_dev_mmio(struct vcpu *v, const struct exit_record *e);
 
 /* Past the instruction, nothing else (INVD, WBINVD; HLT in the fast path). */
 static inline void handle_skip(struct vcpu *v, const struct exit_record *e)

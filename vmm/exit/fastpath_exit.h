@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The exit fast path's policy: which exits it handles, and when the guest
- * may go on at once. The summary-word protocol is in vmm/vcpu/fastpath.h.
+ * may go on at once. The summary-word protocol is in vmm/exit/fastpath.h.
  *
  * The vendor's vcpu_run calls fastpath_exit right after every exit, host
  * interrupts (and GIF) still off, with the guest's registers in v->hw.regs
@@ -15,7 +15,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "vmm/exit/exits.h"
-#include "vmm/vcpu/fastpath.h"
+#include "vmm/exit/fastpath.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/exit/hypercall.h"
 #include "vmm/vcpu/vcpu.h"

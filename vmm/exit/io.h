@@ -18,9 +18,6 @@
 #include "vmm/vm.h"
 #include "vmm/dev/vm_devices.h"
 
-#define DEBUG_EXIT_PORT 0xf4
-#define SHUTDOWN_PORT   0x8900
-
 /* A port read that is not COM1's (out of line): through the device table. */
 uint32_t io_read_other(struct vcpu *v, uint16_t port, unsigned size);
 

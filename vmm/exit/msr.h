@@ -18,7 +18,7 @@
 #include "arch/x86/virt.h"
 #include "vmm/dev/device.h"
 #include "vmm/exit/guest_access.h"
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 #include "vmm/vm.h"
 
 /*

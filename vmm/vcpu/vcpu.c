@@ -14,7 +14,7 @@
 #include "vmm/console/profile.h"
 #include "vmm/dev/device.h"
 #include "vmm/exit/exits.h"
-#include "vmm/vcpu/fastpath.h"
+#include "vmm/exit/fastpath.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/vcpu/pause.h"
 #include "vmm/vmm.h"
@@ -339,7 +339,7 @@ enum sched_run_result vcpu_run(struct vcpu *v)
     enum sched_run_result result;
     bool window = true; /* look under the lock on the first entry */
     for (;;) {
-        /* Taken before anything is looked at: vmm/vcpu/fastpath.h. */
+        /* Taken before anything is looked at: vmm/exit/fastpath.h. */
         vcpu_changes_take(&v->changed);
         watchdog_beat();
         sched_let_others_run(); /* after an exit that gave another CPU work (sched.h) */
@@ -450,7 +450,7 @@ static bool arm_entity(struct sched_entity *e, uint64_t deadline)
 }
 
 /* Its CPU's slice timer or a kick: the exit fast path must take the full path
- * (vmm/vcpu/fastpath.h). */
+ * (vmm/exit/fastpath.h). */
 static void notice_entity(struct sched_entity *e)
 {
     vcpu_changes_raise(&entity_vcpu(e)->changed, CHANGE_HOST);

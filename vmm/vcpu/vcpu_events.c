@@ -34,7 +34,7 @@
 #include "arch/x86/tsc.h"
 #include "sched/halt_poll.h"
 #include "sched/sched.h"
-#include "vmm/vcpu/fastpath.h"
+#include "vmm/exit/fastpath.h"
 #include "vmm/dev/kvm_pv.h"
 #include "vmm/console/trace.h"
 
@@ -73,7 +73,7 @@ void vcpu_trace_wakeup(struct vcpu *v, enum trace_wake source, const struct vcpu
 
 void vcpu_notify(struct vcpu *v, enum trace_wake source, const struct vcpu *from)
 {
-    vcpu_changes_raise(&v->changed, CHANGE_EVENT); /* before any kick: vmm/vcpu/fastpath.h */
+    vcpu_changes_raise(&v->changed, CHANGE_EVENT); /* before any kick: vmm/exit/fastpath.h */
     bool halted = v->se.state == SCHED_POLLING || v->se.state == SCHED_BLOCKED;
     if (halted && vcpu_has_wake_event(v)) {
         uint64_t now = rdtsc();

@@ -15,8 +15,8 @@
  * when it writes them, never restored. SPEC_CTRL governs the host too: the
  * guest's value is in force only from entry to exit.
  */
-#ifndef POLLUX_VMM_VCPU_GUEST_MSRS_H
-#define POLLUX_VMM_VCPU_GUEST_MSRS_H
+#ifndef POLLUX_VMM_DEV_GUEST_MSRS_H
+#define POLLUX_VMM_DEV_GUEST_MSRS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "vmm/vcpu/guest_msrs.h"
+#include "vmm/dev/guest_msrs.h"
 
 #define MISC_ENABLE_EMON         (1ull << 7)
 #define MISC_ENABLE_BTS_UNAVAIL  (1ull << 11)

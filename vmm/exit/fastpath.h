@@ -33,8 +33,8 @@
  * plain (nothing injected or offered through V_IRQ, no window open), which
  * it checks itself after FASTPATH_REENTER (arch/x86/virt.h).
  */
-#ifndef POLLUX_VMM_VCPU_FASTPATH_H
-#define POLLUX_VMM_VCPU_FASTPATH_H
+#ifndef POLLUX_VMM_EXIT_FASTPATH_H
+#define POLLUX_VMM_EXIT_FASTPATH_H
 
 #include <stdbool.h>
 #include <stdint.h>
