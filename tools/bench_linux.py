@@ -442,6 +442,20 @@ PV_WORKLOAD = "hackbench:4:20"
 PV_LAYOUT = LAYOUTS[0]
 
 
+def vm_lx_cell(bench, a, budget, key, c, reps):
+    """The bench Cell of a matrix cell whose one VM, lx, runs c's workload: each boot's
+    value is lx's repetitions."""
+    flags = list(c.flags) + ["--timeout", str(c.timeout_s)]
+
+    def measure():
+        log, rundir = bench.boot(c.name, flags, c.guests)
+        got = c.parse(log)
+        if not got["ok"]:
+            return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
+        return {"reps": got["vms"]["lx"]["reps"]}, ""
+    return budget_cell(bench, a, budget, key, flags, measure, reps)
+
+
 def pv_cell(lock, policy, timeout_s=1800, reps=1):
     """One linux-pv Cell: lock a PV_LOCKS entry, policy a PV_POLICIES one."""
     label, pv_ple, pv_all, words, spinlock = lock
@@ -487,15 +501,7 @@ def pv4x_scenario(bench, a):
         for lock, policy in PV4X_CELLS:
             c = pv4x_cell(workload, lock, policy, reps)
             key = (workload, c.lock, c.policy)
-            flags = list(c.flags) + ["--timeout", str(c.timeout_s)]
-
-            def measure(c=c, flags=flags):
-                log, rundir = bench.boot(c.name, flags, c.guests)
-                got = c.parse(log)
-                if not got["ok"]:
-                    return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-                return {"reps": got["vms"]["lx"]["reps"]}, ""
-            cells[key] = budget_cell(bench, a, budget, key, flags, measure, reps)
+            cells[key] = vm_lx_cell(bench, a, budget, key, c, reps)
 
     def table(got):
         labels = [f"{lock[0]}, {policy[0]}" for lock, policy in PV4X_CELLS]
@@ -542,15 +548,7 @@ def pv_scenario(bench, a):
             if budget.cut(key):
                 cut[key] = budget.cut(key)
                 continue
-            flags = list(c.flags) + ["--timeout", str(c.timeout_s)]
-
-            def measure(c=c, flags=flags):
-                log, rundir = bench.boot(c.name, flags, c.guests)
-                got = c.parse(log)
-                if not got["ok"]:
-                    return None, f"{got['error']} (see {os.path.relpath(rundir, ROOT)})"
-                return {"reps": got["vms"]["lx"]["reps"]}, ""
-            cells[key] = budget_cell(bench, a, budget, key, flags, measure, reps)
+            cells[key] = vm_lx_cell(bench, a, budget, key, c, reps)
 
     def table(got):
         head = ["lock"] + [p for p, _ in PV_POLICIES] + [f"{PV_SET} / {SPIN_POLICIES[3][0]}"]
