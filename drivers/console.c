@@ -220,29 +220,20 @@ static void write_unbuffered(const char *fmt, va_list ap, uint64_t len)
     __atomic_store_n(&draining, false, __ATOMIC_SEQ_CST);
 }
 
-void kvprintf(const char *fmt, va_list ap)
+/* Bytes a call writes, line ends as CR LF. */
+static uint64_t formatted_length(const char *fmt, va_list ap)
 {
     uint64_t len = 0;
     va_list count;
     va_copy(count, ap);
     vformat(count_sink, &len, fmt, count);
     va_end(count);
-    if (len > RING_SIZE) {
-        write_unbuffered(fmt, ap, len);
-        return;
-    }
-    uint64_t flags;
-    for (;;) {
-        flags = spin_lock_irqsave(&ring_lock);
-        if (ring_head - ring_tail + len <= RING_SIZE)
-            break;
-        full_waits++;
-        spin_unlock_irqrestore(&ring_lock, flags);
-        /* Only until this call fits: a long drain would stall this CPU for seconds. */
-        console_drain_while(no_room, &len);
-        beat();
-        cpu_relax();
-    }
+    return len;
+}
+
+/* The call into the ring (its lock held, room made) and on towards the UART. */
+static void ring_write(const char *fmt, va_list ap, uint64_t len, uint64_t flags)
+{
     vformat(ring_sink, 0, fmt, ap);
     bytes_written += len;
     uint64_t end = ring_head;
@@ -261,6 +252,48 @@ void kvprintf(const char *fmt, va_list ap)
         console_drain();
     else
         kick();
+}
+
+void kvprintf(const char *fmt, va_list ap)
+{
+    uint64_t len = formatted_length(fmt, ap);
+    if (len > RING_SIZE) {
+        write_unbuffered(fmt, ap, len);
+        return;
+    }
+    uint64_t flags;
+    for (;;) {
+        flags = spin_lock_irqsave(&ring_lock);
+        if (ring_head - ring_tail + len <= RING_SIZE)
+            break;
+        full_waits++;
+        spin_unlock_irqrestore(&ring_lock, flags);
+        /* Only until this call fits: a long drain would stall this CPU for seconds. */
+        console_drain_while(no_room, &len);
+        beat();
+        cpu_relax();
+    }
+    ring_write(fmt, ap, len, flags);
+}
+
+bool ktryprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    uint64_t len = formatted_length(fmt, ap);
+    bool sync = __atomic_load_n(&synchronous, __ATOMIC_SEQ_CST);
+    uint64_t flags = spin_lock_irqsave(&ring_lock);
+    bool fits = ring_head - ring_tail + len <= RING_SIZE;
+    if (fits && !sync) {
+        ring_write(fmt, ap, len, flags); /* unlocks */
+    } else {
+        spin_unlock_irqrestore(&ring_lock, flags);
+        /* Synchronous (a panic, shutdown): every writer waits for the UART, this one too. */
+        if (sync)
+            kvprintf(fmt, ap);
+    }
+    va_end(ap);
+    return fits || sync;
 }
 
 void kprintf(const char *fmt, ...)

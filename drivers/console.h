@@ -18,6 +18,11 @@
 void console_init(void);
 __attribute__((format(printf, 1, 2))) void kprintf(const char *fmt, ...);
 void kvprintf(const char *fmt, va_list ap);
+/*
+ * kprintf's call whole if the buffer has room for it now, else nothing and
+ * false: never waits for the UART (a guest's line, written in its exit).
+ */
+__attribute__((format(printf, 1, 2))) bool ktryprintf(const char *fmt, ...);
 
 /* Print "@<name> <object>\n" atomically; closes the object first. */
 void console_event(const char *name, struct json *j);

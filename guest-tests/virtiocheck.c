@@ -58,6 +58,7 @@
  */
 #include <stddef.h>
 
+#include "abi/hypercall.h"
 #include "guest-tests/runtime/check.h"
 #include "guest-tests/runtime/cpu.h"
 #include "guest-tests/runtime/kvm.h"
@@ -951,19 +952,23 @@ static void flood(void)
 
 /* ------------------------------------------------------------ the longest exits */
 
-#define LONG_MARKS     32 /* trace marks in a row: past the console buffer on the old code */
-#define PV_IPI_VECTOR  0x44
-#define SMALL_CHAINS   63 /* one-page reads before the longest chain: the pass's byte budget */
-#define IOAPIC_BASE    0xfec00000u
-#define IOAPIC_PINS    24
-#define COM1_PORT      0x3f8
-#define COM1_LINE      1100 /* past the UART's line (VUART_LINE_MAX, 1024) */
-#define PIC1           0x20
-#define PIC2           0xa0
-#define PIT_CH0        0x40
-#define PIT_MODE       0x43
-#define ICR_LOW        0x300
-#define ICR_ALL_BUT_ME (3u << 18)
+#define LONG_MARKS          32 /* trace marks in a row: past the console buffer on the old code */
+#define PV_IPI_VECTOR       0x44
+#define SMALL_CHAINS        63 /* one-page reads before the longest chain: the pass's byte budget */
+#define IOAPIC_BASE         0xfec00000u
+#define IOAPIC_PINS         24
+#define COM1_PORT           0x3f8
+#define COM1_LINE           1100 /* past the UART's line (VUART_LINE_MAX, 1024) */
+#define PIC1                0x20
+#define PIC2                0xa0
+#define PIT_CH0             0x40
+#define PIT_MODE            0x43
+#define ICR_LOW             0x300
+#define ICR_ALL_BUT_ME      (3u << 18)
+#define CONSOLE_FLOOD_LINES 40  /* of each kind (COM1, HC_PUTS): 80 KB, past the console's 64 KiB  \
+                                 */
+#define CONSOLE_FLOOD_LINE 1000 /* bytes a flood line holds, its end not counted */
+#define CONSOLE_FLOOD_PUTS 4    /* lines an HC_PUTS carries (HC_PUTS_MAX 4096) */
 
 static volatile uint32_t pv_ipis;
 static uint8_t steal_area[64] __attribute__((aligned(64)));
@@ -1032,6 +1037,46 @@ static bool long_net_burst(void)
     return ok;
 }
 
+/* Flood line n, "console-flood <n> " and letters from n's: the test finds each whole. */
+static void flood_line(char *buf, unsigned n)
+{
+    static const char head[] = "console-flood ";
+    unsigned len = 0;
+    for (const char *h = head; *h;)
+        buf[len++] = *h++;
+    buf[len++] = (char)('0' + n / 10);
+    buf[len++] = (char)('0' + n % 10);
+    buf[len++] = ' ';
+    for (unsigned i = 0; len < CONSOLE_FLOOD_LINE; i++)
+        buf[len++] = (char)('a' + (n + i) % 26);
+    buf[len] = '\n';
+}
+
+/*
+ * More console output than the host's buffer holds, through COM1 and then
+ * HC_PUTS: each write that finds it full waits off its CPU (not in its exit)
+ * and none is lost. True if every HC_PUTS answered HC_OK.
+ */
+static bool console_flood(void)
+{
+    static char lines[CONSOLE_FLOOD_PUTS * (CONSOLE_FLOOD_LINE + 1)];
+    uint64_t t0 = rdtsc();
+    for (unsigned n = 0; n < CONSOLE_FLOOD_LINES; n++) {
+        flood_line(lines, n);
+        for (unsigned i = 0; i <= CONSOLE_FLOOD_LINE; i++)
+            serial_putc(lines[i]);
+    }
+    bool ok = true;
+    for (unsigned n = CONSOLE_FLOOD_LINES; n < 2 * CONSOLE_FLOOD_LINES; n += CONSOLE_FLOOD_PUTS) {
+        for (unsigned k = 0; k < CONSOLE_FLOOD_PUTS; k++)
+            flood_line(lines + k * (CONSOLE_FLOOD_LINE + 1), n + k);
+        ok = ok && hypercall(HC_PUTS, (uint32_t)lines, sizeof(lines), 0) == HC_OK;
+    }
+    printf("longexit: console flood of %u lines in %u ms\n", 2 * CONSOLE_FLOOD_LINES,
+           (uint32_t)div64(rdtsc() - t0, tsc_khz()));
+    return ok;
+}
+
 static void ioapic_write(uint32_t reg, uint32_t value)
 {
     *(volatile uint32_t *)IOAPIC_BASE = reg;
@@ -1086,6 +1131,7 @@ static void long_exits(void)
     for (unsigned i = 0; i < COM1_LINE; i++)
         outb(COM1_PORT, (uint8_t)('a' + i % 26));
     outb(COM1_PORT, '\n');
+    vcheck(console_flood(), "long-console-flood", "an HC_PUTS of the flood was refused");
 
     /* Every CPUID leaf, basic, KVM's and extended; KVM's MSRs. */
     uint32_t max = cpuid(0, 0).eax;

@@ -152,10 +152,12 @@ struct vcpu {
     bool sipi_armed; /* in WAIT_SIPI and no startup IPI taken yet */
     bool halted;     /* its CPU's own flag: vcpu_halt blocked it, leave the CPU */
     /*
-     * seed=: its first entry's stagger, in TSC cycles, until it first runs;
-     * then the host TSC it waits for, until that passes (vcpu_start_staggered).
+     * seed=: its first entry's stagger, in TSC cycles, until it first runs.
+     * resume_at: the host TSC before which it does not enter (its stagger,
+     * or a guest write the console had no room for), 0 once passed
+     * (vcpu_wait_to_resume).
      */
-    uint64_t stagger_cycles, start_after;
+    uint64_t stagger_cycles, resume_at;
     int sipi_vector;            /* a startup IPI to act on before the next entry, -1 none */
     struct halt_poll halt_poll; /* the halt-polling window (sched/halt_poll.h) */
     struct vcpu_spin spin;

@@ -103,10 +103,11 @@ void cpuid_for_vcpu(struct vcpu *hv, const struct cpuid_answer *a, uint32_t leaf
     handled++;
 }
 
-unsigned long vmm_hypercall(struct vcpu *hv, unsigned cpl)
+unsigned long vmm_hypercall(struct vcpu *hv, unsigned cpl, bool *again)
 {
     (void)hv;
     (void)cpl;
+    (void)again;
     handled++;
     return 0;
 }
@@ -155,13 +156,28 @@ void vm_uart_changed(struct vm *hvm, uint64_t flags)
     fail_msg("a register read without side effect changed the UART");
 }
 
-void io_write(struct vcpu *hv, uint16_t port, unsigned size, uint32_t value)
+bool io_write(struct vcpu *hv, uint16_t port, unsigned size, uint32_t value)
 {
     (void)hv;
     (void)port;
     (void)size;
     (void)value;
     handled++;
+    return true;
+}
+
+/* The console buffer's room (io_may_wait's test). */
+static uint64_t console_room_now = CONSOLE_BUFFER_BYTES;
+
+uint64_t console_room(void)
+{
+    return console_room_now;
+}
+
+void vcpu_wait_console(struct vcpu *hv)
+{
+    (void)hv;
+    fail_msg("the fast path made a vCPU wait");
 }
 
 void vm_fail(struct vcpu *hv, const char *reason, const char *fmt, ...)
@@ -380,6 +396,27 @@ static void test_uncommon_exits_are_not_handled(void **state)
     assert_int_equal(handled, 0);
 }
 
+/*
+ * A COM1 byte out while the console lacks room for a whole line: the full
+ * path's, which can make the vCPU wait; with room, or a byte in, the fast path's.
+ */
+static void test_com1_write_takes_the_full_path_when_the_console_is_short(void **state)
+{
+    (void)state;
+    struct exit_record out = {
+        .reason = EXIT_IO, .insn_kind = -1, .insn_len = 1, .io = {.port = 0x3f8, .size = 1}};
+    console_room_now = VUART_PRINT_MAX - 1;
+    assert_int_equal(fastpath_exit(&v, &out), FASTPATH_NOT_MINE);
+    assert_int_equal(handled, 0);
+    struct exit_record in = out;
+    in.io.in = true;
+    assert_int_equal(fastpath_exit(&v, &in), FASTPATH_REENTER);
+    console_room_now = VUART_PRINT_MAX;
+    assert_int_equal(fastpath_exit(&v, &out), FASTPATH_REENTER);
+    assert_int_equal(handled, 2); /* the read and the write */
+    console_room_now = CONSOLE_BUFFER_BYTES;
+}
+
 static void test_xapic_register_access_is_handled(void **state)
 {
     (void)state;
@@ -488,6 +525,8 @@ int main(void)
         cmocka_unit_test_setup(test_reentry_counts_the_exit_time, setup),
         cmocka_unit_test_setup(test_reentry_rules, setup),
         cmocka_unit_test_setup(test_uncommon_exits_are_not_handled, setup),
+        cmocka_unit_test_setup(test_com1_write_takes_the_full_path_when_the_console_is_short,
+                               setup),
         cmocka_unit_test_setup(test_eoi_uncovering_an_interrupt_takes_the_full_path, setup),
         cmocka_unit_test_setup(test_xapic_register_access_is_handled, setup),
         cmocka_unit_test_setup(test_moved_xapic_page_is_handled_there, setup),

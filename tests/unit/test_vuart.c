@@ -23,11 +23,37 @@ void kprintf(const char *fmt, ...)
     va_end(ap);
 }
 
+/*
+ * The console buffer's room for ktryprintf's calls (kprintf's count: a line
+ * end takes two bytes, CR LF); a call that does not fit prints nothing.
+ */
+static size_t room;
+
+bool ktryprintf(const char *fmt, ...)
+{
+    char text[VUART_PRINT_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < sizeof(text)); /* no call is over VUART_PRINT_MAX */
+    size_t len = (size_t)n;
+    for (int i = 0; i < n; i++)
+        len += text[i] == '\n';
+    if (len > room)
+        return false;
+    room -= len;
+    printed_len +=
+        (size_t)snprintf(printed + printed_len, sizeof(printed) - printed_len, "%s", text);
+    return true;
+}
+
 static struct vuart u;
 
 static int setup(void **state)
 {
     (void)state;
+    room = SIZE_MAX;
     printed_len = 0;
     printed[0] = 0;
     vuart_init(&u, "vm1");
@@ -186,6 +212,78 @@ static void test_cr_ends_a_line_once(void **state)
     assert_string_equal(printed, "[vm1] a\n[vm1] b\n[vm1] c\n[vm1] \n[vm1] d\n");
 }
 
+/*
+ * A byte whose line does not fit the console is not taken: the UART is as
+ * it was, and the same write, once there is room, prints the line whole.
+ */
+static void test_a_full_console_takes_no_byte(void **state)
+{
+    (void)state;
+    write_str("ab\r");
+    printed_len = 0;
+    printed[0] = 0;
+    room = strlen("[vm1] cd\r\n") - 1;
+    assert_true(vuart_write(&u, 0, '\n')); /* LF after CR: the line ended already, nothing out */
+    assert_true(vuart_write(&u, 0, 'c'));
+    assert_true(vuart_write(&u, 0, 'd'));
+    struct vuart before;
+    memcpy(&before, &u, sizeof(u));
+    assert_false(vuart_write(&u, 0, '\n'));
+    assert_int_equal(u.full_waits, before.full_waits + 1);
+    before.full_waits = u.full_waits;
+    assert_memory_equal(&before, &u, sizeof(u));
+    assert_string_equal(printed, "");
+    room++;
+    assert_true(vuart_write(&u, 0, '\n'));
+    assert_string_equal(printed, "[vm1] cd\n");
+    assert_int_equal(room, 0);
+    /* An empty line is a line too; a byte that only grows the line needs no room. */
+    assert_false(vuart_write(&u, 0, '\n'));
+    assert_true(vuart_write(&u, 0, 'e'));
+}
+
+/* A line at VUART_LINE_MAX: the next byte first prints it, so waits with the rest. */
+static void test_a_full_line_waits_for_room(void **state)
+{
+    (void)state;
+    for (int i = 0; i < VUART_LINE_MAX; i++)
+        assert_true(vuart_write(&u, 0, 'x'));
+    room = VUART_LINE_MAX;
+    assert_false(vuart_write(&u, 0, 'y'));
+    assert_int_equal(u.len, VUART_LINE_MAX);
+    room = SIZE_MAX;
+    assert_true(vuart_write(&u, 0, 'y'));
+    assert_int_equal(strlen(printed), strlen("[vm1] \n") + VUART_LINE_MAX);
+    assert_int_equal(u.len, 1);
+}
+
+/* HC_PUTS's bytes: taken up to the first that does not fit; the rest later, nothing lost. */
+static void test_puts_takes_what_fits(void **state)
+{
+    (void)state;
+    const char *s = "one\ntwo\nthree\n";
+    room = strlen("[vm1] one\r\n[vm1] two\r\n") + 3;
+    uint64_t taken = vuart_puts(&u, s, strlen(s));
+    assert_int_equal(taken, strlen("one\ntwo\nthree"));
+    assert_int_equal(u.full_waits, 1);
+    room = SIZE_MAX;
+    assert_int_equal(vuart_puts(&u, s + taken, strlen(s) - taken), strlen(s) - taken);
+    assert_string_equal(printed, "[vm1] one\n[vm1] two\n[vm1] three\n");
+}
+
+/* While interactive, a byte that does not fit leaves the line where it was (its prefix to come). */
+static void test_interactive_byte_waits_for_room(void **state)
+{
+    (void)state;
+    vuart_set_interactive(&u, true);
+    room = 0;
+    assert_false(vuart_write(&u, 0, '$'));
+    assert_false(u.mid_line);
+    room = SIZE_MAX;
+    assert_true(vuart_write(&u, 0, '$'));
+    assert_string_equal(printed, "[vm1] $");
+}
+
 /* IIR: identification by priority, FIFO bits, and what acknowledges each source. */
 static void test_interrupt_identification(void **state)
 {
@@ -295,6 +393,10 @@ int main(void)
         cmocka_unit_test_setup(test_tabs_pass_through, setup),
         cmocka_unit_test_setup(test_a_guest_json_line_stays_whole, setup),
         cmocka_unit_test_setup(test_long_lines_are_split, setup),
+        cmocka_unit_test_setup(test_a_full_console_takes_no_byte, setup),
+        cmocka_unit_test_setup(test_a_full_line_waits_for_room, setup),
+        cmocka_unit_test_setup(test_puts_takes_what_fits, setup),
+        cmocka_unit_test_setup(test_interactive_byte_waits_for_room, setup),
         cmocka_unit_test_setup(test_an_escape_is_never_cut, setup),
         cmocka_unit_test_setup(test_interactive_output_goes_out_raw_as_it_comes, setup),
         cmocka_unit_test_setup(test_interactive_lines_still_carry_the_prefix, setup),

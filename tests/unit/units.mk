@@ -112,7 +112,7 @@ UNIT_TESTS += stats
 # The statistics tables and what they link against (also make stats-doc's).
 STATS_TABLE_SRCS := stats/stats.c lib/json.c vmm/vcpu/vcpu_stats.c sched/cpu_stats.c sched/spin.c \
 	vmm/vcpu/hlt_intercept.c arch/x86/virt.c \
-	vmm/dev/vpic.c vmm/dev/vpit.c vmm/dev/virtio/blk.c vmm/dev/virtio/net.c vmm/net/switch.c \
+	vmm/dev/vuart.c vmm/dev/vpic.c vmm/dev/vpit.c vmm/dev/virtio/blk.c vmm/dev/virtio/net.c vmm/net/switch.c \
 	vmm/dev/virtio/virtio_mmio.c vmm/dev/virtio/virtqueue.c sched/deferred.c
 unit_stats_SRCS := $(STATS_TABLE_SRCS) stats/table.c
 UNIT_TESTS += devices

@@ -25,11 +25,20 @@ __attribute__((noinline)) void vm_uart_changed(struct vm *vm, uint64_t flags)
         vm_pic_kick(vm);
 }
 
-void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value)
+bool vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value)
 {
     uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
-    vuart_write(&vm->uart, offset, value);
+    bool taken = vuart_write(&vm->uart, offset, value);
     vm_uart_changed(vm, flags);
+    return taken;
+}
+
+uint64_t vm_uart_puts(struct vm *vm, const char *s, uint64_t len)
+{
+    uint64_t flags = spin_lock_irqsave(&vm->devices_lock);
+    uint64_t taken = vuart_puts(&vm->uart, s, len);
+    spin_unlock_irqrestore(&vm->devices_lock, flags);
+    return taken;
 }
 
 void vm_uart_input(struct vm *vm, char c)
@@ -60,8 +69,7 @@ static enum dev_result port_write(struct dev_entry *d, struct vcpu *v, struct de
     (void)v;
     if (a->size != 1)
         return DEV_NOT_MINE;
-    vm_uart_write(d->vm, (uint16_t)a->offset, (uint8_t)a->value);
-    return DEV_DONE;
+    return vm_uart_write(d->vm, (uint16_t)a->offset, (uint8_t)a->value) ? DEV_DONE : DEV_AGAIN;
 }
 
 static void reset(struct dev_entry *d)
@@ -82,4 +90,5 @@ const struct device com1_device = {
     .ports = {ports, 1, port_read, port_write},
     .state = state,
     .reset = reset,
+    .stats = &vuart_stats_table,
 };

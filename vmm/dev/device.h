@@ -53,6 +53,7 @@ enum dev_result {
     DEV_DONE,
     DEV_NOT_MINE, /* ports: counted as unhandled I/O; MSRs: #GP, as DEV_FAULT */
     DEV_FAULT,    /* MSRs: #GP */
+    DEV_AGAIN,    /* ports: not taken now (COM1, the console full): the guest's access waits */
 };
 
 /* An MSR rule's answer (vmm/dev/kvm_pv.h, vmm/dev/pc_msr_state.h) as a device's. */

@@ -50,8 +50,11 @@ static inline uint32_t vm_uart_read(struct vm *vm, uint16_t offset)
     return r.value;
 }
 
-/* A COM1 register write from a vCPU. */
-void vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value);
+/* A COM1 register write from a vCPU; false: not taken, the console is full (vuart_write). */
+bool vm_uart_write(struct vm *vm, uint16_t offset, uint8_t value);
+
+/* HC_PUTS's bytes into COM1's output: how many were taken (vuart_puts). */
+uint64_t vm_uart_puts(struct vm *vm, const char *s, uint64_t len);
 
 /* A byte of console input for the guest's COM1 (any CPU). */
 void vm_uart_input(struct vm *vm, char c);

@@ -21,25 +21,36 @@ void vuart_flush(struct vuart *u)
     u->len = 0;
 }
 
+/* The line so far as one console line, if the console has room for it now. */
+static bool print_line(struct vuart *u)
+{
+    if (!ktryprintf("[%s] %.*s\n", u->owner, (int)u->len, u->line))
+        return false;
+    u->len = 0;
+    return true;
+}
+
 /*
  * Kept escaped as it comes: printable ASCII and tabs as they are, anything
  * else (and the backslash) as \xNN, so a guest can neither forge an event
- * nor move the cursor of the terminal reading the console.
+ * nor move the cursor of the terminal reading the console. A full line
+ * goes out first, if it can.
  */
-static void append(struct vuart *u, unsigned char c)
+static bool append(struct vuart *u, unsigned char c)
 {
     static const char hex[] = "0123456789abcdef";
     bool plain = (c >= 0x20 && c < 0x7f && c != '\\') || c == '\t';
-    if (u->len + (plain ? 1 : 4) > VUART_LINE_MAX)
-        vuart_flush(u);
+    if (u->len + (plain ? 1 : 4) > VUART_LINE_MAX && !print_line(u))
+        return false;
     if (plain) {
         u->line[u->len++] = (char)c;
-        return;
+        return true;
     }
     u->line[u->len++] = '\\';
     u->line[u->len++] = 'x';
     u->line[u->len++] = hex[c >> 4];
     u->line[u->len++] = hex[c & 15];
+    return true;
 }
 
 /*
@@ -48,37 +59,34 @@ static void append(struct vuart *u, unsigned char c)
  * shell's escape sequences reach the terminal; the prefix still starts
  * every line, so no line of the VM's can pass for pollux's.
  */
-static void put_interactive(struct vuart *u, char c, bool line_end)
+static bool put_interactive(struct vuart *u, char c, bool line_end)
 {
     const char *prefix = u->mid_line ? "" : "[";
     const char *owner = u->mid_line ? "" : u->owner;
     const char *close = u->mid_line ? "" : "] ";
-    if (line_end)
-        kprintf("%s%s%s\n", prefix, owner, close);
-    else
-        kprintf("%s%s%s%c", prefix, owner, close, c);
-    u->mid_line = !line_end;
+    bool printed = line_end ? ktryprintf("%s%s%s\n", prefix, owner, close)
+                            : ktryprintf("%s%s%s%c", prefix, owner, close, c);
+    if (printed)
+        u->mid_line = !line_end;
+    return printed;
 }
 
-static void put(struct vuart *u, char c)
+/* One byte out; false, and u as it was, when the console has no room for what it prints. */
+static bool put(struct vuart *u, char c)
 {
-    bool after_cr = u->last_cr;
-    u->last_cr = c == '\r';
-    if (c == '\n' && after_cr)
-        return;
     bool line_end = c == '\n' || c == '\r';
-    if (u->interactive) {
-        put_interactive(u, c, line_end);
-        return;
-    }
-    if (line_end) {
-        if (u->len)
-            vuart_flush(u);
-        else
-            kprintf("[%s] \n", u->owner);
-        return;
-    }
-    append(u, (unsigned char)c);
+    bool taken;
+    if (c == '\n' && u->last_cr)
+        taken = true; /* CR LF ended one line */
+    else if (u->interactive)
+        taken = put_interactive(u, c, line_end);
+    else if (line_end)
+        taken = u->len ? print_line(u) : ktryprintf("[%s] \n", u->owner);
+    else
+        taken = append(u, (unsigned char)c);
+    if (taken)
+        u->last_cr = c == '\r';
+    return taken;
 }
 
 void vuart_set_interactive(struct vuart *u, bool on)
@@ -94,10 +102,14 @@ void vuart_set_interactive(struct vuart *u, bool on)
     u->interactive = on;
 }
 
-void vuart_puts(struct vuart *u, const char *s, uint64_t len)
+uint64_t vuart_puts(struct vuart *u, const char *s, uint64_t len)
 {
-    for (uint64_t i = 0; i < len; i++)
-        put(u, s[i]);
+    uint64_t i = 0;
+    while (i < len && put(u, s[i]))
+        i++;
+    if (i < len)
+        u->full_waits++;
+    return i;
 }
 
 static void receive(struct vuart *u, uint8_t c)
@@ -199,7 +211,7 @@ static void set_mcr(struct vuart *u, uint8_t value)
                               (before & ~after & 0x40 ? 0x04 : 0) | (changed & 0x80 ? 0x08 : 0));
 }
 
-void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
+bool vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
 {
     bool dlab = u->lcr & LCR_DLAB;
     switch (offset) {
@@ -208,10 +220,12 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
             u->dll = value;
             break;
         }
-        if (u->mcr & MCR_LOOPBACK)
+        if (u->mcr & MCR_LOOPBACK) {
             receive(u, value);
-        else
-            put(u, (char)value);
+        } else if (!put(u, (char)value)) {
+            u->full_waits++;
+            return false;
+        }
         /* Sent at once: THR is empty again. */
         u->thre_pending = true;
         break;
@@ -242,4 +256,19 @@ void vuart_write(struct vuart *u, uint16_t offset, uint8_t value)
     default: /* LSR, MSR: read-only */
         break;
     }
+    return true;
 }
+
+/* No key until a write has waited. */
+static bool waited(const void *base)
+{
+    return ((const struct vuart *)base)->full_waits != 0;
+}
+
+static const struct stats_desc rows[] = {
+    STATS_ROW(full_waits, COUNTER, NONE, S_DEVICES, struct vuart, full_waits,
+              "`com1`: guest writes (OUT, `HC_PUTS`) that found the console's buffer full: not "
+              "retired, the vCPU off its CPU until it drains",
+              .present = waited),
+};
+const struct stats_table vuart_stats_table = STATS_TABLE(rows, 0);

@@ -14,6 +14,10 @@
  * Output is collected per line (LF, CR LF and a lone CR end one) and printed
  * as "[<vm name>] <line>", with non-printable bytes escaped as \xNN, so a
  * guest can never write a hypervisor @event nor split another VM's line.
+ * A byte whose line finds the console's buffer without room for it is not
+ * taken (vuart_write, vuart_puts): the caller leaves the guest's instruction
+ * unretired and its vCPU waits off its CPU (docs/robustness.md), rather
+ * than hold the CPU until the serial line has room.
  */
 #ifndef POLLUX_VMM_DEV_VUART_H
 #define POLLUX_VMM_DEV_VUART_H
@@ -21,12 +25,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stats/stats.h"
+#include "vmm/vmconfig.h"
+
 #define VUART_BASE  0x3f8
 #define VUART_PORTS 8
 #define VUART_IRQ   4 /* its I/O APIC pin (the DSDT's Interrupt) */
 /* Bytes of a printed line, escapes included: a longer one continues on the next. */
 #define VUART_LINE_MAX 1024
 #define VUART_RX_MAX   64
+/* The most one byte out makes the console take: a whole line, "[<vm name>] " and CR LF. */
+#define VUART_PRINT_MAX (VUART_LINE_MAX + VM_NAME_MAX + 5)
 
 struct vuart {
     const char *owner; /* VM name for the prefix */
@@ -39,6 +48,7 @@ struct vuart {
     unsigned len;
     uint8_t rx[VUART_RX_MAX];
     unsigned rx_head, rx_count;
+    uint64_t full_waits; /* writes the console had no room for: the guest wrote them again */
 };
 
 void vuart_init(struct vuart *u, const char *owner);
@@ -52,9 +62,13 @@ struct vuart_read {
     bool side_effect;
 };
 struct vuart_read vuart_read(struct vuart *u, uint16_t offset);
-void vuart_write(struct vuart *u, uint16_t offset, uint8_t value);
-/* Append bytes as if written to THR (the HC_PUTS hypercall). */
-void vuart_puts(struct vuart *u, const char *s, uint64_t len);
+/* A register write; false: a THR byte the console has no room for, not taken (u unchanged). */
+bool vuart_write(struct vuart *u, uint16_t offset, uint8_t value);
+/*
+ * Bytes as if written to THR (the HC_PUTS hypercall): how many were taken
+ * before one found the console without room (len: all).
+ */
+uint64_t vuart_puts(struct vuart *u, const char *s, uint64_t len);
 /* Print what is buffered (at VM stop). */
 void vuart_flush(struct vuart *u);
 /*
@@ -67,5 +81,8 @@ void vuart_set_interactive(struct vuart *u, bool on);
 void vuart_input(struct vuart *u, char c);
 /* The interrupt output: an interrupt is pending and OUT2 lets it out. */
 bool vuart_irq(const struct vuart *u);
+
+/* Its statistics' rows (the com1 device's). */
+extern const struct stats_table vuart_stats_table;
 
 #endif

@@ -40,7 +40,7 @@ void handle_exit(struct vcpu *v, const struct exit_record *e);
     FAST(EXIT_CPUID, handle_cpuid, true, handle_cpuid, FASTPATH_REENTER)                           \
     FAST(EXIT_HLT, handle_hlt, vcpu_has_wake_event(v), handle_hlt_skip, FASTPATH_HANDLED)          \
     SLOW(EXIT_PAUSE, handle_pause)                                                                 \
-    FAST(EXIT_IO, handle_io, !e->io.string, handle_io, FASTPATH_REENTER)                           \
+    FAST(EXIT_IO, handle_io, !e->io.string && !io_may_wait(e), handle_io, FASTPATH_REENTER)        \
     FAST(EXIT_MSR_READ, handle_msr_read, true, handle_msr_read, FASTPATH_REENTER)                  \
     FAST(EXIT_MSR_WRITE, handle_msr_write, true, handle_msr_write, after_apic_write(v))            \
     FAST(EXIT_NESTED_PAGE_FAULT, handle_npf, xapic_page_access(v, e), vlapic_dev_mmio,             \
@@ -103,12 +103,18 @@ static inline void handle_cpuid(struct vcpu *v, const struct exit_record *e)
     vcpu_skip_instruction(v, e);
 }
 
-/* The hypercall, past its instruction. Inline, as handle_cpuid. */
+/* The hypercall, then past it (KVM's order) unless it waits. Inline, as handle_cpuid. */
 static inline void handle_hypercall(struct vcpu *v, const struct exit_record *e)
 {
+    bool again = false;
+    unsigned long ret = vmm_hypercall(v, e->hypercall.cpl, &again);
+    if (again) {
+        vcpu_wait_console(v);
+        return;
+    }
     if (vcpu_skip_instruction(v, e))
         return;
-    v->hw.regs.rax = vmm_hypercall(v, e->hypercall.cpl);
+    v->hw.regs.rax = ret;
 }
 
 /* Port I/O, one value at a time. Inline, as handle_cpuid. */
@@ -125,11 +131,13 @@ static inline void handle_io(struct vcpu *v, const struct exit_record *e)
         return;
     }
     unsigned size = e->io.size;
-    if (e->io.in)
+    if (e->io.in) {
         v->hw.regs.rax =
             (v->hw.regs.rax & kept[size]) | (io_read(v, e->io.port, size) & moved[size]);
-    else
-        io_write(v, e->io.port, size, (uint32_t)v->hw.regs.rax & moved[size]);
+    } else if (!io_write(v, e->io.port, size, (uint32_t)v->hw.regs.rax & moved[size])) {
+        vcpu_wait_console(v); /* the OUT runs again after */
+        return;
+    }
     vcpu_skip_instruction(v, e);
 }
 

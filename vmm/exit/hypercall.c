@@ -4,6 +4,7 @@
 #include "arch/x86/percpu.h"
 #include "vmm/exit/guest_access.h"
 #include "vmm/dev/kvm_pv_sched.h"
+#include "vmm/dev/vm_devices.h"
 #include "vmm/vm.h"
 
 /* pollux's calls share their upper 16 bits; every other number is KVM's. */
@@ -45,7 +46,7 @@ static uint64_t kvm_call(struct vcpu *v, uint64_t nr, unsigned cpl)
     return kvm_pv_hypercall(v, &hc, cpl);
 }
 
-unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl)
+unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl, bool *again)
 {
     /* RAX in 64-bit code, EAX elsewhere: the mode matters only when the upper half is set. */
     uint64_t nr = v->hw.regs.rax;
@@ -64,7 +65,13 @@ unsigned long vmm_hypercall(struct vcpu *v, unsigned cpl)
         const char *s = b <= HC_PUTS_MAX ? vm_gpa_ptr(v->vm, a, b) : 0;
         if (!s)
             return HC_EFAULT;
-        vuart_puts(&v->vm->uart, s, b);
+        uint32_t taken = (uint32_t)vm_uart_puts(v->vm, s, b);
+        if (taken < b) {
+            /* As a REP string instruction interrupted: the registers name the rest. */
+            v->hw.regs.rbx += taken;
+            v->hw.regs.rcx -= taken;
+            *again = true;
+        }
         return HC_OK;
     }
     case HC_NOP:

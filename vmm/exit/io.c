@@ -12,8 +12,10 @@ uint32_t io_read_other(struct vcpu *v, uint16_t port, unsigned size)
     return 0xffffffffu;
 }
 
-void io_write(struct vcpu *v, uint16_t port, unsigned size, uint32_t value)
+bool io_write(struct vcpu *v, uint16_t port, unsigned size, uint32_t value)
 {
-    if (vm_devices_port(v, port, size, true, &value) != DEV_DONE)
+    enum dev_result r = vm_devices_port(v, port, size, true, &value);
+    if (r == DEV_NOT_MINE)
         v->vm->unhandled_io_writes++;
+    return r != DEV_AGAIN;
 }

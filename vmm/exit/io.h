@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "drivers/console.h"
 #include "vmm/vm.h"
 #include "vmm/dev/vm_devices.h"
 
@@ -33,7 +34,19 @@ static inline uint32_t io_read(struct vcpu *v, uint16_t port, unsigned size)
     return io_read_other(v, port, size);
 }
 
-/* A port write, through the device table. */
-void io_write(struct vcpu *v, uint16_t port, unsigned size, uint32_t value);
+/*
+ * A port write, through the device table. False: its device cannot take it
+ * now (COM1, the console full): the OUT is not retired and the vCPU waits.
+ */
+bool io_write(struct vcpu *v, uint16_t port, unsigned size, uint32_t value);
+
+/*
+ * An exit the fast path leaves to the full path, which may make the vCPU
+ * wait: a COM1 write while the console lacks room for a whole line.
+ */
+static inline bool io_may_wait(const struct exit_record *e)
+{
+    return !e->io.in && e->io.port == VUART_BASE && console_room() < VUART_PRINT_MAX;
+}
 
 #endif

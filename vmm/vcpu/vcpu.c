@@ -32,8 +32,8 @@ static void timer_expired(struct timer *t, uint64_t now)
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
     if (event)
         vcpu_notify(v, TRACE_WAKE_DEVICE, NULL);
-    if (v->start_after && now >= v->start_after) {
-        v->start_after = 0;
+    if (v->resume_at && now >= v->resume_at) {
+        v->resume_at = 0;
         if (v->se.state == SCHED_BLOCKED) {
             sched_set_state(&v->se, SCHED_RUNNABLE, now);
             sched_wake(&v->se);
@@ -70,7 +70,7 @@ void vcpu_timer_update(struct vcpu *v)
         uint64_t ahead = guest > gnow ? guest - gnow : 0;
         host = ahead > UINT64_MAX - now ? UINT64_MAX : now + ahead;
     }
-    host = earlier_deadline(host, v->start_after);
+    host = earlier_deadline(host, v->resume_at);
     /* vCPU 0's timer serves the VM's timed devices too (the PIT's channel 0, vmm/dev/pit.c). */
     if (v->hw.id == 0)
         host = earlier_deadline(host, vm_devices_deadline(&v->vm->devices));
@@ -292,35 +292,49 @@ static void profile_sample(struct vcpu *v)
 }
 
 /*
- * seed=: a vCPU's first entry waits for its stagger, blocked with its
- * timer armed (timer_expired wakes it). A wake-up before then (an IPI) only
- * brings it back here to block again.
+ * v does not enter before v->resume_at: seed='s stagger before its first
+ * entry, or a guest instruction to run again (vcpu_wait_console). Until
+ * then it blocks with its timer armed (timer_expired wakes it); a wake-up
+ * before then (an IPI) only brings it back here to block again. True if
+ * it blocked.
  */
-static bool vcpu_start_staggered(struct vcpu *v)
+static bool vcpu_wait_to_resume(struct vcpu *v)
 {
     uint64_t now = rdtsc();
     if (v->stagger_cycles) {
-        v->start_after = now + v->stagger_cycles;
+        v->resume_at = now + v->stagger_cycles;
         v->stagger_cycles = 0;
     }
-    if (!v->start_after)
+    if (!v->resume_at)
         return false;
     uint64_t flags = spin_lock_irqsave(&v->se.lock);
-    bool wait = v->start_after > now && !v->vm->stopping;
+    bool wait = v->resume_at > now && !v->vm->stopping;
     if (wait) {
         sched_set_state(&v->se, SCHED_BLOCKED, now);
         vcpu_timer_update(v);
     } else {
-        v->start_after = 0;
+        v->resume_at = 0;
     }
     spin_unlock_irqrestore(&v->se.lock, flags);
     return wait;
 }
 
+/*
+ * How long a guest write the console had no room for waits before it runs
+ * again: the UART's time for some 12 bytes at 115200 baud, while this CPU
+ * runs others or drains the console.
+ */
+#define CONSOLE_FULL_RETRY_US 1000
+
+void vcpu_wait_console(struct vcpu *v)
+{
+    v->resume_at = rdtsc() + CONSOLE_FULL_RETRY_US * tsc_khz / 1000;
+}
+
 enum sched_run_result vcpu_run(struct vcpu *v)
 {
     struct vm *vm = v->vm;
-    if (vcpu_start_staggered(v))
+    if (vcpu_wait_to_resume(v))
         return SCHED_RUN_BLOCKED;
     if (v->halt.active)
         vcpu_halt_finish(v); /* it blocked in its last halt, and was woken */
@@ -370,6 +384,10 @@ enum sched_run_result vcpu_run(struct vcpu *v)
         if (v->halted) {
             v->halted = false;
             result = SCHED_RUN_BLOCKED;
+            break;
+        }
+        if (v->resume_at && vcpu_wait_to_resume(v)) {
+            result = SCHED_RUN_BLOCKED; /* a write the console had no room for */
             break;
         }
         if (v->yield_taken) {

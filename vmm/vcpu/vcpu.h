@@ -154,4 +154,11 @@ static inline void vcpu_update_cr8_intercept(struct vcpu *v)
 /* Leave the CPU for good: cancel the timer, state STOPPED, and retire from the VM. */
 void vcpu_retire(struct vcpu *v);
 
+/*
+ * The exit's instruction cannot complete now (a COM1 write or HC_PUTS the
+ * console has no room for): left unretired, it runs again after v has been
+ * off its CPU a while (vcpu_run), so no exit waits for the serial line.
+ */
+void vcpu_wait_console(struct vcpu *v);
+
 #endif
